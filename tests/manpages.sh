@@ -1,0 +1,73 @@
+#!/bin/sh
+# manpages.sh: every public function has a man page, every page is
+# complete and well-formed, and no page documents a function that is gone.
+# A page is either a full page (NAME, SYNOPSIS, DESCRIPTION, RETURN VALUE,
+# ERRORS, EXAMPLE) or a one-line ".so man3/OTHER.3" alias to a full page
+# that names the function in its NAME section.
+srcdir=${KEVO_SRCDIR:-.}
+man=$srcdir/man
+n=0
+status=0
+say() { n=$((n + 1)); if [ "$1" = ok ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; status=1; fi; }
+
+full_page_ok() { # file -> prints missing sections
+  for s in NAME SYNOPSIS DESCRIPTION "RETURN VALUE" ERRORS EXAMPLE; do
+    grep -q "^\.SH \"*$s\"*\$" "$1" || printf ' %s' "$s"
+  done
+}
+
+for sym in $(sort "$srcdir/tests/symbols.txt"); do
+  page=$man/$sym.3
+  if [ ! -f "$page" ]; then
+    say fail "$sym has a man page"
+    continue
+  fi
+  if head -n 1 "$page" | grep -q '^\.so '; then
+    target=$man/$(head -n 1 "$page" | sed 's/^\.so man3\///')
+    if [ ! -f "$target" ]; then
+      say fail "$sym: alias target $(head -n 1 "$page") exists"
+    elif ! sed -n '/^\.SH NAME/,/^\.SH/p' "$target" | grep -q "\b$sym\b"; then
+      say fail "$sym: named in the NAME section of $(basename "$target")"
+    else
+      say ok "$sym documented in $(basename "$target")"
+    fi
+  else
+    missing=$(full_page_ok "$page")
+    if [ -n "$missing" ]; then
+      say fail "$sym.3 has every section (missing:$missing)"
+    elif ! sed -n '/^\.SH SYNOPSIS/,/^\.SH/p' "$page" | grep -q "$sym"; then
+      say fail "$sym.3 shows $sym in its SYNOPSIS"
+    else
+      say ok "$sym.3 is complete"
+    fi
+  fi
+done
+
+for page in "$man"/*.3; do
+  sym=$(basename "$page" .3)
+  grep -qx "$sym" "$srcdir/tests/symbols.txt" && continue
+  say fail "$(basename "$page") documents an exported function"
+done
+
+for page in "$man"/*.1 "$man"/*.5; do
+  [ -f "$page" ] || continue
+  missing=
+  for s in NAME DESCRIPTION; do
+    grep -q "^\.SH \"*$s\"*\$" "$page" || missing="$missing $s"
+  done
+  [ -z "$missing" ] && say ok "$(basename "$page") is complete" ||
+    say fail "$(basename "$page") has NAME and DESCRIPTION (missing:$missing)"
+done
+
+if command -v groff >/dev/null 2>&1; then
+  bad=
+  for page in "$man"/*.[135]; do
+    head -n 1 "$page" | grep -q '^\.so ' && continue
+    out=$(cd "$man" && groff -man -Tutf8 -ww -z "$(basename "$page")" 2>&1)
+    [ -n "$out" ] && { bad="$bad $(basename "$page")"; echo "$out" | sed 's/^/# /'; }
+  done
+  [ -z "$bad" ] && say ok "groff renders every page without warnings" ||
+    say fail "groff warnings in:$bad"
+fi
+echo "1..$n"
+exit $status
