@@ -31,21 +31,22 @@ static const char *program = "kevo";
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: %s COMMAND [OPTIONS] [ARGS]\n"
-            "\n"
-            "commands:\n"
-            "  tasks [--json] [PATH...]  list and validate task files; a PATH\n"
-            "                            is a task file or a directory of them\n"
-            "                            (default: $KEVO_TASKS_DIR, else %s)\n"
-            "\n"
-            "options:\n"
-            "  -h, --help     this help (also after a command)\n"
-            "  -V, --version  the version of kevo and of the loaded library\n"
-            "\n"
-            "Exit status: 0 success, 1 invalid input, 2 bad command line.\n"
-            "See kevo(1), kevo-task(5) and kevo-blocks(5).\n",
-            program, KEVO_TASKS_DIR);
+    fprintf(
+        out,
+        "usage: %s COMMAND [OPTIONS] [ARGS]\n"
+        "\n"
+        "commands:\n"
+        "  tasks [--json] [PATH...]  list and validate task files; a PATH\n"
+        "                            is a task file or a directory of them\n"
+        "                            (default: $KEVO_TASKS_DIR, else %s)\n"
+        "\n"
+        "options:\n"
+        "  -h, --help     this help (also after a command)\n"
+        "  -V, --version  the version of kevo and of the loaded library\n"
+        "\n"
+        "Exit status: 0 success, 1 invalid input, 2 bad command line.\n"
+        "See kevo(1), kevo-task(5) and kevo-blocks(5).\n",
+        program, KEVO_TASKS_DIR);
 }
 
 static void tasks_usage(FILE *out)
@@ -62,7 +63,8 @@ static void tasks_usage(FILE *out)
             program);
 }
 
-/* ---- kevo tasks ----------------------------------------------------------- */
+/* ---- kevo tasks -----------------------------------------------------------
+ */
 
 typedef struct task_summary {
     size_t train, held_out, args, params;
@@ -157,8 +159,8 @@ static int check_task(const char *path, bool json, size_t *shown)
     } else if (rc == KEVO_OK) {
         if ((*shown)++ == 0)
             printf("%-12s %-16s %5s %6s %8s %6s %10s %11s  %s\n", "task",
-                   "dims", "args", "shapes", "held-out", "params",
-                   "max memory", "flop/byte", "file");
+                   "dims", "args", "shapes", "held-out", "params", "max memory",
+                   "flop/byte", "file");
         char dims[64] = "";
         size_t n = 0;
         for (size_t i = 0; i < kevo_task_dim_count(task) && n < sizeof dims;

@@ -62,4 +62,9 @@ kevo_status kevo__blocks_copy(const kevo_blocks *src, kevo_blocks *dst);
 /* Frees what *b holds and empties it. */
 void kevo__blocks_free(kevo_blocks *b);
 
+/* The length of the UTF-8 sequence that starts at s, or 0 when it is not
+ * valid UTF-8 as JSON accepts it (no overlong forms, no surrogates, nothing
+ * above U+10FFFF). s[0] must not be NUL. */
+size_t kevo__utf8_length(const char *s);
+
 #endif

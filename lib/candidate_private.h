@@ -41,7 +41,8 @@ kevo_status kevo__candidate_merge_params(kevo_candidate *cand,
 /* The candidate as a JSON object: {"id", "source", "origin", "params"
  * (assignment as an object), "parents", "operator", "prompt",
  * "generation", and "task_params" when a task merged any}. NULL when out
- * of memory. */
+ * of memory, or when the id or a parent id is 2^63 or more (JSON integers
+ * are signed; ids are below 2^63). */
 json_t *kevo__candidate_to_json(const kevo_candidate *cand);
 
 /* The inverse of kevo__candidate_to_json: re-parses the source, merges
@@ -61,8 +62,7 @@ kevo_status kevo__paramspace_from_json(const json_t *v, const char *origin,
 /* KEVO_OK when value is in parameter i's domain, else KEVO_ERANGE with
  * "NAME=VALUE is not in the domain of 'NAME' {...}" (KEVO_EINVAL for an i
  * out of range). (paramspace.c) */
-kevo_status kevo__paramspace_check_value(const kevo_paramspace *space,
-                                         size_t i, int64_t value,
-                                         kevo_error *err);
+kevo_status kevo__paramspace_check_value(const kevo_paramspace *space, size_t i,
+                                         int64_t value, kevo_error *err);
 
 #endif

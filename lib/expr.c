@@ -643,6 +643,29 @@ void kevo_expr_free(kevo_expr *expr)
     free(expr);
 }
 
+kevo_expr *kevo__expr_copy(const kevo_expr *expr)
+{
+    kevo_expr *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->root = expr->root;
+    c->text = kevo__strdup(expr->text);
+    c->nodes = malloc(expr->count * sizeof(node));
+    c->vars = calloc(expr->nvars ? expr->nvars : 1, sizeof(char *));
+    if (!c->text || !c->nodes || !c->vars)
+        goto fail;
+    memcpy(c->nodes, expr->nodes, expr->count * sizeof(node));
+    c->count = c->cap = expr->count;
+    for (; c->nvars < expr->nvars; c->nvars++) {
+        if (!(c->vars[c->nvars] = kevo__strdup(expr->vars[c->nvars])))
+            goto fail;
+    }
+    return c;
+fail:
+    kevo_expr_free(c);
+    return NULL;
+}
+
 const char *kevo_expr_text(const kevo_expr *expr)
 {
     return expr ? expr->text : NULL;

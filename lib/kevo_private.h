@@ -94,6 +94,12 @@ bool kevo__is_identifier(const char *s);
 uint64_t kevo__hash_bytes(uint64_t h, const void *data, size_t len);
 uint64_t kevo__hash_finish(uint64_t h);
 
+/* ---- expressions (expr.c) ---------------------------------------------- */
+
+/* A deep copy of a parsed expression, without parsing again; NULL when out
+ * of memory. */
+kevo_expr *kevo__expr_copy(const kevo_expr *expr);
+
 /* ---- files (fileio.c) -------------------------------------------------- */
 
 /* Reads a whole file into a new NUL-terminated buffer. A file with a NUL

@@ -71,7 +71,8 @@ static void test_wrap_and_foreign(void)
 
     kevo_error f;
     kevo_error_init(&f);
-    kevo__error_set_foreign(&f, KEVO_EEXTERNAL, KEVO_DOMAIN_CURL, 28, "timeout");
+    kevo__error_set_foreign(&f, KEVO_EEXTERNAL, KEVO_DOMAIN_CURL, 28,
+                            "timeout");
     is_int(f.domain, KEVO_DOMAIN_CURL, "foreign domain");
     is_int(f.foreign, 28, "foreign code");
 

@@ -185,8 +185,8 @@ static void test_api(void)
     kevo_error err;
     kevo_error_init(&err);
     kevo_expr *e = NULL;
-    is_int(kevo_expr_parse("max(rows, BLOCK) * rows + cols", &e, &err),
-           KEVO_OK, "parse");
+    is_int(kevo_expr_parse("max(rows, BLOCK) * rows + cols", &e, &err), KEVO_OK,
+           "parse");
     is_str(kevo_expr_text(e), "max(rows, BLOCK) * rows + cols", "text kept");
     is_uint(kevo_expr_var_count(e), 3, "three distinct names");
     is_str(kevo_expr_var_name(e, 0), "rows", "first name");
@@ -198,7 +198,17 @@ static void test_api(void)
     is_int(v, 8192LL * 8192 + 4096, "value");
     is_int(kevo_expr_eval(e, NULL, &v, &err), KEVO_EUNDEFINED,
            "NULL vars: names undefined");
+    kevo_expr *dup = kevo__expr_copy(e);
     kevo_expr_free(e);
+    ok(dup != NULL, "copy");
+    is_str(kevo_expr_text(dup), "max(rows, BLOCK) * rows + cols",
+           "copy keeps the text");
+    is_uint(kevo_expr_var_count(dup), 3, "copy keeps the names");
+    v = 0;
+    is_int(kevo_expr_eval(dup, vars, &v, &err), KEVO_OK,
+           "copy evaluates after the original is freed");
+    is_int(v, 8192LL * 8192 + 4096, "copy value");
+    kevo_expr_free(dup);
 
     kevo_expr *c = NULL;
     kevo_error_init(&err);

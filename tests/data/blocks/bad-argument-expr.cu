@@ -1,0 +1,4 @@
+/* kevo:launch
+ *   saxpy<<<1, 256>>>(x, y, &n)
+ */
+__global__ void saxpy(float *x, float *y, int n) {}

@@ -1,0 +1,3 @@
+// kevo:launch
+//   saxpy<<<ceil_div(n, 256), 256>>>((float *)x, y, n)
+__global__ void saxpy(float *x, float *y, int n) {}

@@ -1,0 +1,3 @@
+// kevo:launch saxpy<<<ceil_div(n, BLOCK), BLOCK>>>(x, y, n)
+// kevo:param BLOCK in {128, 256, 128}
+__global__ void saxpy(float *x, float *y, int n) {}

@@ -1,0 +1,7 @@
+// kevo:launch saxpy<<<ceil_div(n, BLOCK), BLOCK>>>(x, y, n)
+// kevo:param BLOCK in {128, 256}
+
+/* kevo:param
+ * VEC in {1, 2}
+ */
+__global__ void saxpy(float *x, float *y, int n) {}

@@ -1,0 +1,5 @@
+/* kevo:launch
+ *   saxpy<<<ceil_div(n, 256), 256>>>(x, y, n)
+ *   scratch partial f33[ceil_div(n, 256)]
+ */
+__global__ void saxpy(float *x, float *y, int n) {}
