@@ -88,6 +88,10 @@ static bool error_open(kevo_error *err)
 
 static void error_fill(kevo_error *err, kevo_status code, kevo_domain domain,
                        long foreign, const char *source, int line, int column,
+                       const char *fmt, va_list ap) KEVO_PRINTF(8, 0);
+
+static void error_fill(kevo_error *err, kevo_status code, kevo_domain domain,
+                       long foreign, const char *source, int line, int column,
                        const char *fmt, va_list ap)
 {
     err->code = code;

@@ -74,7 +74,8 @@ typedef struct kevo_buf {
 bool kevo__buf_append(kevo_buf *b, const char *s, size_t n);
 bool kevo__buf_puts(kevo_buf *b, const char *s);
 bool kevo__buf_printf(kevo_buf *b, const char *fmt, ...) KEVO_PRINTF(2, 3);
-bool kevo__buf_vprintf(kevo_buf *b, const char *fmt, va_list ap);
+bool kevo__buf_vprintf(kevo_buf *b, const char *fmt, va_list ap)
+    KEVO_PRINTF(2, 0);
 /* Hands the string over to the caller (never NULL unless failed: an empty
  * buffer gives ""), and resets the buffer. */
 char *kevo__buf_take(kevo_buf *b);
