@@ -1,114 +1,24 @@
 /*
  * blocks.c: the kevo:launch and kevo:param blocks of a kernel source.
  *
- * A scanner walks the C/CUDA source once, skipping string, character and
- * raw string literals, and records every comment with its line. Comments
- * whose first word is a tag become blocks: lists of stripped lines with
- * their source line numbers. Each block is then parsed line by line (a
- * launch may continue over lines until its argument list closes). Nothing
- * here recurses, every scan is bounded by the NUL at the end of the source,
- * and expressions go to kevo_expr_parse(), which bounds its own depth.
+ * srcscan.c finds the blocks among the comments of the source, as lists of
+ * stripped lines with their source line numbers. Each block is then parsed
+ * line by line: the kevo:launch block here (a launch may continue over
+ * lines until its argument list closes), the kevo:param block in
+ * paramblock.c. This file also holds the error messages of all three, and
+ * the checks, copy and free of the result. Nothing here recurses, and
+ * expressions go to kevo_expr_parse(), which bounds its own depth.
  */
 #include "config.h"
 
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "blocks.h"
-#include "devprops.h"
-
-#define TAG_LAUNCH "kevo:launch"
-#define TAG_PARAM "kevo:param"
-
-/* ---- small helpers ------------------------------------------------------- */
-
-static bool is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
-}
-
-static bool is_ident_start(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-static bool is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
-
-static bool is_ident_char(char c)
-{
-    return is_ident_start(c) || is_digit(c);
-}
-
-/* A piece of the source or of a joined statement; not NUL-terminated. */
-typedef struct span {
-    const char *s;
-    size_t n;
-} span;
-
-static span trim(span t)
-{
-    while (t.n > 0 && is_space(t.s[0])) {
-        t.s++;
-        t.n--;
-    }
-    while (t.n > 0 && is_space(t.s[t.n - 1]))
-        t.n--;
-    return t;
-}
-
-static bool span_is(span t, const char *word)
-{
-    size_t n = strlen(word);
-    return t.n == n && memcmp(t.s, word, n) == 0;
-}
-
-/* The identifier at the start of t (empty when there is none). */
-static span leading_ident(span t)
-{
-    span w = {t.s, 0};
-    if (t.n > 0 && is_ident_start(t.s[0])) {
-        while (w.n < t.n && is_ident_char(t.s[w.n]))
-            w.n++;
-    }
-    return w;
-}
-
-static int next_line(int line)
-{
-    return line < INT_MAX ? line + 1 : line;
-}
-
-/* Quoted text in messages is cut to this many bytes. */
-#define QUOTE_MAX 60
-
-static int quote_len(span t)
-{
-    return (int)(t.n < QUOTE_MAX ? t.n : QUOTE_MAX);
-}
-
-static const char *quote_more(span t)
-{
-    return t.n > QUOTE_MAX ? "..." : "";
-}
+#include "blocks_private.h"
 
 /* ---- errors -------------------------------------------------------------- */
-
-typedef struct ctx {
-    const char *source;
-    const char *origin;
-    kevo_error *err;
-    const char *tag; /* the block being parsed, for messages */
-    kevo_blocks *b;
-    size_t launch_cap, scratch_cap;
-    int *param_lines; /* the line of each parameter of b->params */
-    size_t param_lines_cap;
-} ctx;
 
 static kevo_status failv(kevo_error *err, kevo_status code, const char *origin,
                          int line, int column, const char *tag, const char *fmt,
@@ -178,12 +88,8 @@ static kevo_status failv(kevo_error *err, kevo_status code, const char *origin,
                               msg);
 }
 
-/* "<origin>:<line>: <tag>: <message>". */
-static kevo_status fail(ctx *c, kevo_status code, int line, const char *fmt,
-                        ...) KEVO_PRINTF(4, 5);
-
-static kevo_status fail(ctx *c, kevo_status code, int line, const char *fmt,
-                        ...)
+kevo_status kevo__blocks_fail(ctx *c, kevo_status code, int line,
+                              const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -207,12 +113,8 @@ static kevo_status fail_at_column(ctx *c, kevo_status code, int line,
     return rc;
 }
 
-/* "<origin>:<line>: <message>", for errors about a block as a whole. */
-static kevo_status fail_block(ctx *c, kevo_status code, int line,
-                              const char *fmt, ...) KEVO_PRINTF(4, 5);
-
-static kevo_status fail_block(ctx *c, kevo_status code, int line,
-                              const char *fmt, ...)
+kevo_status kevo__blocks_fail_block(ctx *c, kevo_status code, int line,
+                                    const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -221,11 +123,8 @@ static kevo_status fail_block(ctx *c, kevo_status code, int line,
     return rc;
 }
 
-/* An error from another part of kevo (the expression parser, the parameter
- * space) at a line, keeping the column it found. Syntax errors are
- * KEVO_EPARSE, the rest KEVO_EINVALID. */
-static kevo_status fail_inner(ctx *c, const kevo_error *inner, bool syntax,
-                              int line, const char *what)
+kevo_status kevo__blocks_fail_inner(ctx *c, const kevo_error *inner,
+                                    bool syntax, int line, const char *what)
 {
     kevo_status code = inner->code == KEVO_ENOMEM ? KEVO_ENOMEM
                        : syntax                   ? KEVO_EPARSE
@@ -246,374 +145,8 @@ static kevo_status parse_expr(ctx *c, span t, int line, const char *what,
     kevo_status rc = kevo_expr_parse(text, out, &inner);
     free(text);
     if (rc != KEVO_OK)
-        return fail_inner(c, &inner, true, line, what);
+        return kevo__blocks_fail_inner(c, &inner, true, line, what);
     return KEVO_OK;
-}
-
-/* ---- the scanner --------------------------------------------------------- */
-
-typedef struct comment {
-    size_t start, end; /* the text between the delimiters */
-    int line;          /* where it starts */
-    int end_line;      /* where it ends */
-    bool is_block;     /* a slash-star comment */
-    bool terminated;   /* its closing star-slash was found */
-    bool own_line;     /* nothing but white space before it on its line */
-} comment;
-
-typedef struct comments {
-    comment *items;
-    size_t n, cap;
-} comments;
-
-static bool push_comment(comments *cs, const comment *cm)
-{
-    if (cs->n == cs->cap) {
-        size_t cap = cs->cap ? cs->cap * 2 : 32;
-        comment *grown = realloc(cs->items, cap * sizeof *grown);
-        if (!grown)
-            return false;
-        cs->items = grown;
-        cs->cap = cap;
-    }
-    cs->items[cs->n++] = *cm;
-    return true;
-}
-
-/* Skips a string or character literal that opens at s[i]; a literal ends at
- * its quote or, unterminated, at the end of the line. Returns the index
- * just past it. */
-static size_t skip_literal(const char *s, size_t i, int *line)
-{
-    char quote = s[i];
-    size_t j = i + 1;
-    while (s[j] && s[j] != quote && s[j] != '\n') {
-        if (s[j] == '\\' && s[j + 1]) {
-            if (s[j + 1] == '\n') {
-                *line = next_line(*line);
-            } else if (s[j + 1] == '\r' && s[j + 2] == '\n') {
-                *line = next_line(*line);
-                j++;
-            }
-            j += 2;
-        } else {
-            j++;
-        }
-    }
-    return s[j] == quote ? j + 1 : j;
-}
-
-/* A C++ raw string R"delim(...)delim" whose quote is at s[i]. Returns the
- * index just past it, or 0 when s[i] does not open a raw string. */
-static size_t skip_raw_string(const char *s, size_t i, int *line)
-{
-    size_t k = i + 1;
-    while (s[k] && s[k] != '(' && k - (i + 1) < 16 &&
-           !strchr(" \t\n\r\\)\"", s[k]))
-        k++;
-    if (s[k] != '(')
-        return 0;
-    const char *delim = s + i + 1;
-    size_t dlen = k - (i + 1);
-    size_t j = k + 1;
-    for (; s[j]; j++) {
-        if (s[j] == '\n')
-            *line = next_line(*line);
-        if (s[j] == ')' && strncmp(s + j + 1, delim, dlen) == 0 &&
-            s[j + 1 + dlen] == '"')
-            return j + dlen + 2;
-    }
-    return j;
-}
-
-/* Skips a preprocessing number (1.5e-3f, 0x1p+4, 1'000'000) at s[i]. */
-static size_t skip_number(const char *s, size_t i)
-{
-    size_t j = i + 1;
-    for (;;) {
-        char d = s[j];
-        if ((d == 'e' || d == 'E' || d == 'p' || d == 'P') &&
-            (s[j + 1] == '+' || s[j + 1] == '-'))
-            j += 2;
-        else if (is_ident_char(d) || d == '.')
-            j++;
-        else if (d == '\'' && is_ident_char(s[j + 1]))
-            j += 2;
-        else
-            return j;
-    }
-}
-
-static bool is_raw_prefix(const char *s, size_t n)
-{
-    static const char *const prefixes[] = {"R", "u8R", "uR", "UR", "LR"};
-    for (size_t k = 0; k < KEVO_ARRAY_SIZE(prefixes); k++) {
-        if (strlen(prefixes[k]) == n && memcmp(prefixes[k], s, n) == 0)
-            return true;
-    }
-    return false;
-}
-
-/* Records every comment of the source. */
-static bool scan_comments(const char *s, comments *cs)
-{
-    size_t i = 0;
-    int line = 1;
-    bool code_on_line = false;
-    while (s[i]) {
-        char c = s[i];
-        if (c == '\n') {
-            line = next_line(line);
-            code_on_line = false;
-            i++;
-        } else if (c == '/' && s[i + 1] == '/') {
-            comment cm = {.start = i + 2,
-                          .line = line,
-                          .terminated = true,
-                          .own_line = !code_on_line};
-            size_t j = i + 2;
-            /* A backslash at the end of the line continues the comment. */
-            while (s[j] && s[j] != '\n') {
-                if (s[j] == '\\' && s[j + 1] == '\n') {
-                    line = next_line(line);
-                    j += 2;
-                } else if (s[j] == '\\' && s[j + 1] == '\r' &&
-                           s[j + 2] == '\n') {
-                    line = next_line(line);
-                    j += 3;
-                } else {
-                    j++;
-                }
-            }
-            cm.end = j;
-            cm.end_line = line;
-            if (!push_comment(cs, &cm))
-                return false;
-            i = j;
-        } else if (c == '/' && s[i + 1] == '*') {
-            comment cm = {.start = i + 2,
-                          .line = line,
-                          .is_block = true,
-                          .own_line = !code_on_line};
-            size_t j = i + 2;
-            while (s[j] && !(s[j] == '*' && s[j + 1] == '/')) {
-                if (s[j] == '\n')
-                    line = next_line(line);
-                j++;
-            }
-            cm.end = j;
-            cm.end_line = line;
-            cm.terminated = s[j] != '\0';
-            if (!push_comment(cs, &cm))
-                return false;
-            i = cm.terminated ? j + 2 : j;
-            code_on_line = true;
-        } else if (c == '"' || c == '\'') {
-            i = skip_literal(s, i, &line);
-            code_on_line = true;
-        } else if (is_ident_start(c)) {
-            size_t j = i;
-            while (is_ident_char(s[j]))
-                j++;
-            size_t end;
-            if (s[j] == '"' && is_raw_prefix(s + i, j - i) &&
-                (end = skip_raw_string(s, j, &line)) != 0)
-                j = end;
-            i = j;
-            code_on_line = true;
-        } else if (is_digit(c) || (c == '.' && is_digit(s[i + 1]))) {
-            i = skip_number(s, i);
-            code_on_line = true;
-        } else {
-            if (!is_space(c))
-                code_on_line = true;
-            i++;
-        }
-    }
-    return true;
-}
-
-/* ---- blocks: stripped lines with their line numbers ---------------------- */
-
-typedef struct bline {
-    span text;
-    int line;
-} bline;
-
-typedef struct block {
-    bline *lines;
-    size_t n, cap;
-    int line; /* of the tag; 0 when there is no such block */
-} block;
-
-/* Adds a line to a block, unless it is blank or a '#' comment. */
-static bool block_add(block *bk, span text, int line)
-{
-    text = trim(text);
-    if (text.n == 0 || text.s[0] == '#')
-        return true;
-    if (bk->n == bk->cap) {
-        size_t cap = bk->cap ? bk->cap * 2 : 16;
-        bline *grown = realloc(bk->lines, cap * sizeof *grown);
-        if (!grown)
-            return false;
-        bk->lines = grown;
-        bk->cap = cap;
-    }
-    bk->lines[bk->n++] = (bline){text, line};
-    return true;
-}
-
-/* The line of s that starts at *pos, up to end; *pos moves past its
- * newline. Returns false when no line starts at *pos. */
-static bool take_line(const char *s, size_t *pos, size_t end, span *out,
-                      bool *more)
-{
-    if (*pos > end)
-        return false;
-    size_t j = *pos;
-    while (j < end && s[j] != '\n')
-        j++;
-    *out = (span){s + *pos, j - *pos};
-    *more = j < end;
-    *pos = j + 1;
-    return true;
-}
-
-/* A slash-star line loses its leading white space and one '*'. */
-static span strip_star(span t)
-{
-    t = trim(t);
-    if (t.n > 0 && t.s[0] == '*') {
-        t.s++;
-        t.n--;
-    }
-    return trim(t);
-}
-
-enum { TAG_NONE, KIND_LAUNCH, KIND_PARAM };
-
-/* Which tag starts t (stripped), and the text after it in *rest. */
-static int tag_of(span t, span *rest)
-{
-    static const struct {
-        const char *tag;
-        int kind;
-    } tags[] = {{TAG_LAUNCH, KIND_LAUNCH}, {TAG_PARAM, KIND_PARAM}};
-    for (size_t k = 0; k < KEVO_ARRAY_SIZE(tags); k++) {
-        size_t n = strlen(tags[k].tag);
-        if (t.n >= n && memcmp(t.s, tags[k].tag, n) == 0 &&
-            (t.n == n || is_space(t.s[n]))) {
-            *rest = trim((span){t.s + n, t.n - n});
-            return tags[k].kind;
-        }
-    }
-    return TAG_NONE;
-}
-
-/* The first line of a line comment (stripped): the tag line of a block
- * when it starts with a tag. */
-static span first_piece(const char *s, const comment *cm)
-{
-    size_t pos = cm->start;
-    span t = {s + pos, 0};
-    bool more;
-    take_line(s, &pos, cm->end, &t, &more);
-    return trim(t);
-}
-
-static kevo_status start_block(ctx *c, block *blocks, int kind, int line)
-{
-    block *bk = &blocks[kind];
-    const char *tag = kind == KIND_LAUNCH ? TAG_LAUNCH : TAG_PARAM;
-    if (bk->line)
-        return fail_block(c, KEVO_EINVALID, line,
-                          "a second %s block (the first starts at line %d)",
-                          tag, bk->line);
-    bk->line = line;
-    return KEVO_OK;
-}
-
-/* Turns the comments that start with a tag into blocks. */
-static kevo_status collect_blocks(ctx *c, const comments *cs, block *blocks)
-{
-    const char *s = c->source;
-    for (size_t k = 0; k < cs->n; k++) {
-        const comment *cm = &cs->items[k];
-        size_t pos = cm->start;
-        int line = cm->line;
-        span t, rest = {NULL, 0};
-        bool more = false;
-        int kind = TAG_NONE;
-        if (cm->is_block) {
-            /* The first word of the comment, past any blank lines. */
-            while (take_line(s, &pos, cm->end, &t, &more)) {
-                t = strip_star(t);
-                if (t.n > 0) {
-                    kind = tag_of(t, &rest);
-                    break;
-                }
-                if (!more)
-                    break;
-                line = next_line(line);
-            }
-            if (kind == TAG_NONE)
-                continue;
-            kevo_status rc = start_block(c, blocks, kind, line);
-            if (rc != KEVO_OK)
-                return rc;
-            if (!cm->terminated)
-                return fail_block(c, KEVO_EPARSE, line,
-                                  "unterminated %s block (no '*/' closes "
-                                  "the comment)",
-                                  kind == KIND_LAUNCH ? TAG_LAUNCH : TAG_PARAM);
-            block *bk = &blocks[kind];
-            if (!block_add(bk, rest, line))
-                goto nomem;
-            while (more && take_line(s, &pos, cm->end, &t, &more)) {
-                line = next_line(line);
-                if (!block_add(bk, strip_star(t), line))
-                    goto nomem;
-            }
-            continue;
-        }
-        kind = tag_of(first_piece(s, cm), &rest);
-        if (kind == TAG_NONE)
-            continue;
-        kevo_status rc = start_block(c, blocks, kind, line);
-        if (rc != KEVO_OK)
-            return rc;
-        block *bk = &blocks[kind];
-        /* The tag line (and any lines a backslash joined to it), then the
-         * line comments on the lines that follow. */
-        take_line(s, &pos, cm->end, &t, &more);
-        if (!block_add(bk, rest, line))
-            goto nomem;
-        for (;;) {
-            while (more && take_line(s, &pos, cm->end, &t, &more)) {
-                line = next_line(line);
-                if (!block_add(bk, t, line))
-                    goto nomem;
-            }
-            if (k + 1 >= cs->n)
-                break;
-            const comment *nx = &cs->items[k + 1];
-            if (nx->is_block || !nx->own_line ||
-                nx->line != next_line(cm->end_line) ||
-                tag_of(first_piece(s, nx), &rest) != TAG_NONE)
-                break;
-            cm = nx;
-            k++;
-            pos = cm->start;
-            line = cm->line;
-            take_line(s, &pos, cm->end, &t, &more);
-            if (!block_add(bk, t, line))
-                goto nomem;
-        }
-    }
-    return KEVO_OK;
-nomem:
-    return kevo__error_set(c->err, KEVO_ENOMEM, "out of memory");
 }
 
 /* ---- kevo:launch --------------------------------------------------------- */
@@ -709,10 +242,11 @@ static kevo_status parse_dims(ctx *c, span t, int line, const char *what,
     }
     size_t close = matching_paren(after, 0);
     if (close != after.n - 1)
-        return fail(c, KEVO_EPARSE, line,
-                    "%s of '%s': expected 'dim3(X[, Y[, Z]])', found "
-                    "'%.*s%s'",
-                    what, kernel, quote_len(t), t.s, quote_more(t));
+        return kevo__blocks_fail(
+            c, KEVO_EPARSE, line,
+            "%s of '%s': expected 'dim3(X[, Y[, Z]])', found "
+            "'%.*s%s'",
+            what, kernel, quote_len(t), t.s, quote_more(t));
     span *items;
     size_t n;
     kevo_status rc =
@@ -720,15 +254,16 @@ static kevo_status parse_dims(ctx *c, span t, int line, const char *what,
     if (rc != KEVO_OK)
         return rc;
     if (n == 0 || n > 3) {
-        rc = fail(c, KEVO_EPARSE, line,
-                  "%s of '%s': dim3 takes 1 to 3 components, found %zu", what,
-                  kernel, n);
+        rc = kevo__blocks_fail(
+            c, KEVO_EPARSE, line,
+            "%s of '%s': dim3 takes 1 to 3 components, found %zu", what, kernel,
+            n);
         goto done;
     }
     for (size_t k = 0; k < n; k++) {
         snprintf(label, sizeof label, "%s.%c of '%s'", what, axis[k], kernel);
         if (items[k].n == 0) {
-            rc = fail(c, KEVO_EPARSE, line, "%s is empty", label);
+            rc = kevo__blocks_fail(c, KEVO_EPARSE, line, "%s is empty", label);
             goto done;
         }
         rc = parse_expr(c, items[k], line, label, &dims[k]);
@@ -806,7 +341,7 @@ static kevo_status parse_arg(ctx *c, span t, int line, const char *kernel,
     char label[128];
     snprintf(label, sizeof label, "argument %zu of '%s'", index + 1, kernel);
     if (t.n == 0)
-        return fail(c, KEVO_EPARSE, line, "%s is empty", label);
+        return kevo__blocks_fail(c, KEVO_EPARSE, line, "%s is empty", label);
     span type, rest = t;
     arg->cast = KEVO_DTYPE_I32;
     if (leading_cast(t, &type, &rest)) {
@@ -817,14 +352,15 @@ static kevo_status parse_arg(ctx *c, span t, int line, const char *kernel,
         if (type.n >= sizeof name || kevo_dtype_parse(name, &dt) != KEVO_OK ||
             !(dt == KEVO_DTYPE_I32 || dt == KEVO_DTYPE_U32 ||
               dt == KEVO_DTYPE_I64 || dt == KEVO_DTYPE_U64))
-            return fail(c, KEVO_EINVALID, line,
-                        "%s: cast to '%.*s%s' is not allowed: an integer "
-                        "argument is passed as (i32), (u32), (i64) or (u64)",
-                        label, quote_len(type), type.s, quote_more(type));
+            return kevo__blocks_fail(
+                c, KEVO_EINVALID, line,
+                "%s: cast to '%.*s%s' is not allowed: an integer "
+                "argument is passed as (i32), (u32), (i64) or (u64)",
+                label, quote_len(type), type.s, quote_more(type));
         if (rest.n == 0)
-            return fail(c, KEVO_EPARSE, line,
-                        "%s: expected an expression after the cast (%s)", label,
-                        name);
+            return kevo__blocks_fail(
+                c, KEVO_EPARSE, line,
+                "%s: expected an expression after the cast (%s)", label, name);
         arg->has_cast = true;
         arg->cast = dt;
     }
@@ -865,10 +401,11 @@ static kevo_status parse_launch(ctx *c, span t, int line)
     span name = leading_ident(t);
     span after = trim((span){t.s + name.n, t.n - name.n});
     if (name.n == 0) {
-        rc = fail(c, KEVO_EPARSE, line,
-                  "unknown statement '%.*s%s': expected a launch '%s' or "
-                  "'%s'",
-                  quote_len(t), t.s, quote_more(t), launch_form, scratch_form);
+        rc = kevo__blocks_fail(
+            c, KEVO_EPARSE, line,
+            "unknown statement '%.*s%s': expected a launch '%s' or "
+            "'%s'",
+            quote_len(t), t.s, quote_more(t), launch_form, scratch_form);
         goto done;
     }
     l.kernel = kevo__strndup(name.s, name.n);
@@ -878,23 +415,25 @@ static kevo_status parse_launch(ctx *c, span t, int line)
     }
     if (after.n < 3 || memcmp(after.s, "<<<", 3) != 0) {
         if (after.n > 1 && after.s[0] == '<' && after.s[1] != '<')
-            rc = fail(c, KEVO_EINVALID, line,
-                      "kernel '%s' is launched with a template argument "
-                      "list: kevo launches plain kernels, so make template "
-                      "parameters kevo:param macros (e.g. 'BLOCK in {128, "
-                      "256}', used as BLOCK in the kernel)",
-                      l.kernel);
+            rc = kevo__blocks_fail(
+                c, KEVO_EINVALID, line,
+                "kernel '%s' is launched with a template argument "
+                "list: kevo launches plain kernels, so make template "
+                "parameters kevo:param macros (e.g. 'BLOCK in {128, "
+                "256}', used as BLOCK in the kernel)",
+                l.kernel);
         else if (after.n > 0 && is_ident_start(after.s[0]))
-            rc = fail(c, KEVO_EPARSE, line,
-                      "unknown statement '%.*s%s': expected a launch '%s' "
-                      "or '%s'",
-                      quote_len(t), t.s, quote_more(t), launch_form,
-                      scratch_form);
+            rc = kevo__blocks_fail(
+                c, KEVO_EPARSE, line,
+                "unknown statement '%.*s%s': expected a launch '%s' "
+                "or '%s'",
+                quote_len(t), t.s, quote_more(t), launch_form, scratch_form);
         else
-            rc = fail(c, KEVO_EPARSE, line,
-                      "expected '<<<' after kernel name '%s' (a launch reads "
-                      "'%s')",
-                      l.kernel, launch_form);
+            rc = kevo__blocks_fail(
+                c, KEVO_EPARSE, line,
+                "expected '<<<' after kernel name '%s' (a launch reads "
+                "'%s')",
+                l.kernel, launch_form);
         goto done;
     }
     span inner = {after.s + 3, after.n - 3};
@@ -906,9 +445,10 @@ static kevo_status parse_launch(ctx *c, span t, int line)
         }
     }
     if (!close) {
-        rc = fail(c, KEVO_EPARSE, line,
-                  "missing '>>>' to close the launch configuration of '%s'",
-                  l.kernel);
+        rc = kevo__blocks_fail(
+            c, KEVO_EPARSE, line,
+            "missing '>>>' to close the launch configuration of '%s'",
+            l.kernel);
         goto done;
     }
     rc =
@@ -916,27 +456,29 @@ static kevo_status parse_launch(ctx *c, span t, int line)
     if (rc != KEVO_OK)
         goto done;
     if (ncfg < 2 || ncfg > 4) {
-        rc = fail(c, KEVO_EPARSE, line,
-                  "launch configuration of '%s' has %zu item%s: write '%s'",
-                  l.kernel, ncfg, ncfg == 1 ? "" : "s", launch_form);
+        rc = kevo__blocks_fail(
+            c, KEVO_EPARSE, line,
+            "launch configuration of '%s' has %zu item%s: write '%s'", l.kernel,
+            ncfg, ncfg == 1 ? "" : "s", launch_form);
         goto done;
     }
     static const char *const cfg_names[] = {"grid", "block",
                                             "shared memory size", "stream"};
     for (size_t k = 0; k < ncfg; k++) {
         if (cfg[k].n == 0) {
-            rc = fail(c, KEVO_EPARSE, line, "%s of '%s' is empty", cfg_names[k],
-                      l.kernel);
+            rc = kevo__blocks_fail(c, KEVO_EPARSE, line, "%s of '%s' is empty",
+                                   cfg_names[k], l.kernel);
             goto done;
         }
     }
     if (ncfg == 4) {
-        rc = fail(c, KEVO_EINVALID, line,
-                  "launch of '%s' has a fourth configuration item '%.*s%s' "
-                  "(a stream): kevo runs all launches on one stream of its "
-                  "own; write '%s'",
-                  l.kernel, quote_len(cfg[3]), cfg[3].s, quote_more(cfg[3]),
-                  launch_form);
+        rc = kevo__blocks_fail(
+            c, KEVO_EINVALID, line,
+            "launch of '%s' has a fourth configuration item '%.*s%s' "
+            "(a stream): kevo runs all launches on one stream of its "
+            "own; write '%s'",
+            l.kernel, quote_len(cfg[3]), cfg[3].s, quote_more(cfg[3]),
+            launch_form);
         goto done;
     }
     rc = parse_dims(c, cfg[0], line, "grid", l.kernel, l.grid);
@@ -951,24 +493,26 @@ static kevo_status parse_launch(ctx *c, span t, int line)
         goto done;
     span tail = trim((span){close + 3, (size_t)(t.s + t.n - (close + 3))});
     if (tail.n == 0 || tail.s[0] != '(') {
-        rc = fail(c, KEVO_EPARSE, line,
-                  "expected '(' and the arguments of '%s' after '>>>'",
-                  l.kernel);
+        rc = kevo__blocks_fail(
+            c, KEVO_EPARSE, line,
+            "expected '(' and the arguments of '%s' after '>>>'", l.kernel);
         goto done;
     }
     size_t rparen = matching_paren(tail, 0);
     if (rparen == tail.n) {
-        rc = fail(c, KEVO_EPARSE, line,
-                  "missing ')' at the end of the arguments of '%s'", l.kernel);
+        rc = kevo__blocks_fail(
+            c, KEVO_EPARSE, line,
+            "missing ')' at the end of the arguments of '%s'", l.kernel);
         goto done;
     }
     span end = trim((span){tail.s + rparen + 1, tail.n - rparen - 1});
     if (end.n > 0 && end.s[0] == ';')
         end = trim((span){end.s + 1, end.n - 1});
     if (end.n > 0) {
-        rc = fail(c, KEVO_EPARSE, line,
-                  "unexpected '%.*s%s' after the launch of '%s'",
-                  quote_len(end), end.s, quote_more(end), l.kernel);
+        rc =
+            kevo__blocks_fail(c, KEVO_EPARSE, line,
+                              "unexpected '%.*s%s' after the launch of '%s'",
+                              quote_len(end), end.s, quote_more(end), l.kernel);
         goto done;
     }
     rc = split_items(c, (span){tail.s + 1, rparen - 1}, &args, &nargs);
@@ -1010,8 +554,9 @@ static kevo_status parse_scratch(ctx *c, span t, int line)
            rest.s[name.n] != '[')
         name.n++;
     if (name.n == 0) {
-        rc = fail(c, KEVO_EPARSE, line, "scratch needs a name: write '%s'",
-                  scratch_form);
+        rc =
+            kevo__blocks_fail(c, KEVO_EPARSE, line,
+                              "scratch needs a name: write '%s'", scratch_form);
         goto done;
     }
     sc.name = kevo__strndup(name.s, name.n);
@@ -1020,10 +565,11 @@ static kevo_status parse_scratch(ctx *c, span t, int line)
         goto done;
     }
     if (!kevo__is_identifier(sc.name)) {
-        rc = fail(c, KEVO_EINVALID, line,
-                  "scratch buffer name '%.*s%s' is not an identifier "
-                  "([A-Za-z_][A-Za-z0-9_]*, at most %d characters)",
-                  quote_len(name), name.s, quote_more(name), KEVO__IDENT_MAX);
+        rc = kevo__blocks_fail(
+            c, KEVO_EINVALID, line,
+            "scratch buffer name '%.*s%s' is not an identifier "
+            "([A-Za-z_][A-Za-z0-9_]*, at most %d characters)",
+            quote_len(name), name.s, quote_more(name), KEVO__IDENT_MAX);
         goto done;
     }
     rest = trim(
@@ -1034,9 +580,10 @@ static kevo_status parse_scratch(ctx *c, span t, int line)
         type.n++;
     span open = trim((span){type.s + type.n, rest.n - type.n});
     if (type.n == 0 || open.n == 0 || open.s[0] != '[') {
-        rc = fail(c, KEVO_EPARSE, line,
-                  "expected TYPE[COUNT] after scratch buffer '%s': write '%s'",
-                  sc.name, scratch_form);
+        rc = kevo__blocks_fail(
+            c, KEVO_EPARSE, line,
+            "expected TYPE[COUNT] after scratch buffer '%s': write '%s'",
+            sc.name, scratch_form);
         goto done;
     }
     char tname[8] = "";
@@ -1044,11 +591,11 @@ static kevo_status parse_scratch(ctx *c, span t, int line)
         memcpy(tname, type.s, type.n);
     if (type.n >= sizeof tname ||
         kevo_dtype_parse(tname, &sc.type) != KEVO_OK) {
-        rc = fail(c, KEVO_EINVALID, line,
-                  "unknown element type '%.*s%s' for scratch buffer '%s' "
-                  "(known: %s)",
-                  quote_len(type), type.s, quote_more(type), sc.name,
-                  dtype_list);
+        rc = kevo__blocks_fail(
+            c, KEVO_EINVALID, line,
+            "unknown element type '%.*s%s' for scratch buffer '%s' "
+            "(known: %s)",
+            quote_len(type), type.s, quote_more(type), sc.name, dtype_list);
         goto done;
     }
     long depth = 0;
@@ -1060,17 +607,18 @@ static kevo_status parse_scratch(ctx *c, span t, int line)
             close = i;
     }
     if (!close || open.s[close] != ']') {
-        rc = fail(c, KEVO_EPARSE, line,
-                  "missing ']' after the element count of scratch buffer "
-                  "'%s'",
-                  sc.name);
+        rc = kevo__blocks_fail(
+            c, KEVO_EPARSE, line,
+            "missing ']' after the element count of scratch buffer "
+            "'%s'",
+            sc.name);
         goto done;
     }
     span count = trim((span){open.s + 1, close - 1});
     if (count.n == 0) {
-        rc = fail(c, KEVO_EPARSE, line,
-                  "scratch buffer '%s' needs an element count in '[ ]'",
-                  sc.name);
+        rc = kevo__blocks_fail(
+            c, KEVO_EPARSE, line,
+            "scratch buffer '%s' needs an element count in '[ ]'", sc.name);
         goto done;
     }
     char label[128];
@@ -1083,18 +631,20 @@ static kevo_status parse_scratch(ctx *c, span t, int line)
     if (span_is(tail, "zero")) {
         sc.zero = true;
     } else if (tail.n > 0) {
-        rc = fail(c, KEVO_EPARSE, line,
-                  "unexpected '%.*s%s' after scratch buffer '%s' (only "
-                  "'zero' may follow the count)",
-                  quote_len(tail), tail.s, quote_more(tail), sc.name);
+        rc = kevo__blocks_fail(
+            c, KEVO_EPARSE, line,
+            "unexpected '%.*s%s' after scratch buffer '%s' (only "
+            "'zero' may follow the count)",
+            quote_len(tail), tail.s, quote_more(tail), sc.name);
         goto done;
     }
     for (size_t k = 0; k < b->nscratch; k++) {
         if (strcmp(b->scratch[k].name, sc.name) == 0) {
-            rc = fail(c, KEVO_EINVALID, line,
-                      "scratch buffer '%s' is declared twice (first at line "
-                      "%d)",
-                      sc.name, b->scratch[k].line);
+            rc = kevo__blocks_fail(
+                c, KEVO_EINVALID, line,
+                "scratch buffer '%s' is declared twice (first at line "
+                "%d)",
+                sc.name, b->scratch[k].line);
             goto done;
         }
     }
@@ -1175,311 +725,10 @@ static kevo_status parse_launch_block(ctx *c, const block *bk)
     }
     kevo__buf_free(&joined);
     if (rc == KEVO_OK && c->b->nlaunches == 0)
-        rc = fail(c, KEVO_EINVALID, bk->line,
-                  "the block declares no launch: add a line '%s'", launch_form);
+        rc = kevo__blocks_fail(c, KEVO_EINVALID, bk->line,
+                               "the block declares no launch: add a line '%s'",
+                               launch_form);
     return rc;
-}
-
-/* ---- kevo:param ---------------------------------------------------------- */
-
-/* A cursor over one line. */
-typedef struct cursor {
-    span t;
-    size_t i;
-} cursor;
-
-static void skip_ws(cursor *cu)
-{
-    while (cu->i < cu->t.n && is_space(cu->t.s[cu->i]))
-        cu->i++;
-}
-
-static span rest_of(const cursor *cu)
-{
-    return (span){cu->t.s + cu->i, cu->t.n - cu->i};
-}
-
-static bool eat(cursor *cu, const char *text)
-{
-    skip_ws(cu);
-    size_t n = strlen(text);
-    if (cu->t.n - cu->i >= n && memcmp(cu->t.s + cu->i, text, n) == 0) {
-        cu->i += n;
-        return true;
-    }
-    return false;
-}
-
-static bool eat_word(cursor *cu, const char *word)
-{
-    skip_ws(cu);
-    span w = leading_ident(rest_of(cu));
-    if (!span_is(w, word))
-        return false;
-    cu->i += w.n;
-    return true;
-}
-
-/* An integer literal: an optional sign, then decimal or 0x hexadecimal
- * digits. */
-static kevo_status parse_int(ctx *c, cursor *cu, int line, const char *name,
-                             int64_t *out)
-{
-    skip_ws(cu);
-    span start = rest_of(cu);
-    size_t i = cu->i;
-    bool neg = false;
-    if (i < cu->t.n && (cu->t.s[i] == '-' || cu->t.s[i] == '+'))
-        neg = cu->t.s[i++] == '-';
-    unsigned base = 10;
-    if (i + 1 < cu->t.n && cu->t.s[i] == '0' &&
-        (cu->t.s[i + 1] == 'x' || cu->t.s[i + 1] == 'X')) {
-        base = 16;
-        i += 2;
-    }
-    uint64_t limit = neg ? UINT64_C(1) << 63 : (UINT64_C(1) << 63) - 1;
-    uint64_t v = 0;
-    size_t digits = 0;
-    bool overflow = false;
-    for (; i < cu->t.n; i++, digits++) {
-        char d = cu->t.s[i];
-        unsigned dv;
-        if (is_digit(d))
-            dv = (unsigned)(d - '0');
-        else if (base == 16 && d >= 'a' && d <= 'f')
-            dv = (unsigned)(d - 'a' + 10);
-        else if (base == 16 && d >= 'A' && d <= 'F')
-            dv = (unsigned)(d - 'A' + 10);
-        else
-            break;
-        if (v > (limit - dv) / base)
-            overflow = true;
-        else
-            v = v * base + dv;
-    }
-    if (digits == 0 || (i < cu->t.n && is_ident_char(cu->t.s[i]))) {
-        span shown = {start.s, 0};
-        while (shown.n < start.n && !is_space(start.s[shown.n]) &&
-               !strchr(",}=)", start.s[shown.n]))
-            shown.n++;
-        if (shown.n == 0)
-            shown = start;
-        if (shown.n == 0)
-            return fail(c, KEVO_EPARSE, line,
-                        "expected an integer in the declaration of '%s', "
-                        "found the end of the line",
-                        name);
-        return fail(c, KEVO_EPARSE, line,
-                    "expected an integer in the declaration of '%s', found "
-                    "'%.*s%s'",
-                    name, quote_len(shown), shown.s, quote_more(shown));
-    }
-    if (overflow)
-        return fail(c, KEVO_EPARSE, line,
-                    "an integer in the declaration of '%s' does not fit in "
-                    "64 bits",
-                    name);
-    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    cu->i = i;
-    return KEVO_OK;
-}
-
-static kevo_status parse_bounds(ctx *c, cursor *cu, int line, const char *name,
-                                int64_t *lo, int64_t *hi)
-{
-    kevo_status rc = parse_int(c, cu, line, name, lo);
-    if (rc != KEVO_OK)
-        return rc;
-    if (!eat(cu, ".."))
-        return fail(c, KEVO_EPARSE, line,
-                    "expected '..' between the bounds of '%s' (write "
-                    "'LO..HI')",
-                    name);
-    return parse_int(c, cu, line, name, hi);
-}
-
-static const char param_forms[] =
-    "'NAME in {V1, V2, ...}', 'NAME in LO..HI [step S]' or "
-    "'NAME in pow2(LO..HI)', each with an optional '= DEFAULT', or "
-    "'require EXPR'";
-
-static kevo_status note_param_line(ctx *c, int line)
-{
-    size_t n = kevo_paramspace_count(c->b->params);
-    if (n > c->param_lines_cap) {
-        size_t cap = c->param_lines_cap ? c->param_lines_cap * 2 : 8;
-        while (cap < n)
-            cap *= 2;
-        int *grown = realloc(c->param_lines, cap * sizeof *grown);
-        if (!grown)
-            return kevo__error_set(c->err, KEVO_ENOMEM, "out of memory");
-        c->param_lines = grown;
-        c->param_lines_cap = cap;
-    }
-    c->param_lines[n - 1] = line;
-    return KEVO_OK;
-}
-
-static kevo_status parse_param_line(ctx *c, span t, int line)
-{
-    kevo_paramspace *space = c->b->params;
-    cursor cu = {t, 0};
-    span word = leading_ident(t);
-    if (span_is(word, "require")) {
-        span expr = trim((span){t.s + word.n, t.n - word.n});
-        if (expr.n == 0)
-            return fail(c, KEVO_EPARSE, line,
-                        "'require' needs an expression, such as 'require "
-                        "BLOCK * VEC <= 4096'");
-        char *text = kevo__strndup(expr.s, expr.n);
-        if (!text)
-            return kevo__error_set(c->err, KEVO_ENOMEM, "out of memory");
-        kevo_error inner = KEVO__ERROR_INIT;
-        kevo_status rc = kevo_paramspace_add_constraint(space, text, &inner);
-        free(text);
-        return rc == KEVO_OK ? KEVO_OK
-                             : fail_inner(c, &inner, true, line, "require");
-    }
-    cu.i = word.n;
-    if (word.n == 0 || !eat_word(&cu, "in"))
-        return fail(c, KEVO_EPARSE, line,
-                    "unknown statement '%.*s%s': expected %s", quote_len(t),
-                    t.s, quote_more(t), param_forms);
-    if (word.n > KEVO__IDENT_MAX)
-        return fail(c, KEVO_EINVALID, line,
-                    "parameter name '%.*s%s' is longer than %d characters",
-                    quote_len(word), word.s, quote_more(word), KEVO__IDENT_MAX);
-    char name[KEVO__IDENT_MAX + 1];
-    memcpy(name, word.s, word.n);
-    name[word.n] = '\0';
-    size_t index;
-    if (kevo_paramspace_find(space, name, &index) == KEVO_OK)
-        return fail(c, KEVO_EINVALID, line,
-                    "'%s' is declared twice (first at line %d)", name,
-                    c->param_lines[index]);
-    if (kevo__devprop_is_name(name))
-        return fail(c, KEVO_EINVALID, line,
-                    "'%s' is a device property: give the parameter another "
-                    "name",
-                    name);
-
-    enum { LIST, RANGE, POW2 } form;
-    int64_t *values = NULL;
-    size_t nvalues = 0, cap = 0;
-    int64_t lo = 0, hi = 0, step = 1, def = 0;
-    kevo_status rc = KEVO_OK;
-    if (eat(&cu, "{")) {
-        form = LIST;
-        if (!eat(&cu, "}")) {
-            for (;;) {
-                int64_t v;
-                if ((rc = parse_int(c, &cu, line, name, &v)) != KEVO_OK)
-                    goto done;
-                if (nvalues >= KEVO_PARAM_DOMAIN_MAX) {
-                    rc = fail(c, KEVO_EINVALID, line,
-                              "the domain of '%s' lists more than %d values",
-                              name, KEVO_PARAM_DOMAIN_MAX);
-                    goto done;
-                }
-                if (nvalues == cap) {
-                    cap = cap ? cap * 2 : 16;
-                    int64_t *grown = realloc(values, cap * sizeof *grown);
-                    if (!grown) {
-                        rc = kevo__error_set(c->err, KEVO_ENOMEM,
-                                             "out of memory");
-                        goto done;
-                    }
-                    values = grown;
-                }
-                values[nvalues++] = v;
-                if (eat(&cu, "}"))
-                    break;
-                if (!eat(&cu, ",")) {
-                    rc =
-                        fail(c, KEVO_EPARSE, line,
-                             "expected ',' or '}' in the domain of '%s'", name);
-                    goto done;
-                }
-            }
-        }
-        def = nvalues > 0 ? values[0] : 0;
-    } else if (eat_word(&cu, "pow2")) {
-        form = POW2;
-        if (!eat(&cu, "(")) {
-            rc = fail(c, KEVO_EPARSE, line,
-                      "expected '(' after 'pow2' in the domain of '%s'", name);
-            goto done;
-        }
-        if ((rc = parse_bounds(c, &cu, line, name, &lo, &hi)) != KEVO_OK)
-            goto done;
-        if (!eat(&cu, ")")) {
-            rc = fail(c, KEVO_EPARSE, line,
-                      "expected ')' closing 'pow2(' in the domain of '%s'",
-                      name);
-            goto done;
-        }
-        def = lo;
-    } else {
-        form = RANGE;
-        skip_ws(&cu);
-        span at = rest_of(&cu);
-        if (at.n == 0 ||
-            !(is_digit(at.s[0]) || at.s[0] == '-' || at.s[0] == '+')) {
-            rc = fail(c, KEVO_EPARSE, line,
-                      "expected a domain after '%s in': '{V1, V2, ...}', "
-                      "'LO..HI [step S]' or 'pow2(LO..HI)'",
-                      name);
-            goto done;
-        }
-        if ((rc = parse_bounds(c, &cu, line, name, &lo, &hi)) != KEVO_OK)
-            goto done;
-        if (eat_word(&cu, "step") &&
-            (rc = parse_int(c, &cu, line, name, &step)) != KEVO_OK)
-            goto done;
-        def = lo;
-    }
-    if (eat(&cu, "=") && (rc = parse_int(c, &cu, line, name, &def)) != KEVO_OK)
-        goto done;
-    skip_ws(&cu);
-    if (cu.i < t.n) {
-        span extra = rest_of(&cu);
-        rc = fail(c, KEVO_EPARSE, line,
-                  "unexpected '%.*s%s' after the domain of '%s'",
-                  quote_len(extra), extra.s, quote_more(extra), name);
-        goto done;
-    }
-    kevo_error inner = KEVO__ERROR_INIT;
-    switch (form) {
-    case LIST:
-        rc = kevo_paramspace_add_values(space, name, values, nvalues, def,
-                                        &inner);
-        break;
-    case RANGE:
-        rc = kevo_paramspace_add_range(space, name, lo, hi, step, def, &inner);
-        break;
-    case POW2:
-        rc = kevo_paramspace_add_pow2(space, name, lo, hi, def, &inner);
-        break;
-    }
-    if (rc != KEVO_OK)
-        rc = fail_inner(c, &inner, false, line, "");
-    else
-        rc = note_param_line(c, line);
-done:
-    free(values);
-    return rc;
-}
-
-static kevo_status parse_param_block(ctx *c, const block *bk)
-{
-    c->tag = TAG_PARAM;
-    for (size_t k = 0; k < bk->n; k++) {
-        kevo_status rc =
-            parse_param_line(c, bk->lines[k].text, bk->lines[k].line);
-        if (rc != KEVO_OK)
-            return rc;
-    }
-    return KEVO_OK;
 }
 
 /* ---- the whole source ---------------------------------------------------- */
@@ -1493,10 +742,11 @@ static kevo_status check_names(ctx *c)
         size_t index;
         if (kevo_paramspace_find(b->params, b->scratch[k].name, &index) ==
             KEVO_OK)
-            return fail(c, KEVO_EINVALID, b->scratch[k].line,
-                        "scratch buffer '%s' has the name of a parameter "
-                        "(kevo:param, line %d)",
-                        b->scratch[k].name, c->param_lines[index]);
+            return kevo__blocks_fail(
+                c, KEVO_EINVALID, b->scratch[k].line,
+                "scratch buffer '%s' has the name of a parameter "
+                "(kevo:param, line %d)",
+                b->scratch[k].name, c->param_lines[index]);
     }
     return KEVO_OK;
 }
@@ -1511,15 +761,14 @@ kevo_status kevo__blocks_parse(const char *source, const char *origin,
                                "kevo__blocks_parse: NULL argument");
     kevo_blocks b = {0};
     ctx c = {.source = source, .origin = origin, .err = err, .b = &b};
-    comments cs = {0};
     block blocks[3] = {{0}};
     kevo_status rc = KEVO_OK;
     b.params = kevo_paramspace_new();
-    if (!b.params || !scan_comments(source, &cs)) {
+    if (!b.params) {
         rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         goto done;
     }
-    rc = collect_blocks(&c, &cs, blocks);
+    rc = kevo__srcscan_blocks(&c, blocks);
     if (rc != KEVO_OK)
         goto done;
     const block *launch = &blocks[KIND_LAUNCH], *param = &blocks[KIND_PARAM];
@@ -1541,20 +790,19 @@ kevo_status kevo__blocks_parse(const char *source, const char *origin,
     b.param_line = param->line;
     /* Report the error that comes first in the source. */
     if (param->line && param->line < launch->line) {
-        rc = parse_param_block(&c, param);
+        rc = kevo__paramblock_parse(&c, param);
         if (rc == KEVO_OK)
             rc = parse_launch_block(&c, launch);
     } else {
         rc = parse_launch_block(&c, launch);
         if (rc == KEVO_OK && param->line)
-            rc = parse_param_block(&c, param);
+            rc = kevo__paramblock_parse(&c, param);
     }
     if (rc == KEVO_OK)
         rc = check_names(&c);
 done:
     for (size_t k = 0; k < KEVO_ARRAY_SIZE(blocks); k++)
         free(blocks[k].lines);
-    free(cs.items);
     free(c.param_lines);
     if (rc != KEVO_OK) {
         kevo__blocks_free(&b);

@@ -1,0 +1,158 @@
+/*
+ * blocks_private.h: the insides of the kevo:launch and kevo:param parser,
+ * shared by srcscan.c (the comments of a source and the stripped lines of
+ * each block), paramblock.c (the kevo:param block) and blocks.c (the
+ * kevo:launch block, the source as a whole, and the error messages).
+ * blocks.h is what the rest of kevo uses.
+ */
+#ifndef KEVO_BLOCKS_PRIVATE_H
+#define KEVO_BLOCKS_PRIVATE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "blocks.h"
+
+#define TAG_LAUNCH "kevo:launch"
+#define TAG_PARAM "kevo:param"
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static inline bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static inline bool is_ident_start(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static inline bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static inline bool is_ident_char(char c)
+{
+    return is_ident_start(c) || is_digit(c);
+}
+
+/* A piece of the source or of a joined statement; not NUL-terminated. */
+typedef struct span {
+    const char *s;
+    size_t n;
+} span;
+
+static inline span trim(span t)
+{
+    while (t.n > 0 && is_space(t.s[0])) {
+        t.s++;
+        t.n--;
+    }
+    while (t.n > 0 && is_space(t.s[t.n - 1]))
+        t.n--;
+    return t;
+}
+
+static inline bool span_is(span t, const char *word)
+{
+    size_t n = strlen(word);
+    return t.n == n && memcmp(t.s, word, n) == 0;
+}
+
+/* The identifier at the start of t (empty when there is none). */
+static inline span leading_ident(span t)
+{
+    span w = {t.s, 0};
+    if (t.n > 0 && is_ident_start(t.s[0])) {
+        while (w.n < t.n && is_ident_char(t.s[w.n]))
+            w.n++;
+    }
+    return w;
+}
+
+static inline int next_line(int line)
+{
+    return line < INT_MAX ? line + 1 : line;
+}
+
+/* Quoted text in messages is cut to this many bytes. */
+#define QUOTE_MAX 60
+
+static inline int quote_len(span t)
+{
+    return (int)(t.n < QUOTE_MAX ? t.n : QUOTE_MAX);
+}
+
+static inline const char *quote_more(span t)
+{
+    return t.n > QUOTE_MAX ? "..." : "";
+}
+
+/* ---- the parse in progress ----------------------------------------------- */
+
+typedef struct ctx {
+    const char *source;
+    const char *origin;
+    kevo_error *err;
+    const char *tag; /* the block being parsed, for messages */
+    kevo_blocks *b;
+    size_t launch_cap, scratch_cap;
+    int *param_lines; /* the line of each parameter of b->params */
+    size_t param_lines_cap;
+} ctx;
+
+/* One stripped line of a block and its line in the source. */
+typedef struct bline {
+    span text;
+    int line;
+} bline;
+
+typedef struct block {
+    bline *lines;
+    size_t n, cap;
+    int line; /* of the tag; 0 when there is no such block */
+} block;
+
+/* The kinds of block, which index the array of blocks. */
+enum { TAG_NONE, KIND_LAUNCH, KIND_PARAM };
+
+/* ---- errors (blocks.c) --------------------------------------------------- */
+
+/* "<origin>:<line>: <tag>: <message>", with c->tag as the tag. Sets c->err
+ * and returns code. */
+kevo_status kevo__blocks_fail(ctx *c, kevo_status code, int line,
+                              const char *fmt, ...) KEVO_PRINTF(4, 5);
+
+/* "<origin>:<line>: <message>", for errors about a block as a whole. */
+kevo_status kevo__blocks_fail_block(ctx *c, kevo_status code, int line,
+                                    const char *fmt, ...) KEVO_PRINTF(4, 5);
+
+/* An error from another part of kevo (the expression parser, the parameter
+ * space) at a line, keeping the column it found: "<what>: <its text>", or
+ * its text alone when what is "". Syntax errors are KEVO_EPARSE, the rest
+ * KEVO_EINVALID, and KEVO_ENOMEM stays KEVO_ENOMEM. */
+kevo_status kevo__blocks_fail_inner(ctx *c, const kevo_error *inner,
+                                    bool syntax, int line, const char *what);
+
+/* ---- the blocks of a source (srcscan.c) ---------------------------------- */
+
+/* Scans c->source for its comments and gathers those that start with a tag
+ * into blocks[KIND_LAUNCH] and blocks[KIND_PARAM] (blocks[TAG_NONE] stays
+ * unused): their stripped lines, which point into the source, without
+ * blank lines and '#' comments. A block that is absent keeps line 0. Fails
+ * with KEVO_EINVALID for a second block of a kind, KEVO_EPARSE for an
+ * unterminated one, or KEVO_ENOMEM. The caller frees the lines of each
+ * block, also on failure. */
+kevo_status kevo__srcscan_blocks(ctx *c, block blocks[3]);
+
+/* ---- kevo:param (paramblock.c) ------------------------------------------- */
+
+/* Parses the lines of the kevo:param block into c->b->params, noting the
+ * line of each parameter in c->param_lines. Sets c->tag. */
+kevo_status kevo__paramblock_parse(ctx *c, const block *bk);
+
+#endif
