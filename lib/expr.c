@@ -477,39 +477,41 @@ static int parse_unary(parser *p)
     return parse_primary(p);
 }
 
-static int parse_mul(parser *p)
+/* One level of left-associative binary operators: next (a tighter level)
+ * separated by any of the n tokens toks, each making the node kinds[i]. */
+static int parse_left(parser *p, int (*next)(parser *), const tok_kind *toks,
+                      const node_kind *kinds, size_t n)
 {
-    int a = parse_unary(p);
-    while (a >= 0 &&
-           (p->tok == T_STAR || p->tok == T_SLASH || p->tok == T_PERCENT)) {
-        node_kind k = p->tok == T_STAR    ? N_MUL
-                      : p->tok == T_SLASH ? N_DIV
-                                          : N_MOD;
+    int a = next(p);
+    while (a >= 0) {
+        size_t k = 0;
+        while (k < n && p->tok != toks[k])
+            k++;
+        if (k == n)
+            break;
         size_t pos = p->pos;
         if (!lex(p))
             return -1;
-        int b = parse_unary(p);
+        int b = next(p);
         if (b < 0)
             return -1;
-        a = add_node(p, k, pos, a, b, -1, 0);
+        a = add_node(p, kinds[k], pos, a, b, -1, 0);
     }
     return a;
 }
 
+static int parse_mul(parser *p)
+{
+    static const tok_kind toks[] = {T_STAR, T_SLASH, T_PERCENT};
+    static const node_kind kinds[] = {N_MUL, N_DIV, N_MOD};
+    return parse_left(p, parse_unary, toks, kinds, 3);
+}
+
 static int parse_add(parser *p)
 {
-    int a = parse_mul(p);
-    while (a >= 0 && (p->tok == T_PLUS || p->tok == T_MINUS)) {
-        node_kind k = p->tok == T_PLUS ? N_ADD : N_SUB;
-        size_t pos = p->pos;
-        if (!lex(p))
-            return -1;
-        int b = parse_mul(p);
-        if (b < 0)
-            return -1;
-        a = add_node(p, k, pos, a, b, -1, 0);
-    }
-    return a;
+    static const tok_kind toks[] = {T_PLUS, T_MINUS};
+    static const node_kind kinds[] = {N_ADD, N_SUB};
+    return parse_left(p, parse_mul, toks, kinds, 2);
 }
 
 static bool is_comparison(tok_kind t)
@@ -544,32 +546,16 @@ static int parse_cmp(parser *p)
 
 static int parse_and(parser *p)
 {
-    int a = parse_cmp(p);
-    while (a >= 0 && p->tok == T_AND) {
-        size_t pos = p->pos;
-        if (!lex(p))
-            return -1;
-        int b = parse_cmp(p);
-        if (b < 0)
-            return -1;
-        a = add_node(p, N_AND, pos, a, b, -1, 0);
-    }
-    return a;
+    static const tok_kind toks[] = {T_AND};
+    static const node_kind kinds[] = {N_AND};
+    return parse_left(p, parse_cmp, toks, kinds, 1);
 }
 
 static int parse_or(parser *p)
 {
-    int a = parse_and(p);
-    while (a >= 0 && p->tok == T_OR) {
-        size_t pos = p->pos;
-        if (!lex(p))
-            return -1;
-        int b = parse_and(p);
-        if (b < 0)
-            return -1;
-        a = add_node(p, N_OR, pos, a, b, -1, 0);
-    }
-    return a;
+    static const tok_kind toks[] = {T_OR};
+    static const node_kind kinds[] = {N_OR};
+    return parse_left(p, parse_and, toks, kinds, 1);
 }
 
 /* cond := or ('?' cond ':' cond)? : the loosest binding, right to left. */
