@@ -314,9 +314,16 @@ kevo_paramspace *kevo_paramspace_copy(const kevo_paramspace *space)
                                        NULL) != KEVO_OK)
             goto fail;
     }
-    for (size_t i = 0; i < space->ncons; i++) {
-        if (kevo_paramspace_add_constraint(
-                copy, kevo_expr_text(space->cons[i].expr), NULL) != KEVO_OK)
+    if (space->ncons > 0) {
+        copy->cons = calloc(space->ncons, sizeof *copy->cons);
+        if (!copy->cons)
+            goto fail;
+        copy->ccap = space->ncons;
+    }
+    for (; copy->ncons < space->ncons; copy->ncons++) {
+        copy->cons[copy->ncons].expr =
+            kevo__expr_copy(space->cons[copy->ncons].expr);
+        if (!copy->cons[copy->ncons].expr)
             goto fail;
     }
     return copy;
