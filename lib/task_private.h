@@ -5,6 +5,7 @@
 #ifndef KEVO_TASK_PRIVATE_H
 #define KEVO_TASK_PRIVATE_H
 
+#include "jsonutil.h"
 #include "kevo_private.h"
 
 /* A behaviour dimension the task chose, with its bins resolved: either
@@ -106,6 +107,10 @@ bool kevo__task_role_is_output(kevo_role role);
  * "scalar"; "?" otherwise. */
 const char *kevo__role_name(kevo_role role);
 
+/* The name of a distribution as task files write it: "normal", "uniform",
+ * "randint", "constant"; NULL for KEVO_DIST_DEFAULT, which has none. */
+const char *kevo__dist_name(kevo_dist dist);
+
 /* The range of values an integer type holds (false for a float type). */
 bool kevo__dtype_int_range(kevo_dtype type, double *lo, double *hi);
 
@@ -121,11 +126,74 @@ kevo_status kevo__task_set_origin(kevo_task *task, const char *origin);
 void kevo__task_shape_text(const kevo_task *task, kevo_shape_set set, size_t i,
                            char *buf, size_t size);
 
+/* Parses text as an expression into *out; errors read "<what>: <expression
+ * error>". */
+kevo_status kevo__task_parse_expr(const char *text, const char *what,
+                                  kevo_expr **out, kevo_error *err);
+
+/* Frees what an argument holds (not a itself). */
+void kevo__task_arg_clear(kevo_task_arg *a);
+
+/* The first check of every setter: fn names it in the error. */
+#define KEVO__CHECK_TASK(task, err, fn)                                        \
+    do {                                                                       \
+        if (!(task))                                                           \
+            return kevo__error_set(err, KEVO_EINVAL, fn ": task is NULL");     \
+    } while (0)
+
 /* The launch checks of kevo_candidate_new_for_task() on a candidate whose
  * parameters already hold the task's: launch arguments resolve, scratch
  * and parameter names do not collide, every output is passed. */
 kevo_status kevo__task_check_launches(const kevo_task *task,
                                       const kevo_candidate *cand,
                                       kevo_error *err);
+
+/* ---- the task file loader -------------------------------------------------
+ * Shared by task_json.c, task_json_args.c and task_json_spaces.c. */
+
+typedef struct kevo_task_loader {
+    const char *origin;   /* names the text in messages; may be NULL */
+    const char *base_dir; /* where source files are looked up; may be NULL */
+    kevo_jpath path;
+    kevo_error *err;
+    kevo_task *task;
+} kevo_task_loader;
+
+/* Records "<origin>: <path>: <message>" at the loader's path. Returns
+ * code. */
+kevo_status kevo__task_load_fail(kevo_task_loader *ld, kevo_status code,
+                                 const char *fmt, ...) KEVO_PRINTF(3, 4);
+
+/* A setter's error, at the current path. What a setter calls a bad
+ * argument is, in a file, an invalid task. */
+kevo_status kevo__task_load_fail_inner(kevo_task_loader *ld,
+                                       const kevo_error *e);
+
+/* Descends into key of obj (which may be missing: *v is then NULL).
+ * Returns the length to give back to kevo__jpath_pop(). */
+size_t kevo__task_load_enter(kevo_task_loader *ld, const json_t *obj,
+                             const char *key, json_t **v);
+
+/* Fails with "missing required key" and hint, what the key holds. */
+kevo_status kevo__task_load_missing(kevo_task_loader *ld, const char *key,
+                                    const char *hint);
+
+/* An expression: a JSON string, or a JSON integer taken as its text
+ * (written to buf). */
+kevo_status kevo__task_load_expr(kevo_task_loader *ld, const json_t *v,
+                                 char *buf, size_t size, const char **out);
+
+/* An array at the current path with at least min items (what names one). */
+kevo_status kevo__task_load_array(kevo_task_loader *ld, const json_t *v,
+                                  size_t min, const char *what);
+
+/* Readers of the parts of a task file, each at the part's path. Tolerance
+ * is for output (NULL: the task's default). */
+kevo_status kevo__task_read_args(kevo_task_loader *ld, const json_t *v);
+kevo_status kevo__task_read_tolerance(kevo_task_loader *ld, const char *output,
+                                      const json_t *v);
+kevo_status kevo__task_read_params(kevo_task_loader *ld, const json_t *v);
+kevo_status kevo__task_read_constraints(kevo_task_loader *ld, const json_t *v);
+kevo_status kevo__task_read_descriptors(kevo_task_loader *ld, const json_t *v);
 
 #endif
