@@ -194,9 +194,11 @@ static bool passed_to_a_launch(const kevo_candidate *c, const char *name)
     return false;
 }
 
-kevo_status kevo__task_check_launches(const kevo_task *task,
-                                      const kevo_candidate *cand,
-                                      kevo_error *err)
+/* The launch checks on a candidate whose parameters already hold the
+ * task's: launch arguments resolve, scratch and parameter names do not
+ * collide, every output is passed. */
+static kevo_status check_launches(const kevo_task *task,
+                                  const kevo_candidate *cand, kevo_error *err)
 {
     kevo_status rc = check_collisions(task, cand, err);
     for (size_t i = 0; i < cand->blocks.nscratch && rc == KEVO_OK; i++) {
@@ -239,7 +241,7 @@ kevo_status kevo_candidate_new_for_task(const kevo_task *task,
     rc = kevo__candidate_merge_params(
         c, task->params, (const char *const *)task->dims, task->ndims, err);
     if (rc == KEVO_OK)
-        rc = kevo__task_check_launches(task, c, err);
+        rc = check_launches(task, c, err);
     if (rc != KEVO_OK) {
         kevo_candidate_free(c);
         return rc;

@@ -141,13 +141,6 @@ void kevo__task_arg_clear(kevo_task_arg *a);
             return kevo__error_set(err, KEVO_EINVAL, fn ": task is NULL");     \
     } while (0)
 
-/* The launch checks of kevo_candidate_new_for_task() on a candidate whose
- * parameters already hold the task's: launch arguments resolve, scratch
- * and parameter names do not collide, every output is passed. */
-kevo_status kevo__task_check_launches(const kevo_task *task,
-                                      const kevo_candidate *cand,
-                                      kevo_error *err);
-
 /* ---- the task file loader -------------------------------------------------
  * Shared by task_json.c, task_json_args.c and task_json_spaces.c. */
 
