@@ -78,6 +78,20 @@ kevo_status kevo__task_load_array(kevo_task_loader *ld, const json_t *v,
     return rc;
 }
 
+kevo_status kevo__task_load_each(
+    kevo_task_loader *ld, const json_t *v, size_t min, const char *what,
+    kevo_status (*read)(kevo_task_loader *ld, const json_t *elem, void *arg),
+    void *arg)
+{
+    kevo_status rc = kevo__task_load_array(ld, v, min, what);
+    for (size_t i = 0; rc == KEVO_OK && i < json_array_size(v); i++) {
+        size_t mark = kevo__jpath_index(&ld->path, i);
+        rc = read(ld, json_array_get(v, i), arg);
+        kevo__jpath_pop(&ld->path, mark);
+    }
+    return rc;
+}
+
 /* Parses text at the current path, only to place its error there. */
 static kevo_status check_expr(kevo_task_loader *ld, const char *text)
 {
@@ -90,20 +104,20 @@ static kevo_status check_expr(kevo_task_loader *ld, const char *text)
 
 /* ---- the parts ----------------------------------------------------------- */
 
+static kevo_status read_dim(kevo_task_loader *ld, const json_t *v, void *arg)
+{
+    const char *name;
+    kevo_status rc =
+        kevo__json_string(v, ld->origin, &ld->path, &name, ld->err);
+    kevo_error e = KEVO__ERROR_INIT;
+    if (rc == KEVO_OK && kevo_task_add_dim(ld->task, name, &e) != KEVO_OK)
+        rc = kevo__task_load_fail_inner(ld, &e);
+    return rc;
+}
+
 static kevo_status read_dims(kevo_task_loader *ld, const json_t *v)
 {
-    kevo_status rc = kevo__task_load_array(ld, v, 1, "dim, such as \"n\"");
-    for (size_t i = 0; rc == KEVO_OK && i < json_array_size(v); i++) {
-        size_t mark = kevo__jpath_index(&ld->path, i);
-        const char *name;
-        rc = kevo__json_string(json_array_get(v, i), ld->origin, &ld->path,
-                               &name, ld->err);
-        kevo_error e = KEVO__ERROR_INIT;
-        if (rc == KEVO_OK && kevo_task_add_dim(ld->task, name, &e) != KEVO_OK)
-            rc = kevo__task_load_fail_inner(ld, &e);
-        kevo__jpath_pop(&ld->path, mark);
-    }
-    return rc;
+    return kevo__task_load_each(ld, v, 1, "dim, such as \"n\"", read_dim, NULL);
 }
 
 /* A kernel: "FILE" | {"source": FILE} | {"code": TEXT}. */
@@ -271,17 +285,17 @@ static kevo_status read_shape(kevo_task_loader *ld, const json_t *v,
     return KEVO_OK;
 }
 
+static kevo_status read_shape_of(kevo_task_loader *ld, const json_t *v,
+                                 void *set)
+{
+    return read_shape(ld, v, *(const kevo_shape_set *)set);
+}
+
 static kevo_status read_shapes(kevo_task_loader *ld, const json_t *v,
                                kevo_shape_set set)
 {
-    kevo_status rc =
-        kevo__task_load_array(ld, v, set == KEVO_SHAPES_TRAIN ? 1 : 0, "shape");
-    for (size_t i = 0; rc == KEVO_OK && i < json_array_size(v); i++) {
-        size_t mark = kevo__jpath_index(&ld->path, i);
-        rc = read_shape(ld, json_array_get(v, i), set);
-        kevo__jpath_pop(&ld->path, mark);
-    }
-    return rc;
+    return kevo__task_load_each(ld, v, set == KEVO_SHAPES_TRAIN ? 1 : 0,
+                                "shape", read_shape_of, &set);
 }
 
 static const struct {

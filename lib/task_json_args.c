@@ -124,7 +124,8 @@ kevo_status kevo__task_read_tolerance(kevo_task_loader *ld, const char *output,
     return KEVO_OK;
 }
 
-static kevo_status read_arg(kevo_task_loader *ld, const json_t *v)
+/* One element of "args"; arg is unused (kevo__task_load_each). */
+static kevo_status read_arg(kevo_task_loader *ld, const json_t *v, void *arg)
 {
     static const char *const keys[] = {"name",  "type", "role",      "count",
                                        "value", "init", "tolerance", NULL};
@@ -285,11 +286,5 @@ static kevo_status read_arg(kevo_task_loader *ld, const json_t *v)
 
 kevo_status kevo__task_read_args(kevo_task_loader *ld, const json_t *v)
 {
-    kevo_status rc = kevo__task_load_array(ld, v, 1, "argument");
-    for (size_t i = 0; rc == KEVO_OK && i < json_array_size(v); i++) {
-        size_t mark = kevo__jpath_index(&ld->path, i);
-        rc = read_arg(ld, json_array_get(v, i));
-        kevo__jpath_pop(&ld->path, mark);
-    }
-    return rc;
+    return kevo__task_load_each(ld, v, 1, "argument", read_arg, NULL);
 }

@@ -126,24 +126,27 @@ kevo_status kevo__task_read_params(kevo_task_loader *ld, const json_t *v)
     return rc;
 }
 
-kevo_status kevo__task_read_constraints(kevo_task_loader *ld, const json_t *v)
+static kevo_status read_constraint(kevo_task_loader *ld, const json_t *v,
+                                   void *arg)
 {
-    kevo_status rc = kevo__task_load_array(ld, v, 0, "constraint");
-    for (size_t i = 0; rc == KEVO_OK && i < json_array_size(v); i++) {
-        size_t mark = kevo__jpath_index(&ld->path, i);
-        const char *text;
-        rc = kevo__json_string(json_array_get(v, i), ld->origin, &ld->path,
-                               &text, ld->err);
-        kevo_error e = KEVO__ERROR_INIT;
-        if (rc == KEVO_OK && kevo_paramspace_add_constraint(
-                                 ld->task->params, text, &e) != KEVO_OK)
-            rc = kevo__task_load_fail_inner(ld, &e);
-        kevo__jpath_pop(&ld->path, mark);
-    }
+    const char *text;
+    kevo_status rc =
+        kevo__json_string(v, ld->origin, &ld->path, &text, ld->err);
+    kevo_error e = KEVO__ERROR_INIT;
+    if (rc == KEVO_OK &&
+        kevo_paramspace_add_constraint(ld->task->params, text, &e) != KEVO_OK)
+        rc = kevo__task_load_fail_inner(ld, &e);
     return rc;
 }
 
-static kevo_status read_descriptor(kevo_task_loader *ld, const json_t *v)
+kevo_status kevo__task_read_constraints(kevo_task_loader *ld, const json_t *v)
+{
+    return kevo__task_load_each(ld, v, 0, "constraint", read_constraint, NULL);
+}
+
+/* One element of "descriptors"; arg is unused (kevo__task_load_each). */
+static kevo_status read_descriptor(kevo_task_loader *ld, const json_t *v,
+                                   void *arg)
 {
     static const char *const keys[] = {"name", "bins", "range", "edges", NULL};
     kevo_error e = KEVO__ERROR_INIT;
@@ -241,11 +244,5 @@ static kevo_status read_descriptor(kevo_task_loader *ld, const json_t *v)
 
 kevo_status kevo__task_read_descriptors(kevo_task_loader *ld, const json_t *v)
 {
-    kevo_status rc = kevo__task_load_array(ld, v, 1, "descriptor");
-    for (size_t i = 0; rc == KEVO_OK && i < json_array_size(v); i++) {
-        size_t mark = kevo__jpath_index(&ld->path, i);
-        rc = read_descriptor(ld, json_array_get(v, i));
-        kevo__jpath_pop(&ld->path, mark);
-    }
-    return rc;
+    return kevo__task_load_each(ld, v, 1, "descriptor", read_descriptor, NULL);
 }

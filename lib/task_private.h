@@ -180,6 +180,13 @@ kevo_status kevo__task_load_expr(kevo_task_loader *ld, const json_t *v,
 kevo_status kevo__task_load_array(kevo_task_loader *ld, const json_t *v,
                                   size_t min, const char *what);
 
+/* Checks v as kevo__task_load_array() does, then calls read on each element
+ * with the path at that element, stopping at the first failure. */
+kevo_status kevo__task_load_each(
+    kevo_task_loader *ld, const json_t *v, size_t min, const char *what,
+    kevo_status (*read)(kevo_task_loader *ld, const json_t *elem, void *arg),
+    void *arg);
+
 /* Readers of the parts of a task file, each at the part's path. Tolerance
  * is for output (NULL: the task's default). */
 kevo_status kevo__task_read_args(kevo_task_loader *ld, const json_t *v);
