@@ -10,9 +10,12 @@
 #include <kevo/common.h>
 #include <kevo/dtype.h>
 #include <kevo/error.h>
+#include <kevo/eval.h>
 #include <kevo/eventlog.h>
 #include <kevo/expr.h>
+#include <kevo/operator.h>
 #include <kevo/paramspace.h>
+#include <kevo/promptpool.h>
 #include <kevo/rng.h>
 #include <kevo/rundir.h>
 #include <kevo/task.h>

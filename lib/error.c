@@ -31,6 +31,9 @@ static const char *const status_text[] = {
     [KEVO_ELIMIT] = "over a limit",
     [KEVO_DONE] = "no more items",
     [KEVO_EEXTERNAL] = "error in an external library",
+    [KEVO_ETIMEDOUT] = "timed out",
+    [KEVO_ENODEV] = "no usable GPU",
+    [KEVO_EWORKER] = "worker process failed",
 };
 
 const char *kevo_strerror(kevo_status code)

@@ -1,9 +1,8 @@
 /*
  * suite_util.h: what the task-suite tests (nvrtc-suite, gpu/gpu-suite)
  * share: finding the task files, the parameter variants of a seed,
- * compiling a candidate with NVRTC at its parameters, reading the
- * parameters of a PTX entry, and mapping launch arguments to task
- * arguments, scratch buffers and values.
+ * compiling a candidate with NVRTC at its parameters and reading the
+ * parameters of a PTX entry.
  */
 #ifndef KEVO_SUITE_UTIL_H
 #define KEVO_SUITE_UTIL_H
@@ -14,6 +13,7 @@
 
 #include "candidate_private.h"
 #include "kevo_private.h"
+#include "launch_args.h"
 
 /* The task files (*.json) of dir, sorted, as a NULL-terminated array of
  * paths that suite_strv_free() frees; NULL when dir cannot be read (errno
@@ -97,43 +97,16 @@ void suite_build_free(suite_build *b);
  */
 long suite_ptx_entry_params(const char *ptx, const char *name, size_t **sizes);
 
-/* What one launch argument passes. */
-typedef enum suite_arg_kind {
-    SUITE_ARG_BUFFER = 0,  /* a task buffer: index is the task argument */
-    SUITE_ARG_SCALAR = 1,  /* a task scalar: index is the task argument */
-    SUITE_ARG_SCRATCH = 2, /* a scratch buffer: index into blocks.scratch */
-    SUITE_ARG_VALUE = 3    /* an integer expression: value, of type */
-} suite_arg_kind;
-
-typedef struct suite_arg {
-    suite_arg_kind kind;
-    size_t index;
-    kevo_dtype type; /* SCALAR: the argument's type; VALUE: the cast */
-    size_t size;     /* bytes passed: 8 for a pointer, else the type's */
-    int64_t value;   /* VALUE: evaluated over env (0 when env is NULL) */
-} suite_arg;
-
-/*
- * Resolves the arguments of launch i of cand against task: a bare name of
- * a task argument or scratch buffer passes it; anything else is an integer
- * expression evaluated over env (dims, device properties) with the
- * assignment on top, unless env is NULL. Returns KEVO_OK and a new array
- * (free()) in *args, or an error (a name no longer resolving, an
- * expression that fails) in err.
- */
-kevo_status suite_launch_args(const kevo_task *task, const kevo_candidate *cand,
-                              size_t i, const kevo_vars *env, suite_arg **args,
-                              size_t *nargs, kevo_error *err);
-
-/* env with cand's assignment on top, in a new set; NULL on no memory. */
-kevo_vars *suite_env_with_params(const kevo_vars *env,
-                                 const kevo_candidate *cand);
-
-/* The element count of scratch buffer s of cand over env (with the
- * assignment on top). */
-kevo_status suite_scratch_count(const kevo_candidate *cand, size_t s,
-                                const kevo_vars *env, uint64_t *count,
-                                kevo_error *err);
+/* The resolution of launch arguments lives in lib/launch_args.c (the GPU
+ * worker uses it too); the suite tests still call it by these names. */
+typedef kevo__resolved_arg suite_arg;
+#define SUITE_ARG_BUFFER KEVO__ARG_BUFFER
+#define SUITE_ARG_SCALAR KEVO__ARG_SCALAR
+#define SUITE_ARG_SCRATCH KEVO__ARG_SCRATCH
+#define SUITE_ARG_VALUE KEVO__ARG_VALUE
+#define suite_launch_args kevo__launch_args
+#define suite_env_with_params kevo__env_with_params
+#define suite_scratch_count kevo__scratch_count
 
 /* The index of the smallest training shape of task by footprint. */
 size_t suite_smallest_shape(const kevo_task *task);

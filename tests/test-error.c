@@ -19,7 +19,7 @@ static void test_strerror(void)
            "unknown code still gives text");
     is_str(kevo_domain_name(KEVO_DOMAIN_NVRTC), "nvrtc", "domain name");
     is_str(kevo_domain_name((kevo_domain)77), "unknown", "unknown domain");
-    for (int c = KEVO_OK; c <= KEVO_EEXTERNAL; c++)
+    for (int c = KEVO_OK; c <= KEVO_EWORKER; c++)
         ok(strcmp(kevo_strerror((kevo_status)c), "unknown error") != 0,
            "code %d has its own text", c);
 }

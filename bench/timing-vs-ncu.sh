@@ -1,0 +1,45 @@
+#!/bin/sh
+# timing-vs-ncu.sh: compares kevo's timing of one kernel with Nsight
+# Compute's gpu__time_duration.sum of the same launches.
+#
+# Usage (from the build directory, on the GPU machine):
+#   sh bench/timing-vs-ncu.sh [RUNS]
+# It runs bench-timing (RUNS evaluations of the softmax seed at 8192x4096,
+# default 30) and then `kevo eval` of the same kernel under ncu, which
+# records the kernel's duration for 30 launches after the correctness runs.
+# ncu runs with --clock-control none (the GPU's own clocks, as kevo sees
+# them) and --cache-control all (caches flushed before each launch, as
+# kevo flushes L2 between repetitions). It prints both medians and their
+# ratio.
+set -e
+runs=${1:-30}
+src=${KEVO_SRCDIR:-$(dirname "$0")/..}
+ncu=${NCU:-ncu}
+out=${TMPDIR:-/tmp}/kevo-timing-$$
+mkdir -p "$out"
+trap 'rm -rf "$out"' EXIT
+./bench/bench-timing --runs "$runs" --out "$out/kevo.txt" \
+  "$src/examples/tasks/softmax.json"
+"$ncu" --target-processes all --clock-control none --cache-control all \
+  --metrics gpu__time_duration.sum -k regex:'^softmax$' \
+  --launch-skip 6 --launch-count 30 --csv \
+  ./examples/kevo eval --set min_reps=40 --set max_reps=40 \
+  "$src/examples/tasks/softmax.json" "$src/examples/tasks/softmax_seed.cu" \
+  > "$out/ncu.csv" 2> "$out/ncu.err" || { cat "$out/ncu.err" >&2; exit 1; }
+awk -F'","' '/gpu__time_duration.sum/ {
+    v = $NF; gsub(/[",]/, "", v); unit = $(NF-1); gsub(/"/, "", unit);
+    if (unit == "nsecond" || unit == "ns") v = v / 1000;
+    else if (unit == "msecond" || unit == "ms") v = v * 1000;
+    print v }' "$out/ncu.csv" | sort -n > "$out/ncu.txt"
+n=$(wc -l < "$out/ncu.txt")
+if [ "$n" -eq 0 ]; then
+  echo "timing-vs-ncu: ncu recorded no launch of the kernel" >&2
+  head -20 "$out/ncu.csv" >&2
+  exit 1
+fi
+ncu_median=$(awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}' "$out/ncu.txt")
+kevo_median=$(sort -g "$out/kevo.txt" | awk '{a[NR] = $1 * 1e6} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}')
+echo "ncu: $n launches, median gpu__time_duration.sum $ncu_median us"
+echo "kevo: median of $runs evaluations $kevo_median us"
+awk -v k="$kevo_median" -v n="$ncu_median" 'BEGIN {
+    printf "kevo / ncu = %.4f (%+.2f%%)\n", k / n, (k / n - 1) * 100 }'

@@ -1,0 +1,97 @@
+/*
+ * fitness.h: fitness functions behind a small table of functions, the
+ * roofline figures every evaluated shape carries, and the device ceilings
+ * they are measured against.
+ *
+ * A fitness function scores each shape from its measured time, the task's
+ * cost model at that shape (bytes, flops, the peak the flops count
+ * against), the device's ceilings and the baselines' times, and combines
+ * the per-shape scores into one fitness. Two kinds exist: roofline
+ * efficiency (the default) and speedup over a baseline (the task's seed or
+ * its reference).
+ */
+#ifndef KEVO_FITNESS_H
+#define KEVO_FITNESS_H
+
+#include "kevo_private.h"
+
+/* The number of kevo_peak values. */
+#define KEVO__PEAK_COUNT 5
+
+/* The default level above which an efficiency is flagged as suspicious. */
+#define KEVO__SUSPICIOUS_DEFAULT 1.05
+
+/* The measured ceilings of one device. A value <= 0 (or not finite) is
+ * unknown: a floor that needs it is unknown too. */
+typedef struct kevo_ceilings {
+    double bandwidth;              /* bytes read + written per second */
+    double peak[KEVO__PEAK_COUNT]; /* per kevo_peak, operations per second
+                                      (an FMA counts two) */
+} kevo_ceilings;
+
+/* One shape as a fitness function sees it. */
+typedef struct kevo_fitness_shape {
+    bool correct;          /* passed the correctness checks */
+    double time;           /* median seconds; NaN when not timed */
+    double bytes, flops;   /* the task's cost model at this shape */
+    kevo_peak peak;        /* the ceiling the flops count against */
+    double seed_time;      /* the task's seed at this shape; NaN: unknown */
+    double reference_time; /* the reference at this shape; NaN: unknown */
+} kevo_fitness_shape;
+
+/* The roofline figures of one shape. Unknown values are NaN. */
+typedef struct kevo_roofline {
+    double floor;      /* max(bytes / bandwidth, flops / peak), seconds */
+    double efficiency; /* floor / time */
+    kevo_bound bound;  /* which term of the floor is the larger */
+    bool bound_known;  /* false when the floor is unknown */
+    double gbytes_per_s, gflops_per_s; /* the cost model over the time */
+} kevo_roofline;
+
+/* A fitness function. */
+typedef struct kevo_fitness_fn {
+    const char *name;    /* "roofline", "speedup_seed", ... */
+    const char *meaning; /* one line, for documentation and reports */
+    /* The score of one shape: positive and finite, or NaN when the shape
+     * has none (it failed, was not timed, or a ceiling or baseline it
+     * needs is unknown). */
+    double (*score)(const kevo_fitness_shape *shape,
+                    const kevo_ceilings *ceilings);
+    /* The fitness of n per-shape scores: 0 when n is 0 or any score is
+     * NaN (a failed or untimed shape), else a combination of them. */
+    double (*combine)(const double *scores, size_t n);
+} kevo_fitness_fn;
+
+/* Roofline efficiency: the score of a shape is floor / time, and the
+ * fitness their geometric mean. The default. (roofline.c) */
+extern const kevo_fitness_fn kevo__fitness_roofline;
+
+/* Speedup over the task's seed or over its reference: the score of a
+ * shape is baseline time / time, and the fitness their geometric mean.
+ * (speedup.c) */
+extern const kevo_fitness_fn kevo__fitness_speedup_seed;
+extern const kevo_fitness_fn kevo__fitness_speedup_reference;
+
+/* The fitness function called name, or NULL. (fitness.c) */
+const kevo_fitness_fn *kevo__fitness_find(const char *name);
+
+/* The i-th fitness function, in a fixed order; NULL past the last.
+ * (fitness.c) */
+const kevo_fitness_fn *kevo__fitness_at(size_t i);
+
+/* The geometric mean of n values: 0 when n is 0 or any value is not
+ * positive and finite (NaN included). Computed as exp(mean(log x)), in
+ * index order, so that equal inputs give bit-equal results. (fitness.c) */
+double kevo__geomean(const double *x, size_t n);
+
+/* The roofline figures of shape with the ceilings (either may make the
+ * floor unknown: a term whose numerator is positive needs its ceiling).
+ * The efficiency and the rates need a positive, finite time; the
+ * correctness of the shape does not matter here. (roofline.c) */
+void kevo__roofline(const kevo_fitness_shape *shape,
+                    const kevo_ceilings *ceilings, kevo_roofline *out);
+
+/* "memory" or "compute"; "?" otherwise. (roofline.c) */
+const char *kevo__bound_name(kevo_bound bound);
+
+#endif

@@ -1,0 +1,378 @@
+/*
+ * kevo/eval.h: evaluating candidates on a GPU, and what an evaluation says.
+ *
+ * An evaluator owns the processes that do the work: a pool of compile
+ * processes running NVRTC (one per core, with a compile cache on disk) and
+ * one GPU worker process (kevo-worker) that loads, runs, checks and times
+ * candidates. The calling process never loads the CUDA driver: a kernel
+ * that faults or hangs takes down only its worker, which the evaluator
+ * kills and restarts, and the candidate gets a failure verdict.
+ *
+ * Per training shape (or held-out shape, for the gate) a candidate is run
+ * on fresh random inputs with its outputs poisoned, compared with the
+ * task's reference within the task's tolerance, checked not to have
+ * changed its inputs, run again on a second fresh input set and compared
+ * again, and then timed: warm-ups, then repetitions with the L2 cache
+ * flushed between them, every kernel of the context recorded by CUPTI,
+ * until the spread of the repetitions is small or a time cap is reached.
+ * The result carries the measurements, the roofline efficiency of each
+ * shape (floor = max(bytes / bandwidth, flops / peak), efficiency = floor /
+ * time), the fitness (the geometric mean of the efficiencies, 0 when any
+ * shape fails), speedups over the task's seed and reference, and the
+ * behaviour descriptors of the compiled kernel.
+ *
+ * Typical use: kevo_evaluator_new(), options, kevo_evaluator_start(), then
+ * kevo_evaluator_evaluate() for one candidate at a time, or
+ * kevo_evaluator_submit() and kevo_evaluator_wait() to keep the compile
+ * pool and the GPU busy at once; kevo_evaluator_free() stops the
+ * processes.
+ */
+#ifndef KEVO_EVAL_H
+#define KEVO_EVAL_H
+
+#include <stdbool.h>
+
+#include <kevo/candidate.h>
+#include <kevo/error.h>
+#include <kevo/task.h>
+#include <kevo/vars.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kevo_evaluator kevo_evaluator;
+typedef struct kevo_eval_result kevo_eval_result;
+
+/* How an evaluation ended. Values are only ever appended. */
+typedef enum kevo_verdict {
+    KEVO_VERDICT_OK = 0,             /* correct on every shape, timed */
+    KEVO_VERDICT_COMPILE_ERROR = 1,  /* NVRTC failed or timed out */
+    KEVO_VERDICT_REJECTED = 2,       /* refused before running (see reason) */
+    KEVO_VERDICT_LAUNCH_ERROR = 3,   /* a launch was refused by the driver */
+    KEVO_VERDICT_FAULT = 4,          /* the kernel faulted (illegal address,
+                                        trap, misaligned access, ...) */
+    KEVO_VERDICT_TIMEOUT = 5,        /* the run passed its deadline */
+    KEVO_VERDICT_WRONG = 6,          /* an output is outside the tolerance */
+    KEVO_VERDICT_INPUT_MODIFIED = 7, /* an input buffer was changed */
+    KEVO_VERDICT_WORKER_DIED = 8     /* the worker died for another reason */
+} kevo_verdict;
+
+/* The verdict's name as it appears in JSON ("ok", "compile_error", ...), or
+ * "unknown". Static. */
+KEVO_API const char *kevo_verdict_name(kevo_verdict verdict);
+
+/* Integer options of an evaluator, set before kevo_evaluator_start()
+ * (the timing and profiling options may also be changed after). */
+typedef enum kevo_eval_option {
+    KEVO_EVAL_COMPILE_WORKERS = 0,  /* compile processes; 0: one per core */
+    KEVO_EVAL_DEVICE = 1,           /* the CUDA device index */
+    KEVO_EVAL_COMPILE_TIMEOUT_MS = 2, /* per compile */
+    KEVO_EVAL_RUN_TIMEOUT_MS = 3,     /* per evaluation on the GPU, beyond
+                                         the timing cap */
+    KEVO_EVAL_WARMUP = 4,             /* warm-up runs before timing */
+    KEVO_EVAL_MIN_REPS = 5,           /* timed repetitions, at least */
+    KEVO_EVAL_MAX_REPS = 6,           /* timed repetitions, at most */
+    KEVO_EVAL_TARGET_SPREAD_PPM = 7,  /* stop when (p75-p25)/median is at
+                                         most this, in parts per million */
+    KEVO_EVAL_TIME_CAP_MS = 8,        /* timing time per shape, at most */
+    KEVO_EVAL_PROFILE = 9,            /* 1: CUPTI range profiler per shape */
+    KEVO_EVAL_FLUSH_L2 = 10,          /* 1: flush L2 between repetitions */
+    KEVO_EVAL_INPUT_SEEDS = 11,       /* input sets per shape to draw from */
+    KEVO_EVAL_GATE_RATIO_PPM = 12,    /* the held-out gate's ratio */
+    KEVO_EVAL_SUSPICIOUS_PPM = 13,    /* efficiency flagged above this */
+    KEVO_EVAL_SEED = 14               /* seeds the choice of input sets */
+} kevo_eval_option;
+
+/* String options of an evaluator, set before kevo_evaluator_start(). */
+typedef enum kevo_eval_string_option {
+    KEVO_EVAL_WORKER_PATH = 0, /* the kevo-worker program; default: the
+                                  KEVO_WORKER environment variable, else
+                                  the installed one */
+    KEVO_EVAL_CACHE_DIR = 1,   /* compile and ceiling caches; default:
+                                  $KEVO_CACHE_DIR, $XDG_CACHE_HOME/kevo or
+                                  ~/.cache/kevo */
+    KEVO_EVAL_ARCH = 2         /* "sm_90": the compile target of an
+                                  evaluator started without a GPU */
+} kevo_eval_string_option;
+
+/* Flags of kevo_evaluator_start(). */
+#define KEVO_EVAL_START_COMPILE_ONLY 0x1u /* start no GPU worker: compile
+                                             and describe only */
+
+/* Flags of kevo_evaluator_submit() and kevo_evaluator_evaluate(). */
+#define KEVO_EVAL_HELD_OUT 0x1u  /* the held-out shapes, for the gate */
+#define KEVO_EVAL_NO_TIMING 0x2u /* correctness only */
+#define KEVO_EVAL_COMPILE 0x4u   /* compile and describe only, no GPU */
+
+/*
+ * kevo_eval_option_name: the option's name in configuration files
+ * ("compile_workers", "device", ...), or NULL for an unknown option.
+ * kevo_eval_option_from_name: the option called name in *out. Returns
+ * KEVO_OK or KEVO_ENOENT.
+ */
+KEVO_API const char *kevo_eval_option_name(kevo_eval_option opt);
+KEVO_API kevo_status kevo_eval_option_from_name(const char *name,
+                                                kevo_eval_option *out);
+
+/*
+ * kevo_eval_option_bounds: the smallest, largest and default value of opt
+ * in *lo, *hi and *def (each may be NULL). Returns KEVO_OK or KEVO_EINVAL
+ * for an unknown option.
+ */
+KEVO_API kevo_status kevo_eval_option_bounds(kevo_eval_option opt,
+                                             int64_t *lo, int64_t *hi,
+                                             int64_t *def);
+
+/*
+ * kevo_evaluator_new: an evaluator with default options in *out; no process
+ * is started until kevo_evaluator_start(). Returns KEVO_OK or KEVO_ENOMEM.
+ */
+KEVO_API kevo_status kevo_evaluator_new(kevo_evaluator **out, kevo_error *err);
+
+/* kevo_evaluator_free: stops the worker processes (killing any still busy)
+ * and frees the evaluator and the results it still holds. NULL is fine. */
+KEVO_API void kevo_evaluator_free(kevo_evaluator *ev);
+
+/*
+ * kevo_evaluator_set_int: sets an integer option. Returns KEVO_OK,
+ * KEVO_ERANGE for a value outside kevo_eval_option_bounds() (the message
+ * gives the bounds), KEVO_EINVAL for an unknown option, or KEVO_ESTATE for
+ * a process option after kevo_evaluator_start().
+ */
+KEVO_API kevo_status kevo_evaluator_set_int(kevo_evaluator *ev,
+                                            kevo_eval_option opt,
+                                            int64_t value, kevo_error *err);
+
+/* kevo_evaluator_get_int: the option's current value (its default when
+ * never set), or -1 for an unknown option. */
+KEVO_API int64_t kevo_evaluator_get_int(const kevo_evaluator *ev,
+                                        kevo_eval_option opt);
+
+/*
+ * kevo_evaluator_set_string: sets a string option (copied; NULL restores
+ * the default). Returns KEVO_OK, KEVO_EINVAL, KEVO_ESTATE after start, or
+ * KEVO_ENOMEM.
+ */
+KEVO_API kevo_status kevo_evaluator_set_string(kevo_evaluator *ev,
+                                               kevo_eval_string_option opt,
+                                               const char *value,
+                                               kevo_error *err);
+
+/*
+ * kevo_evaluator_start: starts the compile processes and, unless flags has
+ * KEVO_EVAL_START_COMPILE_ONLY, the GPU worker; waits for the worker to
+ * report its device and then loads the device's ceilings from the cache,
+ * measuring them (a second or two) when they are not there. Returns KEVO_OK;
+ * KEVO_ENODEV where there is no CUDA driver or no such device (the message
+ * says which); KEVO_ENOENT when the worker program is missing; KEVO_EWORKER
+ * when a worker fails to start; KEVO_ESTATE when already started.
+ */
+KEVO_API kevo_status kevo_evaluator_start(kevo_evaluator *ev, unsigned flags,
+                                          kevo_error *err);
+
+/*
+ * kevo_evaluator_device: the started GPU's properties, as named in
+ * expressions (sm_count, max_smem_per_block, ...), borrowed from the
+ * evaluator; NULL before start or when started without a GPU.
+ * kevo_evaluator_device_name: the device's name, borrowed, or NULL.
+ */
+KEVO_API const kevo_vars *kevo_evaluator_device(const kevo_evaluator *ev);
+KEVO_API const char *kevo_evaluator_device_name(const kevo_evaluator *ev);
+
+/*
+ * kevo_evaluator_bandwidth: the measured copy bandwidth in bytes (read plus
+ * written) per second; kevo_evaluator_peak: the measured peak of a kind of
+ * arithmetic in operations (an FMA counts two) per second. Both return 0
+ * before start or when started without a GPU. A tensor-core peak is
+ * measured the first time it is asked for, here or by a task that needs it.
+ */
+KEVO_API double kevo_evaluator_bandwidth(const kevo_evaluator *ev);
+KEVO_API double kevo_evaluator_peak(kevo_evaluator *ev, kevo_peak peak);
+
+/*
+ * kevo_evaluator_submit: queues an evaluation of cand (copied) for task
+ * (which must stay alive and unchanged until the result is collected) and
+ * returns at once with its ticket in *ticket. flags: KEVO_EVAL_HELD_OUT,
+ * KEVO_EVAL_NO_TIMING, KEVO_EVAL_COMPILE. A candidate that cannot run
+ * (a launch that does not fit the device, a broken constraint, a forbidden
+ * #include) is not an error here: its result has KEVO_VERDICT_REJECTED and
+ * says why. Returns KEVO_OK; KEVO_ESTATE before start; KEVO_EINVAL for an
+ * unknown flag; KEVO_ENOMEM.
+ */
+KEVO_API kevo_status kevo_evaluator_submit(kevo_evaluator *ev,
+                                           const kevo_task *task,
+                                           const kevo_candidate *cand,
+                                           unsigned flags, uint64_t *ticket,
+                                           kevo_error *err);
+
+/*
+ * kevo_evaluator_wait: the next finished evaluation in *out (the caller
+ * owns it: kevo_eval_result_free()), waiting at most timeout_ms
+ * milliseconds (negative: no limit). Returns KEVO_OK; KEVO_ETIMEDOUT when
+ * none finished in time (*out NULL); KEVO_DONE when nothing is pending. A
+ * candidate that fails gets a result with a failure verdict, not an error;
+ * errors are for the evaluator itself (a worker that cannot be restarted).
+ */
+KEVO_API kevo_status kevo_evaluator_wait(kevo_evaluator *ev, int timeout_ms,
+                                         kevo_eval_result **out,
+                                         kevo_error *err);
+
+/* kevo_evaluator_pending: how many submitted evaluations are not yet
+ * collected. */
+KEVO_API size_t kevo_evaluator_pending(const kevo_evaluator *ev);
+
+/*
+ * kevo_evaluator_evaluate: submits one evaluation and waits for it; the
+ * result in *out is the caller's. Results of other submissions that finish
+ * meanwhile stay queued for kevo_evaluator_wait(). Returns as
+ * kevo_evaluator_submit() and kevo_evaluator_wait().
+ */
+KEVO_API kevo_status kevo_evaluator_evaluate(kevo_evaluator *ev,
+                                             const kevo_task *task,
+                                             const kevo_candidate *cand,
+                                             unsigned flags,
+                                             kevo_eval_result **out,
+                                             kevo_error *err);
+
+/* ---- results ------------------------------------------------------------ */
+
+/* What limits a shape's floor. */
+typedef enum kevo_bound {
+    KEVO_BOUND_MEMORY = 0, /* bytes / bandwidth is the larger */
+    KEVO_BOUND_COMPUTE = 1 /* flops / peak is the larger */
+} kevo_bound;
+
+/*
+ * One shape of a result, filled by kevo_eval_result_shape(). The caller
+ * allocates it and sets size to sizeof(kevo_shape_result). Times are in
+ * seconds; a value that was not measured is NaN (timing after a failure,
+ * profiler metrics when profiling was off). Strings are borrowed from the
+ * result.
+ */
+typedef struct kevo_shape_result {
+    size_t size;
+    kevo_shape_set set;
+    size_t index;       /* the shape's index within its set */
+    bool correct;       /* both input sets within the tolerance */
+    double max_abs_err; /* over every output element of both runs */
+    double max_rel_err;
+    uint64_t bad_elements; /* outside the tolerance, NaN or unwritten */
+    const char *worst_arg; /* the output with the worst element, or NULL */
+    uint64_t worst_index;
+    double worst_got, worst_want;
+    double time;      /* median repetition time */
+    double time_min, time_max, time_cv, time_spread;
+    uint32_t reps;             /* timed repetitions */
+    uint32_t kernels_per_rep;  /* kernels the candidate launched per run */
+    double bytes, flops;       /* the task's cost model at this shape */
+    double floor;              /* max(bytes / bandwidth, flops / peak) */
+    double efficiency;         /* floor / time */
+    kevo_bound bound;
+    double gbytes_per_s, gflops_per_s; /* cost model over time */
+    double dram_read_bytes, dram_write_bytes; /* profiler */
+    double achieved_occupancy;                /* profiler, 0 to 1 */
+    double seed_time, reference_time; /* the task's seed and reference */
+    unsigned char reserved[64];
+} kevo_shape_result;
+
+/* kevo_eval_result_free: frees a result. NULL is fine. */
+KEVO_API void kevo_eval_result_free(kevo_eval_result *res);
+
+/* kevo_eval_result_ticket: the ticket kevo_evaluator_submit() gave. */
+KEVO_API uint64_t kevo_eval_result_ticket(const kevo_eval_result *res);
+
+/* kevo_eval_result_candidate: the evaluated candidate, borrowed. */
+KEVO_API const kevo_candidate *
+kevo_eval_result_candidate(const kevo_eval_result *res);
+
+/* kevo_eval_result_verdict: how the evaluation ended. */
+KEVO_API kevo_verdict kevo_eval_result_verdict(const kevo_eval_result *res);
+
+/* kevo_eval_result_reason: one line saying why the candidate failed (it
+ * names the shape, the argument and the element where there is one),
+ * borrowed; NULL when the verdict is KEVO_VERDICT_OK. */
+KEVO_API const char *kevo_eval_result_reason(const kevo_eval_result *res);
+
+/* kevo_eval_result_compile_log: NVRTC's log, borrowed ("" when empty). */
+KEVO_API const char *kevo_eval_result_compile_log(const kevo_eval_result *res);
+
+/* kevo_eval_result_fitness: the geometric mean of the shapes' efficiencies;
+ * 0 when the verdict is not KEVO_VERDICT_OK or timing was off. */
+KEVO_API double kevo_eval_result_fitness(const kevo_eval_result *res);
+
+/* kevo_eval_result_suspicious: true when some shape's efficiency is above
+ * the suspicious level (1.05 by default): the cost model or the
+ * measurement deserves a look. */
+KEVO_API bool kevo_eval_result_suspicious(const kevo_eval_result *res);
+
+/* kevo_eval_result_shape_set: which shapes were evaluated. */
+KEVO_API kevo_shape_set kevo_eval_result_shape_set(const kevo_eval_result *res);
+
+/* kevo_eval_result_shape_count: how many shapes the result describes (the
+ * shapes evaluated before a failure, and the failing one). */
+KEVO_API size_t kevo_eval_result_shape_count(const kevo_eval_result *res);
+
+/*
+ * kevo_eval_result_shape: fills *out with shape i. Returns KEVO_OK,
+ * KEVO_ERANGE for i past the last, or KEVO_EINVAL when out->size is too
+ * small.
+ */
+KEVO_API kevo_status kevo_eval_result_shape(const kevo_eval_result *res,
+                                            size_t i, kevo_shape_result *out);
+
+/*
+ * kevo_eval_result_descriptor: the behaviour descriptor called name
+ * ("memory", "block_size", "warp_ops", "occupancy", "registers",
+ * "shared_bytes", "spills", "dram_fraction") in *value. Returns KEVO_OK,
+ * KEVO_ENOENT for an unknown name, or KEVO_ERANGE when this result has no
+ * value for it (dram_fraction without profiling, anything after a compile
+ * error).
+ */
+KEVO_API kevo_status kevo_eval_result_descriptor(const kevo_eval_result *res,
+                                                 const char *name,
+                                                 double *value);
+
+/* The phases of an evaluation, for kevo_eval_result_seconds(). */
+typedef enum kevo_eval_phase {
+    KEVO_PHASE_COMPILE = 0,  /* NVRTC, or the cache lookup */
+    KEVO_PHASE_TRANSFER = 1, /* setup, inputs and copies */
+    KEVO_PHASE_RUN = 2,      /* reference and candidate runs, checks */
+    KEVO_PHASE_TIME = 3,     /* warm-ups and timed repetitions */
+    KEVO_PHASE_TOTAL = 4     /* submit to result */
+} kevo_eval_phase;
+
+/* kevo_eval_result_seconds: wall time spent in a phase; NaN for an unknown
+ * phase. */
+KEVO_API double kevo_eval_result_seconds(const kevo_eval_result *res,
+                                         kevo_eval_phase phase);
+
+/* kevo_eval_result_cached: true when the compile came from the cache. */
+KEVO_API bool kevo_eval_result_cached(const kevo_eval_result *res);
+
+/*
+ * kevo_eval_result_to_json: the whole result as a JSON object (verdict,
+ * reason, kernels, shapes with measurements and fitness, descriptors,
+ * phases) in *json, NUL-terminated, to be freed with free(). Returns KEVO_OK
+ * or KEVO_ENOMEM.
+ */
+KEVO_API kevo_status kevo_eval_result_to_json(const kevo_eval_result *res,
+                                              char **json, kevo_error *err);
+
+/*
+ * kevo_gate_check: the held-out gate. It passes when held_out (an
+ * evaluation with KEVO_EVAL_HELD_OUT) is correct on every held-out shape
+ * and its fitness is at least ratio times the fitness of train (the same
+ * candidate on the training shapes). Returns true when it passes; why
+ * (may be NULL) receives one line saying what decided, NUL-terminated and
+ * cut to why_size bytes.
+ */
+KEVO_API bool kevo_gate_check(const kevo_eval_result *train,
+                              const kevo_eval_result *held_out, double ratio,
+                              char *why, size_t why_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

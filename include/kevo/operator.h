@@ -1,0 +1,601 @@
+/*
+ * kevo/operator.h: mutation operators. The plugin ABI (what an operator
+ * exports and the table of host functions it may call) and the operator
+ * host (what loads operators, hands them requests and collects the
+ * children they propose).
+ *
+ * A plugin is a shared object that exports one function,
+ * kevo_operator_entry(), which returns a constant descriptor: ABI version,
+ * the descriptor's size, a name, a version, and the functions init, propose,
+ * poll and fini. The host loads it with dlopen(RTLD_NOW | RTLD_LOCAL),
+ * checks the version and size before it calls anything, and never unloads
+ * it. A plugin never links libkevo: everything it needs from kevo (the
+ * task, the candidates, randomness, logging, the archive, and the way to
+ * hand back children) comes through the kevo_host_api table given to init.
+ * kevo-operator(7) walks through writing one; examples/skeleton-operator.c
+ * is a complete small one.
+ *
+ * The request cycle: the host calls propose() with a request (a parent, its
+ * evaluation summary, inspirations, how many children are wanted, ...). For
+ * each request the plugin calls api->emit_child() zero or more times and
+ * api->fail() zero or more times, and then api->done() exactly once. A
+ * synchronous operator does all of it inside propose() and has no poll(); an
+ * asynchronous one (waiting on a network, say) returns from propose() at
+ * once and finishes its requests inside later poll() calls.
+ *
+ * Threads: the host is not thread-safe. A plugin calls the host's functions
+ * only from inside init, propose and poll, on the thread that called them.
+ */
+#ifndef KEVO_OPERATOR_H
+#define KEVO_OPERATOR_H
+
+#include <kevo/archive.h>
+#include <kevo/candidate.h>
+#include <kevo/error.h>
+#include <kevo/rng.h>
+#include <kevo/task.h>
+#include <kevo/vars.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the plugin ABI ----------------------------------------------------
+ * The major version changes when the descriptor, the request or the host
+ * table changes incompatibly; the host then refuses older plugins. The minor
+ * version grows when something is appended (a host function at the end of
+ * kevo_host_api, a field in a reserved slot); a plugin built against a newer
+ * minor than the host's may use what the host lacks, so the host refuses
+ * it. */
+#define KEVO_OPERATOR_ABI_MAJOR 1
+#define KEVO_OPERATOR_ABI_MINOR 0
+
+/* The name of the one symbol a plugin exports. */
+#define KEVO_OPERATOR_ENTRY_SYMBOL "kevo_operator_entry"
+
+/* One operator instance's link to the host: opaque, passed back to every
+ * host function. */
+typedef struct kevo_host_ctx kevo_host_ctx;
+
+/* How much a log line matters. */
+typedef enum kevo_log_level {
+    KEVO_LOG_ERROR = 0,
+    KEVO_LOG_WARN = 1,
+    KEVO_LOG_INFO = 2,
+    KEVO_LOG_DEBUG = 3
+} kevo_log_level;
+
+/* Well-known failure kinds for api->fail(). A kind is a short lower-case
+ * word that groups failures in logs and statistics; a plugin may use its
+ * own. */
+#define KEVO_FAIL_EXHAUSTED "exhausted" /* nothing new left to propose */
+#define KEVO_FAIL_INVALID "invalid"     /* a child the host rejected */
+#define KEVO_FAIL_PARSE "parse"         /* a reply that does not parse */
+#define KEVO_FAIL_NO_CODE "no_code"     /* a reply without a kernel */
+#define KEVO_FAIL_EDIT "edit"           /* edits that do not apply */
+#define KEVO_FAIL_NETWORK "network"     /* a transfer that failed */
+#define KEVO_FAIL_HTTP "http"           /* an HTTP error status */
+#define KEVO_FAIL_TIMEOUT "timeout"     /* past a time limit */
+#define KEVO_FAIL_BUDGET "budget"       /* a token or cost budget is spent */
+#define KEVO_FAIL_UNSUPPORTED "unsupported" /* a request it cannot serve */
+#define KEVO_FAIL_INTERNAL "internal"       /* a fault of the operator */
+
+/* A candidate shown beside the parent, with its evaluation summary. */
+typedef struct kevo_operator_inspiration {
+    const kevo_candidate *candidate;
+    const char *summary_json; /* may be NULL */
+} kevo_operator_inspiration;
+
+/*
+ * One request to an operator. The host fills it; the plugin reads it. The
+ * request and everything it points to are owned by the host and stay valid
+ * from propose() until the plugin calls api->done() for it (asynchronous
+ * operators may keep the pointer). Candidates are opaque: read them through
+ * the host table (api->cand_source() and so on). Fields appended in later
+ * minor versions take the reserved slots; check size before reading one.
+ */
+typedef struct kevo_operator_request {
+    size_t size; /* sizeof(kevo_operator_request) of the host */
+    uint64_t id; /* unique among this host's requests; never 0 */
+    const kevo_candidate *parent;
+    const char *parent_summary_json;               /* its evaluation, or NULL */
+    const kevo_operator_inspiration *inspirations; /* may be NULL if none */
+    size_t n_inspirations;
+    const char *target_cell_json; /* a behaviour cell to aim at, or NULL */
+    const kevo_candidate *second_parent; /* for crossover, or NULL */
+    const char *second_summary_json;     /* its evaluation, or NULL */
+    const char *prompt_json; /* a JSON object of named sections, or NULL */
+    int64_t prompt_id;       /* the prompt's id, or -1 for none */
+    uint32_t n_children;     /* how many children are wanted (>= 1) */
+    void *reserved[8];
+} kevo_operator_request;
+
+/*
+ * The host's functions, given to init. The table is owned by the host,
+ * constant, and valid until fini returns. Functions may be appended in later
+ * minor versions: before calling one a plugin built against a newer header
+ * than the host's may test KEVO_HOST_API_HAS(api, member).
+ *
+ * Strings: a function documented as returning a "new string" returns one
+ * that the plugin frees with api->free(); other strings are borrowed, with
+ * the lifetime given. Every function takes the ctx that init received.
+ */
+typedef struct kevo_host_api {
+    size_t size;        /* sizeof(kevo_host_api) of the host */
+    uint32_t abi_major; /* the host's KEVO_OPERATOR_ABI_MAJOR */
+    uint32_t abi_minor; /* the host's KEVO_OPERATOR_ABI_MINOR */
+
+    /* -- logging and errors -- */
+
+    /* A printf-style line in the host's log, tagged with the operator's
+     * name. */
+    void (*log)(kevo_host_ctx *ctx, kevo_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+        __attribute__((format(printf, 3, 4)))
+#endif
+        ;
+    /* Sets the message of the failure that init (or propose) is about to
+     * return: the host puts it into the error it reports. The last call
+     * wins. */
+    void (*error)(kevo_host_ctx *ctx, const char *fmt, ...)
+#if defined(__GNUC__)
+        __attribute__((format(printf, 2, 3)))
+#endif
+        ;
+    /* The message of the last host function that failed on this ctx (such
+     * as why emit_child() refused a child), borrowed until the next host
+     * call; "" when none failed. */
+    const char *(*last_error)(kevo_host_ctx *ctx);
+
+    /* -- memory: the allocator every "new string" comes from -- */
+
+    void *(*alloc)(kevo_host_ctx *ctx, size_t size); /* NULL when out */
+    void (*free)(kevo_host_ctx *ctx, void *p);       /* NULL does nothing */
+
+    /* -- randomness: the operator's own stream, seeded from the run seed
+     * and the instance name, saved and restored with the run -- */
+
+    double (*uniform01)(kevo_host_ctx *ctx);                 /* [0, 1) */
+    uint64_t (*uniform_int)(kevo_host_ctx *ctx, uint64_t n); /* [0, n) */
+    double (*gaussian)(kevo_host_ctx *ctx, double sigma);    /* N(0, sigma) */
+
+    /* -- the task; strings borrowed for the life of the instance. Held-out
+     * shapes are never shown. -- */
+
+    const char *(*task_name)(kevo_host_ctx *ctx);
+    const char *(*task_description)(kevo_host_ctx *ctx); /* "" for none */
+    /* The kernel's arguments, a line each, such as
+     * "x: f32 buffer, in, count rows*cols" or "n: i32 scalar = rows". */
+    const char *(*task_args)(kevo_host_ctx *ctx);
+    /* {"dims": ["rows", ...], "shapes": [{"rows": 8192, ...}, ...]} with
+     * the training shapes only. */
+    const char *(*task_dims)(kevo_host_ctx *ctx);
+    /* "bytes: EXPR\nflops: EXPR\npeak: fp32\n", or "" without a model. */
+    const char *(*task_cost)(kevo_host_ctx *ctx);
+    /* The device's ceilings as JSON as the caller of the host set them, or
+     * NULL when unknown. */
+    const char *(*device_json)(kevo_host_ctx *ctx);
+
+    /* -- candidates (the parent, the inspirations, elites) -- */
+
+    /* The CUDA source, borrowed for as long as the candidate. */
+    const char *(*cand_source)(kevo_host_ctx *ctx, const kevo_candidate *c);
+    /* The parameter space as a new string: {"params": [{"name": "BLOCK",
+     * "values": [64, 128, 256], "default": 128}, ...], "constraints":
+     * ["TEXT", ...]}; NULL when out of memory. */
+    char *(*cand_params)(kevo_host_ctx *ctx, const kevo_candidate *c);
+    /* The assignment as a new string: {"BLOCK": 128, ...} in declaration
+     * order; NULL when out of memory. */
+    char *(*cand_assignment)(kevo_host_ctx *ctx, const kevo_candidate *c);
+    uint64_t (*cand_hash)(kevo_host_ctx *ctx, const kevo_candidate *c);
+    uint64_t (*cand_id)(kevo_host_ctx *ctx, const kevo_candidate *c);
+    uint32_t (*cand_generation)(kevo_host_ctx *ctx, const kevo_candidate *c);
+
+    /* -- the archive; a candidate it returns is borrowed until the plugin
+     * function that asked returns. 0 elites when the host has no
+     * archive. -- */
+
+    size_t (*elite_count)(kevo_host_ctx *ctx);
+    /* The i-th elite (0 <= i < elite_count, in cell order), or NULL. */
+    const kevo_candidate *(*elite)(kevo_host_ctx *ctx, size_t i);
+    /* The i-th elite's summary as a new string: {"cell": N, "fitness": F,
+     * "descriptor": {"memory": V, ...}, "curiosity": C}; NULL when out of
+     * range or out of memory. */
+    char *(*elite_summary)(kevo_host_ctx *ctx, size_t i);
+
+    /* -- parameter assignments. assignment_json is a JSON object of
+     * parameter values ({"BLOCK": 256}) laid over c's own assignment (names
+     * it leaves out keep c's values); NULL means c's assignment. -- */
+
+    /* Non-zero when c's source with that assignment was already evaluated,
+     * or already emitted as a child, on this host. */
+    int (*seen)(kevo_host_ctx *ctx, const kevo_candidate *c,
+                const char *assignment_json);
+    /* Checks that assignment is valid for c: every value in its domain,
+     * every constraint true and every launch within the device's limits at
+     * every shape of the task. Returns KEVO_OK or the failure's code, with
+     * the reason in last_error(). */
+    kevo_status (*check)(kevo_host_ctx *ctx, const kevo_candidate *c,
+                         const char *assignment_json);
+
+    /* -- the run -- */
+
+    /* The run directory, where the operator may keep its own files under a
+     * subdirectory named after it (such as RUN/llm/); NULL without one.
+     * Borrowed for the life of the instance. */
+    const char *(*run_dir)(kevo_host_ctx *ctx);
+
+    /* -- results -- */
+
+    /*
+     * Offers a child for request req_id: source is complete CUDA source
+     * with its kevo:launch (and maybe kevo:param) block, parsed by the host
+     * for the task; assignment_json (may be NULL: the defaults, or the
+     * parent's values where the child has the parent's source) sets its
+     * parameters; note (may be NULL) says in a few words what changed. All
+     * three are copied. The host checks the child as check() does, sets its
+     * lineage and keeps it. Returns KEVO_OK; KEVO_EPARSE or KEVO_EINVALID
+     * for source whose blocks do not parse or fit the task; KEVO_ENOENT,
+     * KEVO_ERANGE or KEVO_ECONSTRAINT for a bad assignment; KEVO_EEXIST for
+     * a child already seen; KEVO_EINVAL for an unknown or finished req_id;
+     * KEVO_ENOMEM. On failure the reason is in last_error() and nothing was
+     * kept; the plugin may repair the child or report a failure.
+     */
+    kevo_status (*emit_child)(kevo_host_ctx *ctx, uint64_t req_id,
+                              const char *source, const char *assignment_json,
+                              const char *note);
+    /* Records a failure of request req_id: kind such as KEVO_FAIL_PARSE and
+     * a reason in a sentence (both copied). Returns KEVO_OK or KEVO_EINVAL
+     * for an unknown or finished req_id. */
+    kevo_status (*fail)(kevo_host_ctx *ctx, uint64_t req_id, const char *kind,
+                        const char *reason);
+    /* Ends request req_id: after it the plugin must not touch the request
+     * again. Returns KEVO_OK or KEVO_EINVAL for an unknown or finished
+     * req_id. */
+    kevo_status (*done)(kevo_host_ctx *ctx, uint64_t req_id);
+
+    void (*reserved[16])(void);
+} kevo_host_api;
+
+/* True when api has the function member (it may be newer or older than the
+ * header the plugin was built with). */
+#define KEVO_HOST_API_HAS(api, member)                                         \
+    ((api)->size >= offsetof(kevo_host_api, member) + sizeof((api)->member) && \
+     (api)->member != NULL)
+
+/*
+ * The descriptor a plugin returns from kevo_operator_entry(): constant and
+ * owned by the plugin. Set abi_major and abi_minor to the macros of the
+ * header the plugin is built with and struct_size to
+ * sizeof(kevo_operator_desc).
+ */
+typedef struct kevo_operator_desc {
+    uint32_t abi_major;
+    uint32_t abi_minor;
+    size_t struct_size;
+    const char *name;        /* required: an identifier, such as "params" */
+    const char *version;     /* required: the plugin's version, "1.0" */
+    const char *description; /* one line, or NULL */
+
+    /*
+     * Required. Makes an instance from config_json (a JSON object as text,
+     * or NULL for the defaults) and stores the plugin's state in *state.
+     * Keep api and ctx for later calls. Returns KEVO_OK, or a failure code
+     * after calling api->error() with the reason; fini is not called after
+     * a failed init, so free what was made.
+     */
+    kevo_status (*init)(const kevo_host_api *api, kevo_host_ctx *ctx,
+                        const char *config_json, void **state);
+    /*
+     * Required. Starts work on one request (see kevo_operator_request for
+     * its lifetime). A synchronous operator finishes it here, ending with
+     * api->done(). Returning a failure code (after api->error()) fails the
+     * request as a whole; the host then ends it itself.
+     */
+    kevo_status (*propose)(void *state, const kevo_operator_request *req);
+    /*
+     * Optional (NULL for synchronous operators). Drives the work in flight
+     * for up to timeout_ms milliseconds (0: do what is ready and return;
+     * return early once a request is done) and returns how many requests
+     * are still in flight.
+     */
+    size_t (*poll)(void *state, int timeout_ms);
+    /* Required. Frees the instance, abandoning requests still in flight
+     * (the host fails them with kind "internal"). */
+    void (*fini)(void *state);
+
+    void *reserved[8];
+} kevo_operator_desc;
+
+/* The size of a version 1.0 descriptor: the host refuses a smaller
+ * struct_size. */
+#define KEVO_OPERATOR_DESC_SIZE_1_0                                            \
+    (offsetof(kevo_operator_desc, reserved) + 8 * sizeof(void *))
+
+/* The type of kevo_operator_entry. */
+typedef const kevo_operator_desc *(*kevo_operator_entry_fn)(void);
+
+#if defined(__GNUC__)
+#define KEVO_OPERATOR_EXPORT __attribute__((visibility("default")))
+#else
+#define KEVO_OPERATOR_EXPORT
+#endif
+#ifdef __cplusplus
+#define KEVO_OPERATOR_EXTERN_C extern "C"
+#else
+#define KEVO_OPERATOR_EXTERN_C
+#endif
+
+/*
+ * KEVO_OPERATOR_ENTRY(desc) defines the exported entry point of a plugin
+ * whose descriptor is the static const kevo_operator_desc desc:
+ *
+ *     static const kevo_operator_desc desc = { ... };
+ *     KEVO_OPERATOR_ENTRY(desc)
+ */
+#define KEVO_OPERATOR_ENTRY(desc)                                              \
+    KEVO_OPERATOR_EXTERN_C KEVO_OPERATOR_EXPORT const kevo_operator_desc *     \
+    kevo_operator_entry(void);                                                 \
+    KEVO_OPERATOR_EXTERN_C KEVO_OPERATOR_EXPORT const kevo_operator_desc *     \
+    kevo_operator_entry(void)                                                  \
+    {                                                                          \
+        return &(desc);                                                        \
+    }
+
+/* ---- the operator host -------------------------------------------------
+ * What the search engine (and a test) uses: load plugins, make instances,
+ * submit requests, poll, collect results. */
+
+typedef struct kevo_operator_host kevo_operator_host;
+typedef struct kevo_operator kevo_operator;
+typedef struct kevo_operator_result kevo_operator_result;
+
+/* The environment variable of extra plugin directories, searched first
+ * (colon-separated). */
+#define KEVO_OPERATOR_PATH_ENV "KEVO_OPERATOR_PATH"
+
+/* A log callback: level, the operator instance's name and the line
+ * (borrowed for the call). */
+typedef void (*kevo_operator_log_fn)(void *user, kevo_log_level level,
+                                     const char *op_name, const char *message);
+
+/*
+ * kevo_operator_host_new: a host for operators working on task (borrowed:
+ * it must outlive the host) in *out. seed is the run seed: each instance's
+ * random stream derives from it and the instance's name. Warnings and
+ * errors of operators go to stderr until kevo_operator_host_set_log() says
+ * otherwise. Returns KEVO_OK, KEVO_EINVAL for a NULL task or out, or
+ * KEVO_ENOMEM. On failure *out is NULL.
+ */
+KEVO_API kevo_status kevo_operator_host_new(const kevo_task *task,
+                                            uint64_t seed,
+                                            kevo_operator_host **out,
+                                            kevo_error *err);
+
+/*
+ * kevo_operator_host_free: calls every instance's fini, drops the results
+ * not collected and frees the host. Loaded plugins stay loaded (they are
+ * never unloaded). NULL does nothing.
+ */
+KEVO_API void kevo_operator_host_free(kevo_operator_host *host);
+
+/*
+ * kevo_operator_host_set_log: sends operators' log lines of level <= max to
+ * fn (NULL: discard them all). Returns KEVO_OK or KEVO_EINVAL.
+ */
+KEVO_API kevo_status kevo_operator_host_set_log(kevo_operator_host *host,
+                                                kevo_log_level max,
+                                                kevo_operator_log_fn fn,
+                                                void *user, kevo_error *err);
+
+/*
+ * kevo_operator_host_set_archive: the archive operators see through
+ * elite_count/elite/elite_summary (borrowed: it must outlive the host, or
+ * be replaced first; NULL for none). Returns KEVO_OK or KEVO_EINVAL.
+ */
+KEVO_API kevo_status kevo_operator_host_set_archive(kevo_operator_host *host,
+                                                    const kevo_archive *archive,
+                                                    kevo_error *err);
+
+/*
+ * kevo_operator_host_set_device: the device operators plan for: props (copied;
+ * NULL: the nominal device) gives the device properties constraints and
+ * launch checks see, and ceilings_json (copied; may be NULL) is what
+ * device_json() shows, which must be a JSON object. Returns KEVO_OK,
+ * KEVO_EPARSE for ceilings that do not parse, KEVO_EINVALID for JSON that
+ * is not an object, or KEVO_ENOMEM.
+ */
+KEVO_API kevo_status kevo_operator_host_set_device(kevo_operator_host *host,
+                                                   const kevo_vars *props,
+                                                   const char *ceilings_json,
+                                                   kevo_error *err);
+
+/*
+ * kevo_operator_host_set_run_dir: the run directory that run_dir() shows
+ * (copied; NULL for none). Returns KEVO_OK, KEVO_EINVAL or KEVO_ENOMEM.
+ */
+KEVO_API kevo_status kevo_operator_host_set_run_dir(kevo_operator_host *host,
+                                                    const char *path,
+                                                    kevo_error *err);
+
+/*
+ * kevo_operator_host_mark_seen: records that cand (its source and
+ * assignment) was evaluated, so that seen() answers yes for it. Returns
+ * KEVO_OK, KEVO_EINVAL or KEVO_ENOMEM.
+ */
+KEVO_API kevo_status kevo_operator_host_mark_seen(kevo_operator_host *host,
+                                                  const kevo_candidate *cand,
+                                                  kevo_error *err);
+
+/*
+ * kevo_operator_host_seen: non-zero when cand's source and assignment were
+ * marked seen or emitted as a child on this host.
+ */
+KEVO_API int kevo_operator_host_seen(const kevo_operator_host *host,
+                                     const kevo_candidate *cand);
+
+/*
+ * kevo_operator_host_load: loads a plugin and registers its descriptor.
+ * name is a plugin name, such as "params", looked up as NAME.so in each
+ * directory of KEVO_OPERATOR_PATH and then in kevo's installed operator
+ * directory, or a path (it contains a '/'). The file is opened with
+ * dlopen(RTLD_NOW | RTLD_LOCAL) and its descriptor checked as
+ * kevo_operator_host_register() does; a plugin loaded once stays loaded.
+ * Loading a plugin already registered under the same name from the same
+ * file does nothing. *plugin (may be NULL) receives the registered name,
+ * borrowed for the host's life. Returns KEVO_OK; KEVO_ENOENT naming every
+ * directory searched; KEVO_EEXTERNAL with dlerror()'s text; KEVO_EINVALID
+ * for a file without kevo_operator_entry or one whose descriptor is NULL or
+ * lacks a required function; KEVO_EFORMAT for a wrong ABI major, a newer
+ * minor or a descriptor smaller than version 1.0's; KEVO_EEXIST when
+ * another plugin holds the name; KEVO_ENOMEM. Every message names the file.
+ */
+KEVO_API kevo_status kevo_operator_host_load(kevo_operator_host *host,
+                                             const char *name,
+                                             const char **plugin,
+                                             kevo_error *err);
+
+/*
+ * kevo_operator_host_register: registers a descriptor compiled into the
+ * program (it must stay valid for the host's life), with the same checks as
+ * for a loaded plugin; origin names it in messages (may be NULL). Returns
+ * KEVO_OK, KEVO_EINVAL for a NULL desc, KEVO_EFORMAT, KEVO_EINVALID,
+ * KEVO_EEXIST or KEVO_ENOMEM as kevo_operator_host_load().
+ */
+KEVO_API kevo_status kevo_operator_host_register(kevo_operator_host *host,
+                                                 const kevo_operator_desc *desc,
+                                                 const char *origin,
+                                                 kevo_error *err);
+
+/*
+ * kevo_operator_new: makes an instance of the plugin registered as plugin
+ * (loaded first with kevo_operator_host_load() when not registered yet),
+ * called name (an identifier; NULL: the plugin's name), and calls its init
+ * with config_json (a JSON object as text, or NULL). The instance belongs
+ * to the host, which finalises it in kevo_operator_host_free(). Returns
+ * KEVO_OK; the errors of kevo_operator_host_load(); KEVO_EPARSE for a
+ * config that is not JSON and KEVO_EINVALID for one that is not an object;
+ * KEVO_EEXIST for a name another instance has; the code init returned, with
+ * the plugin's message. On failure *out is NULL.
+ */
+KEVO_API kevo_status kevo_operator_new(kevo_operator_host *host,
+                                       const char *plugin, const char *name,
+                                       const char *config_json,
+                                       kevo_operator **out, kevo_error *err);
+
+/* kevo_operator_name: the instance's name, borrowed from the host. */
+KEVO_API const char *kevo_operator_name(const kevo_operator *op);
+
+/* kevo_operator_plugin: the descriptor of the instance's plugin, borrowed
+ * (its name, version and description). */
+KEVO_API const kevo_operator_desc *
+kevo_operator_plugin(const kevo_operator *op);
+
+/*
+ * kevo_operator_rng: the instance's random stream, borrowed, so that a
+ * checkpoint can save it and a resumed run restore it (kevo_rng_save(),
+ * kevo_rng_restore()).
+ */
+KEVO_API kevo_rng *kevo_operator_rng(kevo_operator *op);
+
+/* kevo_operator_in_flight: how many of the instance's requests are
+ * submitted and not yet done. */
+KEVO_API size_t kevo_operator_in_flight(const kevo_operator *op);
+
+/*
+ * kevo_operator_submit: hands req to the instance. The host copies the
+ * request and what it points to (the caller's may go away once this
+ * returns), gives it a new id (req->id is ignored) returned in *id (may be
+ * NULL), and calls the plugin's propose. When propose fails, the request
+ * ends with a failure of kind "internal" carrying the plugin's message; a
+ * synchronous operator that returns without ending the request has it
+ * ended the same way. req->size must be at least the size of a version 1.0
+ * request, req->parent must not be NULL and req->n_children must be at
+ * least 1. Returns KEVO_OK (the outcome comes as a result), KEVO_EINVAL for
+ * a bad request, or KEVO_ENOMEM.
+ */
+KEVO_API kevo_status kevo_operator_submit(kevo_operator *op,
+                                          const kevo_operator_request *req,
+                                          uint64_t *id, kevo_error *err);
+
+/*
+ * kevo_operator_host_poll: drives the work in flight of every instance for
+ * up to timeout_ms milliseconds (0: only what is ready; it returns early
+ * once a request ends) and stores in *in_flight (may be NULL) how many
+ * requests are still in flight over all instances. Returns KEVO_OK or
+ * KEVO_EINVAL.
+ */
+KEVO_API kevo_status kevo_operator_host_poll(kevo_operator_host *host,
+                                             int timeout_ms, size_t *in_flight,
+                                             kevo_error *err);
+
+/*
+ * kevo_operator_host_next_result: hands over the oldest ended request's
+ * result in *out; the caller frees it with kevo_operator_result_free().
+ * Returns KEVO_OK, or KEVO_DONE (with *out NULL) when no ended request is
+ * waiting.
+ */
+KEVO_API kevo_status kevo_operator_host_next_result(kevo_operator_host *host,
+                                                    kevo_operator_result **out);
+
+/* kevo_operator_result_free: frees a result and the children still in it.
+ * NULL does nothing. */
+KEVO_API void kevo_operator_result_free(kevo_operator_result *res);
+
+/* kevo_operator_result_id: the request's id, as kevo_operator_submit()
+ * gave it. */
+KEVO_API uint64_t kevo_operator_result_id(const kevo_operator_result *res);
+
+/* kevo_operator_result_operator: the name of the instance that served the
+ * request, borrowed from the result. */
+KEVO_API const char *
+kevo_operator_result_operator(const kevo_operator_result *res);
+
+/* kevo_operator_result_child_count: how many children the request gave. */
+KEVO_API size_t
+kevo_operator_result_child_count(const kevo_operator_result *res);
+
+/*
+ * kevo_operator_result_child: child i, borrowed from the result (NULL when
+ * out of range or taken). Each was made with kevo_candidate_new_for_task()
+ * for the host's task, passes the checks of check(), and carries its
+ * lineage: the parent's id (and the second parent's), the instance's name,
+ * the request's prompt id and the parent's generation plus one. Its id is
+ * 0: the search assigns ids.
+ */
+KEVO_API const kevo_candidate *
+kevo_operator_result_child(const kevo_operator_result *res, size_t i);
+
+/* kevo_operator_result_child_note: the note given with child i, borrowed,
+ * or NULL (also when i is out of range). */
+KEVO_API const char *
+kevo_operator_result_child_note(const kevo_operator_result *res, size_t i);
+
+/*
+ * kevo_operator_result_take_child: hands child i over to the caller, who
+ * frees it with kevo_candidate_free(); the result then holds NULL there.
+ * Returns NULL when i is out of range or the child was taken.
+ */
+KEVO_API kevo_candidate *
+kevo_operator_result_take_child(kevo_operator_result *res, size_t i);
+
+/* kevo_operator_result_failure_count: how many failures the request
+ * recorded. */
+KEVO_API size_t
+kevo_operator_result_failure_count(const kevo_operator_result *res);
+
+/* kevo_operator_result_failure_kind: failure i's kind (such as
+ * KEVO_FAIL_EXHAUSTED), borrowed, or NULL when out of range. */
+KEVO_API const char *
+kevo_operator_result_failure_kind(const kevo_operator_result *res, size_t i);
+
+/* kevo_operator_result_failure_reason: failure i's reason, borrowed, or
+ * NULL when out of range. */
+KEVO_API const char *
+kevo_operator_result_failure_reason(const kevo_operator_result *res, size_t i);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * ceilings.h: a device's measured ceilings (copy bandwidth and arithmetic
+ * peaks), cached on disk per device and driver so that they are measured
+ * once: BASE/ceilings/UUID-DRIVER.json, where BASE is the cache's base
+ * directory (see compile_cache.h).
+ */
+#ifndef KEVO_CEILINGS_H
+#define KEVO_CEILINGS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include <kevo/task.h>
+
+#include "kevo_private.h"
+
+#define KEVO__NPEAKS 5 /* the kevo_peak values */
+
+typedef struct kevo__ceilings {
+    double bandwidth;            /* bytes read + written per second */
+    double peak[KEVO__NPEAKS];   /* operations per second, by kevo_peak */
+    bool has_bandwidth;
+    bool has_peak[KEVO__NPEAKS];
+    char *path;   /* the cache file; NULL: not cached */
+    char *device; /* the device's name, for the file */
+    char *uuid;
+    int driver;
+} kevo__ceilings;
+
+/*
+ * kevo__ceilings_load: clears *c, then reads the cache file of device (the
+ * GPU worker's hello "device" object: name, uuid) and driver under base
+ * (NULL: the default base directory). A missing file leaves *c empty; a
+ * file that does not parse or belongs to another device is ignored (and
+ * rewritten by the next save). Returns KEVO_OK or KEVO_ENOMEM.
+ */
+kevo_status kevo__ceilings_load(kevo__ceilings *c, const char *base,
+                                const json_t *device, int driver,
+                                kevo_error *err);
+
+/* True when the ceiling called which ("bandwidth", or a kevo_peak_name())
+ * is known. */
+bool kevo__ceilings_has(const kevo__ceilings *c, const char *which);
+
+/* The peak of kind p in operations per second; 0 when unknown. */
+double kevo__ceilings_peak(const kevo__ceilings *c, kevo_peak p);
+
+/*
+ * kevo__ceilings_update: takes the positive numbers of a worker's "peaks"
+ * object ({"bandwidth": B, "fp32": F, ...}). Returns KEVO_OK, or
+ * KEVO_EFORMAT naming a member that is not a positive number.
+ */
+kevo_status kevo__ceilings_update(kevo__ceilings *c, const json_t *peaks,
+                                  kevo_error *err);
+
+/* kevo__ceilings_save: writes the cache file atomically (making its
+ * directory). Returns KEVO_OK, or KEVO_EIO with the path. */
+kevo_status kevo__ceilings_save(const kevo__ceilings *c, kevo_error *err);
+
+/* kevo__ceilings_clear: frees what *c holds and empties it. */
+void kevo__ceilings_clear(kevo__ceilings *c);
+
+#endif

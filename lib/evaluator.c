@@ -1,0 +1,1072 @@
+/*
+ * evaluator.c: kevo_evaluator, the core's side of evaluation. It checks a
+ * candidate against the task and the device, sends it through the compile
+ * pool, hands compiled candidates to the GPU worker one at a time, turns
+ * the worker's replies (or its death, or a missed deadline) into results,
+ * and keeps per task what every result is compared with: the seed's times,
+ * the reference's times, and the input sets.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kevo/eval.h>
+
+#include "candidate_private.h"
+#include "ceilings.h"
+#include "compile_pool.h"
+#include "devprops.h"
+#include "eval_private.h"
+#include "../fitness/fitness.h"
+#include "gpu_client.h"
+#include "include_scan.h"
+#include "launch_args.h"
+
+#define NOPTS (KEVO_EVAL_SEED + 1)
+#define NSTRS (KEVO_EVAL_ARCH + 1)
+#define NSETS 2
+#define MAX_SEEDS 64
+
+/* The per-task record: what every evaluation of the task shares. */
+typedef struct taskrec {
+    const kevo_task *task;
+    uint64_t key;              /* hash of the task's JSON */
+    json_t *json;              /* the task as the worker receives it */
+    uint64_t ref_job;          /* the reference's compile job, 0 once done */
+    kevo__compile_result *ref; /* the compiled reference */
+    char *ref_error;           /* why the reference did not compile */
+    uint64_t seeds[NSETS][MAX_SEEDS];
+    bool ref_timed[NSETS];     /* reference times were asked for */
+    double *ref_times[NSETS];  /* per shape, NaN where unknown */
+    double *seed_times[NSETS]; /* per shape, NaN where unknown */
+    bool seed_queued[NSETS];
+    struct taskrec *next;
+} taskrec;
+
+typedef enum job_state {
+    JOB_COMPILING = 0, /* waiting for the compile pool */
+    JOB_READY = 1,     /* compiled, waiting for the GPU */
+    JOB_RUNNING = 2,   /* on the GPU */
+    JOB_DONE = 3       /* result made */
+} job_state;
+
+typedef struct job {
+    uint64_t ticket;
+    taskrec *tr;
+    kevo_candidate *cand;
+    unsigned flags;
+    bool hidden; /* a seed evaluation for the baselines */
+    job_state state;
+    uint64_t compile_id;
+    kevo__compile_result *compiled;
+    int64_t submitted_ms;
+    kevo_eval_result *result;
+    struct job *next;
+} job;
+
+struct kevo_evaluator {
+    int64_t opt[NOPTS];
+    char *str[NSTRS];
+    bool started, compile_only;
+    kevo__compile_pool *pool;
+    kevo__gpu_client *gpu;
+    kevo_vars *device;
+    char *device_name;
+    char arch[16];
+    kevo__ceilings ceilings;
+    kevo_rng *rng;
+    taskrec *tasks;
+    job *jobs, *jobs_tail; /* in submission order */
+    job *running;          /* on the GPU */
+    uint64_t next_ticket;
+};
+
+/* ---- options ------------------------------------------------------------ */
+
+kevo_status kevo_evaluator_new(kevo_evaluator **out, kevo_error *err)
+{
+    *out = NULL;
+    kevo_evaluator *ev = calloc(1, sizeof *ev);
+    if (!ev)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    for (int i = 0; i < NOPTS; i++)
+        kevo_eval_option_bounds((kevo_eval_option)i, NULL, NULL, &ev->opt[i]);
+    ev->next_ticket = 1;
+    *out = ev;
+    return KEVO_OK;
+}
+
+/* Options that shape the processes: fixed once they are started. */
+static bool process_option(kevo_eval_option opt)
+{
+    return opt == KEVO_EVAL_COMPILE_WORKERS || opt == KEVO_EVAL_DEVICE ||
+           opt == KEVO_EVAL_INPUT_SEEDS || opt == KEVO_EVAL_SEED;
+}
+
+kevo_status kevo_evaluator_set_int(kevo_evaluator *ev, kevo_eval_option opt,
+                                   int64_t value, kevo_error *err)
+{
+    int64_t lo, hi;
+    if (kevo_eval_option_bounds(opt, &lo, &hi, NULL) != KEVO_OK)
+        return kevo__error_set(err, KEVO_EINVAL, "no evaluator option %d",
+                               (int)opt);
+    if (ev->started && process_option(opt))
+        return kevo__error_set(err, KEVO_ESTATE,
+                               "option %s cannot change once the evaluator "
+                               "has started",
+                               kevo_eval_option_name(opt));
+    if (value < lo || value > hi)
+        return kevo__error_set(err, KEVO_ERANGE,
+                               "option %s: %" PRId64 " is outside [%" PRId64
+                               ", %" PRId64 "]",
+                               kevo_eval_option_name(opt), value, lo, hi);
+    ev->opt[opt] = value;
+    return KEVO_OK;
+}
+
+int64_t kevo_evaluator_get_int(const kevo_evaluator *ev, kevo_eval_option opt)
+{
+    if ((unsigned)opt >= NOPTS)
+        return -1;
+    return ev->opt[opt];
+}
+
+kevo_status kevo_evaluator_set_string(kevo_evaluator *ev,
+                                      kevo_eval_string_option opt,
+                                      const char *value, kevo_error *err)
+{
+    if ((unsigned)opt >= NSTRS)
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "no evaluator string option %d", (int)opt);
+    if (ev->started)
+        return kevo__error_set(err, KEVO_ESTATE,
+                               "string options cannot change once the "
+                               "evaluator has started");
+    char *copy = NULL;
+    if (value && !(copy = kevo__strdup(value)))
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    free(ev->str[opt]);
+    ev->str[opt] = copy;
+    return KEVO_OK;
+}
+
+/* ---- start -------------------------------------------------------------- */
+
+/* The device properties of the hello, under the names expressions use. */
+static kevo_status read_device(kevo_evaluator *ev, kevo_error *err)
+{
+    const json_t *dev = kevo__gpu_client_device(ev->gpu);
+    if (!(ev->device = kevo_vars_new()))
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    for (size_t i = 0; kevo__devprop_name(i); i++) {
+        const char *name = kevo__devprop_name(i);
+        json_t *v = json_object_get(dev, name);
+        if (!json_is_integer(v))
+            return kevo__error_set(err, KEVO_EWORKER,
+                                   "the GPU worker's hello lacks the device "
+                                   "property \"%s\"",
+                                   name);
+        kevo_status rc = kevo_vars_set(ev->device, name, json_integer_value(v));
+        if (rc != KEVO_OK)
+            return kevo__error_set(err, rc, "device property %s", name);
+    }
+    const char *name = json_string_value(json_object_get(dev, "name"));
+    if (!(ev->device_name = kevo__strdup(name ? name : "unknown GPU")))
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    int64_t cc = 0;
+    kevo_vars_get(ev->device, "cc", &cc);
+    /* The arch-specific target (sm_90a) unlocks wgmma and TMA on the device
+     * at hand; the code only ever runs there. */
+    snprintf(ev->arch, sizeof ev->arch,
+             cc >= 90 ? "sm_%" PRId64 "a" : "sm_%" PRId64, cc);
+    return KEVO_OK;
+}
+
+/* The peaks a task of kind peak needs, measured by the worker unless the
+ * cache has them. */
+static kevo_status ensure_ceiling(kevo_evaluator *ev, const char *which,
+                                  kevo_error *err);
+
+kevo_status kevo_evaluator_start(kevo_evaluator *ev, unsigned flags,
+                                 kevo_error *err)
+{
+    if (ev->started)
+        return kevo__error_set(err, KEVO_ESTATE, "the evaluator has started");
+    if (flags & ~KEVO_EVAL_START_COMPILE_ONLY)
+        return kevo__error_set(err, KEVO_EINVAL, "unknown flags 0x%x", flags);
+    const char *worker = ev->str[KEVO_EVAL_WORKER_PATH]
+                             ? ev->str[KEVO_EVAL_WORKER_PATH]
+                             : kevo__worker_path();
+    kevo_status rc = KEVO_OK;
+    if (!(ev->rng = kevo_rng_new((uint64_t)ev->opt[KEVO_EVAL_SEED], "inputs")))
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    ev->compile_only = flags & KEVO_EVAL_START_COMPILE_ONLY;
+    if (!ev->compile_only) {
+        ev->gpu = kevo__gpu_client_new(worker, (int)ev->opt[KEVO_EVAL_DEVICE],
+                                       60000, err);
+        if (!ev->gpu) {
+            rc = err ? err->code : KEVO_ENODEV;
+            goto fail;
+        }
+        if ((rc = read_device(ev, err)) != KEVO_OK)
+            goto fail;
+        if ((rc = kevo__ceilings_load(
+                 &ev->ceilings, ev->str[KEVO_EVAL_CACHE_DIR],
+                 kevo__gpu_client_device(ev->gpu),
+                 kevo__gpu_client_driver(ev->gpu), err)) != KEVO_OK)
+            goto fail;
+        if ((rc = ensure_ceiling(ev, "bandwidth", err)) != KEVO_OK ||
+            (rc = ensure_ceiling(ev, "fp32", err)) != KEVO_OK ||
+            (rc = ensure_ceiling(ev, "fp64", err)) != KEVO_OK)
+            goto fail;
+    } else {
+        const char *arch =
+            ev->str[KEVO_EVAL_ARCH] ? ev->str[KEVO_EVAL_ARCH] : "sm_90";
+        snprintf(ev->arch, sizeof ev->arch, "%s", arch);
+        if (!(ev->device = kevo_vars_new())) {
+            rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+            goto fail;
+        }
+        if ((rc = kevo__devprops_nominal(ev->device)) != KEVO_OK) {
+            kevo__error_set(err, rc, "device properties");
+            goto fail;
+        }
+    }
+    kevo__compile_pool_config cfg = {
+        .processes = (size_t)ev->opt[KEVO_EVAL_COMPILE_WORKERS],
+        .worker = worker,
+        .cache_dir = ev->str[KEVO_EVAL_CACHE_DIR],
+    };
+    if (!(ev->pool = kevo__compile_pool_new(&cfg, err))) {
+        rc = err ? err->code : KEVO_EWORKER;
+        goto fail;
+    }
+    ev->started = true;
+    return KEVO_OK;
+fail:
+    kevo__gpu_client_free(ev->gpu);
+    ev->gpu = NULL;
+    kevo_vars_free(ev->device);
+    ev->device = NULL;
+    free(ev->device_name);
+    ev->device_name = NULL;
+    kevo__ceilings_clear(&ev->ceilings);
+    kevo_rng_free(ev->rng);
+    ev->rng = NULL;
+    return rc;
+}
+
+const kevo_vars *kevo_evaluator_device(const kevo_evaluator *ev)
+{
+    return ev->started && !ev->compile_only ? ev->device : NULL;
+}
+
+const char *kevo_evaluator_device_name(const kevo_evaluator *ev)
+{
+    return ev->started && !ev->compile_only ? ev->device_name : NULL;
+}
+
+double kevo_evaluator_bandwidth(const kevo_evaluator *ev)
+{
+    return ev->started && !ev->compile_only ? ev->ceilings.bandwidth : 0;
+}
+
+/* ---- tasks -------------------------------------------------------------- */
+
+static void taskrec_free(taskrec *tr)
+{
+    json_decref(tr->json);
+    kevo__compile_result_free(tr->ref);
+    free(tr->ref_error);
+    for (int s = 0; s < NSETS; s++) {
+        free(tr->ref_times[s]);
+        free(tr->seed_times[s]);
+    }
+    free(tr);
+}
+
+static double *nan_array(size_t n)
+{
+    double *a = malloc((n ? n : 1) * sizeof *a);
+    for (size_t i = 0; a && i < n; i++)
+        a[i] = NAN;
+    return a;
+}
+
+/* Compile options of a candidate: its assignment as -D macros and the
+ * lowered names of its kernels. */
+static kevo_status submit_compile(kevo_evaluator *ev,
+                                  const kevo_candidate *cand, const char *name,
+                                  uint64_t *id, kevo_error *err)
+{
+    size_t n = kevo_candidate_launch_count(cand);
+    const char **kernels = calloc(n ? n : 1, sizeof *kernels);
+    if (!kernels)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        kernels[i] = kevo_candidate_launch_kernel(cand, i);
+    kevo__compile_request req = {
+        .source = kevo_candidate_source(cand),
+        .name = name,
+        .params = kevo_candidate_assignment(cand),
+        .arch = ev->arch,
+        .kernels = kernels,
+        .nkernels = n,
+        .timeout_ms = (int)ev->opt[KEVO_EVAL_COMPILE_TIMEOUT_MS],
+    };
+    kevo_status rc = kevo__compile_pool_submit(ev->pool, &req, id, err);
+    free(kernels);
+    return rc;
+}
+
+static taskrec *find_task(kevo_evaluator *ev, const kevo_task *task,
+                          kevo_error *err)
+{
+    char *text = NULL;
+    if (kevo_task_to_json(task, &text, err) != KEVO_OK)
+        return NULL;
+    uint64_t key = kevo__hash_finish(
+        kevo__hash_bytes(0x6b65766f7461736bull, text, strlen(text)));
+    for (taskrec *tr = ev->tasks; tr; tr = tr->next) {
+        if (tr->task == task && tr->key == key) {
+            free(text);
+            return tr;
+        }
+    }
+    taskrec *tr = calloc(1, sizeof *tr);
+    json_error_t jerr;
+    if (!tr || !(tr->json = json_loads(text, 0, &jerr))) {
+        free(text);
+        free(tr);
+        kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+        return NULL;
+    }
+    free(text);
+    tr->task = task;
+    tr->key = key;
+    for (int s = 0; s < NSETS; s++) {
+        size_t n = kevo_task_shape_count(task, (kevo_shape_set)s);
+        tr->ref_times[s] = nan_array(n);
+        tr->seed_times[s] = nan_array(n);
+        if (!tr->ref_times[s] || !tr->seed_times[s]) {
+            taskrec_free(tr);
+            kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+            return NULL;
+        }
+        /* The input sets: the task's input seed mixed with draws of the
+         * evaluator's stream, so that they differ from run to run of a
+         * search with another seed but repeat with the same one. */
+        for (int k = 0; k < MAX_SEEDS; k++) {
+            uint64_t draw = kevo_rng_uniform_int(ev->rng, UINT64_MAX);
+            uint64_t mix[2] = {kevo_task_input_seed(task), draw};
+            tr->seeds[s][k] =
+                kevo__hash_finish(kevo__hash_bytes(key, mix, sizeof mix));
+        }
+    }
+    const kevo_candidate *ref = kevo_task_reference(task);
+    if (!ev->compile_only && ref &&
+        submit_compile(ev, ref, "reference.cu", &tr->ref_job, err) != KEVO_OK) {
+        taskrec_free(tr);
+        return NULL;
+    }
+    tr->next = ev->tasks;
+    ev->tasks = tr;
+    return tr;
+}
+
+/* ---- checks before compiling --------------------------------------------
+ */
+
+/* Why the candidate cannot run on this device at one of the set's shapes,
+ * in a new string, or NULL when it can (or on no memory: *nomem). */
+static char *launch_problem(kevo_evaluator *ev, const kevo_task *task,
+                            const kevo_candidate *cand, kevo_shape_set set,
+                            bool *nomem)
+{
+    kevo_error e;
+    kevo_error_init(&e);
+    char *why = NULL;
+    *nomem = false;
+    for (size_t l = 0; l < kevo_candidate_launch_count(cand); l++) {
+        const char *k = kevo_candidate_launch_kernel(cand, l);
+        if (strncmp(k, "kevo_internal_", 14) == 0)
+            return kevo__asprintf("kernel name %s is reserved: names that "
+                                  "start with kevo_internal_ belong to the "
+                                  "evaluator",
+                                  k);
+    }
+    if (kevo__include_scan(kevo_candidate_source(cand),
+                           strlen(kevo_candidate_source(cand)),
+                           kevo_candidate_origin(cand), &e) != KEVO_OK)
+        return kevo__strdup(e.text);
+    int64_t max_threads = 1024, max_smem = 0;
+    kevo_vars_get(ev->device, "max_threads_per_block", &max_threads);
+    kevo_vars_get(ev->device, "max_smem_per_block", &max_smem);
+    size_t nshapes = kevo_task_shape_count(task, set);
+    for (size_t s = 0; s < nshapes && !why; s++) {
+        kevo_vars *env = kevo_vars_copy(ev->device);
+        if (!env || kevo_task_shape_vars(task, set, s, env) != KEVO_OK) {
+            kevo_vars_free(env);
+            *nomem = true;
+            return NULL;
+        }
+        kevo_error_init(&e);
+        if (kevo_candidate_check(cand, env, &e) != KEVO_OK)
+            why = kevo__asprintf("shape %zu: %s", s, e.text);
+        for (size_t l = 0; !why && l < kevo_candidate_launch_count(cand); l++) {
+            kevo_launch_geometry g = {.size = sizeof g};
+            kevo__resolved_arg *args = NULL;
+            size_t nargs = 0;
+            kevo_error_init(&e);
+            if (kevo_candidate_launch_geometry(cand, l, env, &g, &e) != KEVO_OK)
+                why = kevo__asprintf("shape %zu: %s", s, e.text);
+            else if ((int64_t)g.block[0] * g.block[1] * g.block[2] >
+                     max_threads)
+                why = kevo__asprintf(
+                    "shape %zu: launch %zu (%s) asks for %u threads per "
+                    "block; the device allows %" PRId64,
+                    s, l + 1, kevo_candidate_launch_kernel(cand, l),
+                    g.block[0] * g.block[1] * g.block[2], max_threads);
+            else if ((int64_t)g.shared_bytes > max_smem)
+                why = kevo__asprintf(
+                    "shape %zu: launch %zu (%s) asks for %" PRIu64
+                    " bytes of dynamic shared memory per block; the device "
+                    "allows %" PRId64,
+                    s, l + 1, kevo_candidate_launch_kernel(cand, l),
+                    g.shared_bytes, max_smem);
+            else if (kevo__launch_args(task, cand, l, env, &args, &nargs, &e) !=
+                     KEVO_OK)
+                why = kevo__asprintf("shape %zu: %s", s, e.text);
+            free(args);
+        }
+        kevo_vars_free(env);
+    }
+    if (!why && nshapes == 0 && set == KEVO_SHAPES_HELD_OUT)
+        why = kevo__strdup("the task has no held-out shapes");
+    return why;
+}
+
+/* ---- results ------------------------------------------------------------ */
+
+/* How the evaluator's measurements become figures. */
+typedef struct figures {
+    kevo_ceilings ceilings;
+    kevo_eval_context ctx;
+} figures;
+
+static void figures_of(const kevo_evaluator *ev, figures *f)
+{
+    memset(f, 0, sizeof *f);
+    f->ceilings.bandwidth = ev->ceilings.has_bandwidth ? ev->ceilings.bandwidth : 0;
+    for (int p = 0; p < KEVO__PEAK_COUNT; p++)
+        f->ceilings.peak[p] = kevo__ceilings_peak(&ev->ceilings, (kevo_peak)p);
+    f->ctx.ceilings = ev->compile_only ? NULL : &f->ceilings;
+    f->ctx.device = ev->device;
+    f->ctx.fitness = NULL;
+    f->ctx.suspicious = (double)ev->opt[KEVO_EVAL_SUSPICIOUS_PPM] / 1e6;
+}
+
+/* What the compile pool said, as the result wants it. */
+static const kevo_compile_info *compile_info(const kevo__compile_result *cr,
+                                             kevo_compile_info *ci)
+{
+    if (!cr)
+        return NULL;
+    memset(ci, 0, sizeof *ci);
+    ci->ok = cr->ok;
+    ci->error = cr->error;
+    ci->log = cr->log;
+    ci->ptx = cr->ptx;
+    ci->ptx_len = cr->ptx_len;
+    ci->seconds = cr->cached ? 0 : cr->wall_seconds;
+    ci->cached = cr->cached;
+    return ci;
+}
+
+/* ---- jobs --------------------------------------------------------------- */
+
+static void job_free(job *j)
+{
+    if (!j)
+        return;
+    kevo_candidate_free(j->cand);
+    kevo__compile_result_free(j->compiled);
+    kevo_eval_result_free(j->result);
+    free(j);
+}
+
+static kevo_shape_set job_set(const job *j)
+{
+    return (j->flags & KEVO_EVAL_HELD_OUT) ? KEVO_SHAPES_HELD_OUT
+                                           : KEVO_SHAPES_TRAIN;
+}
+
+/* Finishes j with res (taken). Hidden seed jobs leave their times in the
+ * task record. */
+static void job_finish(kevo_evaluator *ev, job *j, kevo_eval_result *res)
+{
+    (void)ev;
+    kevo__eval_result_set_ticket(res, j->ticket);
+    kevo__eval_result_set_seconds(res, KEVO_PHASE_TOTAL,
+                                  (double)(kevo__now_ms() - j->submitted_ms) /
+                                      1e3);
+    j->result = res;
+    j->state = JOB_DONE;
+        kevo_shape_set set = job_set(j);
+    if (j->hidden && kevo_eval_result_verdict(res) == KEVO_VERDICT_OK)
+        kevo__eval_result_times(res, KEVO__BASELINE_SEED,
+                                j->tr->seed_times[set],
+                                kevo_task_shape_count(j->tr->task, set));
+}
+
+/* A result that says the candidate failed before the GPU saw it. */
+static kevo_status finish_failure(kevo_evaluator *ev, job *j,
+                                  kevo_verdict verdict, const char *reason,
+                                  kevo_error *err)
+{
+        kevo_eval_result *res = NULL;
+    kevo_compile_info ci;
+    figures f;
+    figures_of(ev, &f);
+    kevo_status rc = kevo__eval_result_new_failure(
+        j->tr->task, j->cand, job_set(j), verdict, reason,
+        compile_info(j->compiled, &ci), &f.ctx, &res, err);
+    if (rc != KEVO_OK)
+        return rc;
+    job_finish(ev, j, res);
+    return KEVO_OK;
+}
+
+static job *job_add(kevo_evaluator *ev, taskrec *tr, const kevo_candidate *cand,
+                    unsigned flags, bool hidden, kevo_error *err)
+{
+    job *j = calloc(1, sizeof *j);
+    if (!j || !(j->cand = kevo_candidate_copy(cand))) {
+        free(j);
+        kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+        return NULL;
+    }
+    j->ticket = ev->next_ticket++;
+    j->tr = tr;
+    j->flags = flags;
+    j->hidden = hidden;
+    j->submitted_ms = kevo__now_ms();
+    if (ev->jobs_tail)
+        ev->jobs_tail->next = j;
+    else
+        ev->jobs = j;
+    ev->jobs_tail = j;
+    bool nomem = false;
+    char *why = launch_problem(ev, tr->task, cand, job_set(j), &nomem);
+    if (nomem) {
+        kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+        j->state = JOB_DONE; /* dropped by the next collection */
+        return NULL;
+    }
+    if (why) {
+        kevo_status rc = finish_failure(ev, j, KEVO_VERDICT_REJECTED, why, err);
+        free(why);
+        return rc == KEVO_OK ? j : NULL;
+    }
+    if (submit_compile(ev, j->cand, kevo_candidate_origin(cand), &j->compile_id,
+                       err) != KEVO_OK)
+        return NULL;
+    j->state = JOB_COMPILING;
+    return j;
+}
+
+kevo_status kevo_evaluator_submit(kevo_evaluator *ev, const kevo_task *task,
+                                  const kevo_candidate *cand, unsigned flags,
+                                  uint64_t *ticket, kevo_error *err)
+{
+    if (ticket)
+        *ticket = 0;
+    if (!ev->started)
+        return kevo__error_set(err, KEVO_ESTATE,
+                               "the evaluator has not started");
+    if (flags & ~(KEVO_EVAL_HELD_OUT | KEVO_EVAL_NO_TIMING | KEVO_EVAL_COMPILE))
+        return kevo__error_set(err, KEVO_EINVAL, "unknown flags 0x%x", flags);
+    if (ev->compile_only)
+        flags |= KEVO_EVAL_COMPILE;
+    taskrec *tr = find_task(ev, task, err);
+    if (!tr)
+        return err ? err->code : KEVO_ENOMEM;
+    if (!(flags & KEVO_EVAL_COMPILE)) {
+        /* The ceiling the task's flops count against: measured now, the
+         * first time a task needs it (a tensor-core peak, say). */
+        kevo_status rc =
+            ensure_ceiling(ev, kevo_peak_name(kevo_task_peak(task)), err);
+        if (rc != KEVO_OK)
+            return rc;
+    }
+    kevo_shape_set set =
+        (flags & KEVO_EVAL_HELD_OUT) ? KEVO_SHAPES_HELD_OUT : KEVO_SHAPES_TRAIN;
+    const kevo_candidate *seed = kevo_task_seed(task);
+    if (!(flags & (KEVO_EVAL_COMPILE | KEVO_EVAL_NO_TIMING)) && seed &&
+        !tr->seed_queued[set] &&
+        kevo_candidate_hash(seed) != kevo_candidate_hash(cand)) {
+        tr->seed_queued[set] = true;
+        if (!job_add(ev, tr, seed, flags, true, err))
+            return err ? err->code : KEVO_ENOMEM;
+    }
+    if (seed && kevo_candidate_hash(seed) == kevo_candidate_hash(cand))
+        tr->seed_queued[set] = true;
+    job *j = job_add(ev, tr, cand, flags, false, err);
+    if (!j)
+        return err ? err->code : KEVO_ENOMEM;
+    if (ticket)
+        *ticket = j->ticket;
+    return KEVO_OK;
+}
+
+size_t kevo_evaluator_pending(const kevo_evaluator *ev)
+{
+    size_t n = 0;
+    for (const job *j = ev->jobs; j; j = j->next)
+        n += !j->hidden;
+    return n;
+}
+
+/* ---- the pipeline ------------------------------------------------------- */
+
+static job *job_by_compile(kevo_evaluator *ev, uint64_t id)
+{
+    for (job *j = ev->jobs; j; j = j->next) {
+        if (j->state == JOB_COMPILING && j->compile_id == id)
+            return j;
+    }
+    return NULL;
+}
+
+/* A compile finished: the task's reference or a job's candidate. */
+static kevo_status compiled(kevo_evaluator *ev, kevo__compile_result *cr,
+                            kevo_error *err)
+{
+    for (taskrec *tr = ev->tasks; tr; tr = tr->next) {
+        if (tr->ref_job != cr->id)
+            continue;
+        tr->ref_job = 0;
+        if (!cr->ok) {
+            tr->ref_error =
+                kevo__asprintf("the task's reference does not compile: %s",
+                               cr->error ? cr->error : "compile error");
+            kevo__compile_result_free(cr);
+        } else {
+            tr->ref = cr;
+        }
+        return KEVO_OK;
+    }
+    job *j = job_by_compile(ev, cr->id);
+    if (!j) {
+        kevo__compile_result_free(cr);
+        return KEVO_OK;
+    }
+    j->compiled = cr;
+    if (!cr->ok)
+        return finish_failure(ev, j, KEVO_VERDICT_COMPILE_ERROR,
+                              cr->error ? cr->error : "compile error", err);
+    if (j->flags & KEVO_EVAL_COMPILE) {
+                kevo_eval_result *res = NULL;
+        kevo_compile_info ci;
+        figures f;
+        figures_of(ev, &f);
+        kevo_status rc =
+            kevo__eval_result_new(j->tr->task, j->cand, job_set(j), NULL,
+                                  compile_info(cr, &ci), &f.ctx, &res, err);
+        if (rc != KEVO_OK)
+            return rc;
+        job_finish(ev, j, res);
+        return KEVO_OK;
+    }
+    j->state = JOB_READY;
+    return KEVO_OK;
+}
+
+static json_t *kernel_names(const kevo_candidate *cand,
+                            const kevo__compile_result *cr)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; o && i < kevo_candidate_launch_count(cand); i++) {
+        const char *name = kevo_candidate_launch_kernel(cand, i);
+        const char *low =
+            i < cr->nlowered && cr->lowered[i] ? cr->lowered[i] : name;
+        json_object_set_new(o, name, json_string(low));
+    }
+    return o;
+}
+
+/* The eval message of j, and its deadline. */
+static json_t *eval_message(kevo_evaluator *ev, job *j, bool time_reference,
+                            int64_t *deadline)
+{
+    kevo_shape_set set = job_set(j);
+    taskrec *tr = j->tr;
+    size_t k = (size_t)ev->opt[KEVO_EVAL_INPUT_SEEDS];
+    if (k > MAX_SEEDS)
+        k = MAX_SEEDS;
+    size_t a = (size_t)kevo_rng_uniform_int(ev->rng, k);
+    size_t b = (a + 1 + (size_t)kevo_rng_uniform_int(ev->rng, k - 1)) % k;
+    bool timing = !(j->flags & KEVO_EVAL_NO_TIMING);
+    char key[17];
+    snprintf(key, sizeof key, "%016" PRIx64, tr->key);
+    json_t *cand = kevo__candidate_to_json(j->cand);
+    json_t *msg = json_pack(
+        "{s:s, s:I, s:O, s:s, s:o, s:s, s:[I,I], s:I, s:I, "
+        "s:{s:I, s:I, s:I, s:f, s:I, s:b}, s:b, s:b, s:b, s:o, s:o}",
+        "op", "eval", "id", (json_int_t)j->ticket, "task", tr->json, "task_key",
+        key, "candidate", cand ? cand : json_null(), "set",
+        set == KEVO_SHAPES_TRAIN ? "train" : "held_out", "seeds",
+        (json_int_t)(tr->seeds[set][a] >> 1),
+        (json_int_t)(tr->seeds[set][b] >> 1), "reference_cubin_bytes",
+        (json_int_t)tr->ref->cubin_len, "candidate_cubin_bytes",
+        (json_int_t)j->compiled->cubin_len, "timing", "warmup",
+        (json_int_t)ev->opt[KEVO_EVAL_WARMUP], "min_reps",
+        (json_int_t)ev->opt[KEVO_EVAL_MIN_REPS], "max_reps",
+        (json_int_t)ev->opt[KEVO_EVAL_MAX_REPS], "target_spread",
+        (double)ev->opt[KEVO_EVAL_TARGET_SPREAD_PPM] / 1e6, "cap_ms",
+        (json_int_t)ev->opt[KEVO_EVAL_TIME_CAP_MS], "enabled", timing,
+        "profile", ev->opt[KEVO_EVAL_PROFILE] != 0 && timing, "flush_l2",
+        ev->opt[KEVO_EVAL_FLUSH_L2] != 0, "time_reference",
+        time_reference && timing, "reference_kernels",
+        kernel_names(kevo_task_reference(tr->task), tr->ref),
+        "candidate_kernels", kernel_names(j->cand, j->compiled));
+    size_t nshapes = kevo_task_shape_count(tr->task, set);
+    int64_t per_shape =
+        timing ? ev->opt[KEVO_EVAL_TIME_CAP_MS] * (time_reference ? 2 : 1) : 0;
+    if (ev->opt[KEVO_EVAL_PROFILE] && timing)
+        per_shape += 5000;
+    *deadline = kevo__now_ms() + ev->opt[KEVO_EVAL_RUN_TIMEOUT_MS] +
+                (int64_t)nshapes * per_shape;
+    return msg;
+}
+
+/* Sends the first ready job whose reference is compiled to the GPU. */
+static kevo_status dispatch(kevo_evaluator *ev, kevo_error *err)
+{
+    if (!ev->gpu || kevo__gpu_client_busy(ev->gpu))
+        return KEVO_OK;
+    for (job *j = ev->jobs; j; j = j->next) {
+        if (j->state != JOB_READY)
+            continue;
+        taskrec *tr = j->tr;
+        if (tr->ref_job)
+            continue; /* the reference is still compiling */
+        if (!tr->ref)
+            return finish_failure(ev, j, KEVO_VERDICT_REJECTED,
+                                  tr->ref_error ? tr->ref_error
+                                                : "the task has no reference",
+                                  err);
+        kevo_shape_set set = job_set(j);
+        bool time_ref = !tr->ref_timed[set];
+        int64_t deadline;
+        json_t *msg = eval_message(ev, j, time_ref, &deadline);
+        size_t len = tr->ref->cubin_len + j->compiled->cubin_len;
+        unsigned char *payload = malloc(len ? len : 1);
+        if (!msg || !payload) {
+            json_decref(msg);
+            free(payload);
+            return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+        }
+        memcpy(payload, tr->ref->cubin, tr->ref->cubin_len);
+        memcpy(payload + tr->ref->cubin_len, j->compiled->cubin,
+               j->compiled->cubin_len);
+        kevo_error send_err;
+        kevo_error_init(&send_err);
+        kevo_status rc = kevo__gpu_client_send(ev->gpu, msg, payload, len,
+                                               deadline, &send_err);
+        json_decref(msg);
+        free(payload);
+        if (rc != KEVO_OK)
+            return finish_failure(ev, j, KEVO_VERDICT_WORKER_DIED,
+                                  send_err.text, err);
+        if (time_ref && !(j->flags & KEVO_EVAL_NO_TIMING))
+            tr->ref_timed[set] = true;
+        j->state = JOB_RUNNING;
+        ev->running = j;
+        return KEVO_OK;
+    }
+    return KEVO_OK;
+}
+
+/* Keeps the reference times a result carries (the worker times the
+ * reference on the first evaluation of each task and set). */
+static void take_reference_times(taskrec *tr, kevo_shape_set set,
+                                 const kevo_eval_result *res)
+{
+    size_t n = kevo_task_shape_count(tr->task, set);
+    double *t = nan_array(n);
+    if (!t)
+        return;
+    kevo__eval_result_times(res, KEVO__BASELINE_REFERENCE, t, n);
+    for (size_t i = 0; i < n; i++) {
+        if (t[i] > 0)
+            tr->ref_times[set][i] = t[i];
+    }
+    free(t);
+}
+
+/* The GPU's reply to the running job, or its failure. */
+static kevo_status gpu_step(kevo_evaluator *ev, int timeout_ms, kevo_error *err)
+{
+    if (!ev->gpu || !kevo__gpu_client_busy(ev->gpu))
+        return KEVO_OK;
+    json_t *reply = NULL;
+    kevo_error gerr;
+    kevo_error_init(&gerr);
+    kevo_status rc = kevo__gpu_client_poll(ev->gpu, timeout_ms, &reply, &gerr);
+    job *j = ev->running;
+    if (rc == KEVO_OK && !reply)
+        return KEVO_OK;
+    ev->running = NULL;
+    if (rc == KEVO_ETIMEDOUT)
+        return finish_failure(ev, j, KEVO_VERDICT_TIMEOUT, gerr.text, err);
+    if (rc != KEVO_OK) {
+        /* A worker that died without a verdict: a fault of the kernel as
+         * far as anyone can tell, with how the process ended. */
+        return finish_failure(ev, j, KEVO_VERDICT_WORKER_DIED, gerr.text, err);
+    }
+    kevo_shape_set set = job_set(j);
+        kevo_eval_result *res = NULL;
+    kevo_compile_info ci;
+    figures f;
+    figures_of(ev, &f);
+    rc = kevo__eval_result_new(j->tr->task, j->cand, set, reply,
+                               compile_info(j->compiled, &ci), &f.ctx, &res,
+                               err);
+    json_decref(reply);
+    if (rc != KEVO_OK) {
+        char why[KEVO_ERROR_TEXT_SIZE + 64];
+        snprintf(why, sizeof why, "the GPU worker's reply is malformed: %s",
+                 err ? err->text : "");
+        if (err)
+            kevo_error_init(err);
+        kevo__gpu_client_restart(ev->gpu, NULL);
+        return finish_failure(ev, j, KEVO_VERDICT_WORKER_DIED, why, err);
+    }
+        take_reference_times(j->tr, set, res);
+    size_t nshapes = kevo_task_shape_count(j->tr->task, set);
+    kevo__eval_result_set_baseline(res, KEVO__BASELINE_SEED,
+                                   j->tr->seed_times[set], nshapes, NULL);
+    kevo__eval_result_set_baseline(res, KEVO__BASELINE_REFERENCE,
+                                   j->tr->ref_times[set], nshapes, NULL);
+    if (kevo_eval_result_verdict(res) == KEVO_VERDICT_FAULT) {
+        /* The worker ends itself after a fault; start the next one now. */
+        kevo_error rerr;
+        kevo_error_init(&rerr);
+        kevo__gpu_client_restart(ev->gpu, &rerr);
+    }
+    job_finish(ev, j, res);
+    return KEVO_OK;
+}
+
+/* One round: collect compiles, dispatch to the GPU, read the GPU, waiting
+ * up to timeout_ms for something to happen. */
+static kevo_status pump(kevo_evaluator *ev, int timeout_ms, kevo_error *err)
+{
+    kevo_status rc;
+    kevo__compile_result *cr = NULL;
+    while ((rc = kevo__compile_pool_poll(ev->pool, 0, &cr, err)) == KEVO_OK &&
+           cr) {
+        if ((rc = compiled(ev, cr, err)) != KEVO_OK)
+            return rc;
+    }
+    if (rc != KEVO_OK && rc != KEVO_DONE)
+        return rc;
+    if ((rc = dispatch(ev, err)) != KEVO_OK)
+        return rc;
+    if (ev->gpu && kevo__gpu_client_busy(ev->gpu)) {
+        if ((rc = gpu_step(ev, 0, err)) != KEVO_OK)
+            return rc;
+    }
+    if (timeout_ms == 0)
+        return KEVO_OK;
+    /* Wait on the compile processes and the GPU worker together. */
+    size_t cap = kevo__compile_pool_processes(ev->pool) + 1;
+    struct pollfd *fds = calloc(cap, sizeof *fds);
+    if (!fds)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    size_t n = kevo__compile_pool_pollfds(ev->pool, fds, cap - 1);
+    int wait = kevo__compile_pool_timeout_ms(ev->pool);
+    if (ev->gpu && kevo__gpu_client_busy(ev->gpu)) {
+        fds[n].fd = kevo__gpu_client_fd(ev->gpu);
+        fds[n++].events = POLLIN;
+        int left = kevo__ms_left(kevo__gpu_client_deadline(ev->gpu));
+        if (left >= 0 && (wait < 0 || left < wait))
+            wait = left;
+    }
+    if (timeout_ms >= 0 && (wait < 0 || timeout_ms < wait))
+        wait = timeout_ms;
+    if (poll(fds, n, wait) < 0 && errno != EINTR) {
+        int e = errno;
+        free(fds);
+        return kevo__error_errno(err, e, NULL, "poll");
+    }
+    free(fds);
+    return KEVO_OK;
+}
+
+/* Removes and returns the oldest finished visible job's result, dropping
+ * finished hidden jobs on the way. */
+static kevo_eval_result *take_finished(kevo_evaluator *ev)
+{
+    job *prev = NULL;
+    for (job *j = ev->jobs; j;) {
+        job *next = j->next;
+        if (j->state == JOB_DONE && (j->hidden || j->result)) {
+            if (prev)
+                prev->next = next;
+            else
+                ev->jobs = next;
+            if (ev->jobs_tail == j)
+                ev->jobs_tail = prev;
+            kevo_eval_result *res = j->hidden ? NULL : j->result;
+            if (!j->hidden)
+                j->result = NULL;
+            job_free(j);
+            if (res)
+                return res;
+            j = next;
+            continue;
+        }
+        prev = j;
+        j = next;
+    }
+    return NULL;
+}
+
+kevo_status kevo_evaluator_wait(kevo_evaluator *ev, int timeout_ms,
+                                kevo_eval_result **out, kevo_error *err)
+{
+    *out = NULL;
+    if (!ev->started)
+        return kevo__error_set(err, KEVO_ESTATE,
+                               "the evaluator has not started");
+    int64_t until = timeout_ms < 0 ? -1 : kevo__now_ms() + timeout_ms;
+    for (;;) {
+        if ((*out = take_finished(ev)))
+            return KEVO_OK;
+        if (kevo_evaluator_pending(ev) == 0)
+            return KEVO_DONE;
+        int left = kevo__ms_left(until);
+        kevo_status rc =
+            pump(ev, left < 0 ? 1000 : (left < 1000 ? left : 1000), err);
+        if (rc != KEVO_OK)
+            return rc;
+        if ((*out = take_finished(ev)))
+            return KEVO_OK;
+        if (until >= 0 && kevo__ms_left(until) == 0)
+            return kevo__error_set(err, KEVO_ETIMEDOUT,
+                                   "no evaluation finished within %d ms",
+                                   timeout_ms);
+    }
+}
+
+kevo_status kevo_evaluator_evaluate(kevo_evaluator *ev, const kevo_task *task,
+                                    const kevo_candidate *cand, unsigned flags,
+                                    kevo_eval_result **out, kevo_error *err)
+{
+    *out = NULL;
+    uint64_t ticket;
+    kevo_status rc = kevo_evaluator_submit(ev, task, cand, flags, &ticket, err);
+    if (rc != KEVO_OK)
+        return rc;
+    for (;;) {
+        for (job *j = ev->jobs, *prev = NULL; j; prev = j, j = j->next) {
+            if (j->ticket != ticket || j->state != JOB_DONE)
+                continue;
+            if (prev)
+                prev->next = j->next;
+            else
+                ev->jobs = j->next;
+            if (ev->jobs_tail == j)
+                ev->jobs_tail = prev;
+            *out = j->result;
+            j->result = NULL;
+            job_free(j);
+            return KEVO_OK;
+        }
+        if ((rc = pump(ev, 1000, err)) != KEVO_OK)
+            return rc;
+    }
+}
+
+/* ---- ceilings ----------------------------------------------------------- */
+
+static kevo_status ensure_ceiling(kevo_evaluator *ev, const char *which,
+                                  kevo_error *err)
+{
+    if (kevo__ceilings_has(&ev->ceilings, which))
+        return KEVO_OK;
+    /* Let the job on the GPU finish first: the worker does one thing at a
+     * time. */
+    while (ev->gpu && kevo__gpu_client_busy(ev->gpu)) {
+        kevo_status rc = gpu_step(ev, 1000, err);
+        if (rc != KEVO_OK)
+            return rc;
+    }
+    json_t *msg = json_pack("{s:s, s:I, s:[s]}", "op", "peaks", "id",
+                            (json_int_t)0x7fffffff, "which", which);
+    json_t *reply = NULL;
+    if (!msg)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    kevo_status rc = kevo__gpu_client_call(
+        ev->gpu, msg, kevo__now_ms() + 120000, &reply, err);
+    json_decref(msg);
+    if (rc != KEVO_OK)
+        return rc;
+    if (!json_is_true(json_object_get(reply, "ok"))) {
+        const char *why = json_string_value(json_object_get(reply, "error"));
+        rc = kevo__error_set(err, KEVO_EWORKER, "measuring the %s ceiling: %s",
+                             which, why ? why : "failed");
+        json_decref(reply);
+        return rc;
+    }
+    rc = kevo__ceilings_update(&ev->ceilings, json_object_get(reply, "peaks"),
+                               err);
+    json_decref(reply);
+    if (rc == KEVO_OK)
+        rc = kevo__ceilings_save(&ev->ceilings, err);
+    return rc;
+}
+
+double kevo_evaluator_peak(kevo_evaluator *ev, kevo_peak peak)
+{
+    if (!ev->started || ev->compile_only)
+        return 0;
+    const char *which = kevo_peak_name(peak);
+    if (!which || ensure_ceiling(ev, which, NULL) != KEVO_OK)
+        return 0;
+    return kevo__ceilings_peak(&ev->ceilings, peak);
+}
+
+/* ---- free --------------------------------------------------------------- */
+
+void kevo_evaluator_free(kevo_evaluator *ev)
+{
+    if (!ev)
+        return;
+    kevo__gpu_client_free(ev->gpu);
+    kevo__compile_pool_free(ev->pool);
+    while (ev->jobs) {
+        job *next = ev->jobs->next;
+        job_free(ev->jobs);
+        ev->jobs = next;
+    }
+    while (ev->tasks) {
+        taskrec *next = ev->tasks->next;
+        taskrec_free(ev->tasks);
+        ev->tasks = next;
+    }
+    kevo__ceilings_clear(&ev->ceilings);
+    kevo_vars_free(ev->device);
+    free(ev->device_name);
+    kevo_rng_free(ev->rng);
+    for (int i = 0; i < NSTRS; i++)
+        free(ev->str[i]);
+    free(ev);
+}

@@ -1,0 +1,130 @@
+/*
+ * launch_args.c: resolving the arguments of a candidate's launches against
+ * a task (see launch_args.h).
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "launch_args.h"
+
+kevo_vars *kevo__env_with_params(const kevo_vars *env,
+                                 const kevo_candidate *cand)
+{
+    kevo_vars *v = env ? kevo_vars_copy(env) : kevo_vars_new();
+    if (v && kevo_vars_update(v, kevo_candidate_assignment(cand)) != KEVO_OK) {
+        kevo_vars_free(v);
+        v = NULL;
+    }
+    return v;
+}
+
+/* The index of the task argument called name, or -1. */
+static long task_arg_index(const kevo_task *task, const char *name,
+                           kevo_arg_info *info)
+{
+    for (size_t i = 0; i < kevo_task_arg_count(task); i++) {
+        memset(info, 0, sizeof(*info));
+        info->size = sizeof(*info);
+        if (kevo_task_arg_info(task, i, info) == KEVO_OK &&
+            strcmp(info->name, name) == 0)
+            return (long)i;
+    }
+    return -1;
+}
+
+kevo_status kevo__launch_args(const kevo_task *task, const kevo_candidate *cand,
+                              size_t i, const kevo_vars *env,
+                              kevo__resolved_arg **args, size_t *nargs,
+                              kevo_error *err)
+{
+    const kevo_blocks *b = &cand->blocks;
+    kevo_vars *vars = NULL;
+    kevo__resolved_arg *v = NULL;
+    kevo_status rc = KEVO_OK;
+
+    *args = NULL;
+    *nargs = 0;
+    if (i >= b->nlaunches)
+        return kevo__error_set(err, KEVO_EINVAL, "no launch %zu", i);
+    const kevo_launch *l = &b->launches[i];
+    v = calloc(l->nargs + 1, sizeof(*v));
+    if (!v)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    if (env && !(vars = kevo__env_with_params(env, cand))) {
+        rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t a = 0; a < l->nargs; a++) {
+        const kevo_launch_arg *la = &l->args[a];
+        kevo_arg_info info;
+        long t = la->is_name ? task_arg_index(task, la->text, &info) : -1;
+        if (t >= 0) {
+            v[a].index = (size_t)t;
+            v[a].type = info.type;
+            if (info.role == KEVO_ROLE_SCALAR) {
+                v[a].kind = KEVO__ARG_SCALAR;
+                v[a].size = kevo_dtype_size(info.type);
+            } else {
+                v[a].kind = KEVO__ARG_BUFFER;
+                v[a].size = sizeof(void *);
+            }
+            continue;
+        }
+        bool scratch = false;
+        for (size_t s = 0; la->is_name && s < b->nscratch; s++) {
+            if (strcmp(b->scratch[s].name, la->text) == 0) {
+                v[a] =
+                    (kevo__resolved_arg){KEVO__ARG_SCRATCH, s,
+                                         b->scratch[s].type, sizeof(void *), 0};
+                scratch = true;
+                break;
+            }
+        }
+        if (scratch)
+            continue;
+        v[a].kind = KEVO__ARG_VALUE;
+        v[a].type = la->has_cast ? la->cast : KEVO_DTYPE_I32;
+        v[a].size = kevo_dtype_size(v[a].type);
+        if (vars) {
+            kevo_error e = KEVO__ERROR_INIT;
+            rc = kevo_expr_eval(la->expr, vars, &v[a].value, &e);
+            if (rc != KEVO_OK) {
+                kevo__error_wrap(err, &e, "launch of %s, argument %zu '%s'",
+                                 l->kernel, a + 1, la->text);
+                goto done;
+            }
+        }
+    }
+    *args = v;
+    *nargs = l->nargs;
+    v = NULL;
+done:
+    free(v);
+    kevo_vars_free(vars);
+    return rc;
+}
+
+kevo_status kevo__scratch_count(const kevo_candidate *cand, size_t s,
+                                const kevo_vars *env, uint64_t *count,
+                                kevo_error *err)
+{
+    const kevo_blocks *b = &cand->blocks;
+    if (s >= b->nscratch)
+        return kevo__error_set(err, KEVO_EINVAL, "no scratch buffer %zu", s);
+    kevo_vars *vars = kevo__env_with_params(env, cand);
+    if (!vars)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    int64_t c = 0;
+    kevo_status rc = kevo_expr_eval(b->scratch[s].count, vars, &c, err);
+    kevo_vars_free(vars);
+    if (rc == KEVO_OK && c <= 0)
+        rc = kevo__error_set(err, KEVO_ERANGE,
+                             "scratch buffer '%s' has %" PRId64 " elements",
+                             b->scratch[s].name, c);
+    if (rc == KEVO_OK)
+        *count = (uint64_t)c;
+    return rc;
+}

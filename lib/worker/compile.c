@@ -1,0 +1,409 @@
+/*
+ * compile.c: the compile mode of kevo-worker: NVRTC, one job at a time.
+ *
+ * request: {"op":"compile","id":N,"source":"...","name":"candidate.cu",
+ *           "options":["-arch=sm_90",...],"kernels":["saxpy",...],
+ *           "timeout_ms":M}
+ * reply:   {"op":"compiled","id":N,"ok":true|false,"error":"..." (when
+ *           !ok),"log":"...","ptx_bytes":P,"cubin_bytes":C,"nvrtc":"13.0",
+ *           "seconds":S,"lowered":["saxpy",...],"cacheable":true|false}
+ *          payload: the PTX (P bytes, no NUL), then the cubin (C bytes).
+ * "kernels" (optional) are name expressions whose lowered names come back
+ * in "lowered" (null where NVRTC has none). "cacheable" is false for a
+ * failure that says nothing about the source (NVRTC out of memory, an
+ * internal error), which the core must not cache. The time limit is the
+ * core's to enforce: it kills this process.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <nvrtc.h>
+
+#include "include_scan.h"
+#include "worker.h"
+
+/* A parsed request. Strings are borrowed from the request's JSON. */
+typedef struct job {
+    uint64_t id;
+    const char *source;
+    size_t source_len;
+    const char *name;
+    const char **options;
+    size_t noptions;
+    const char **kernels;
+    size_t nkernels;
+} job;
+
+/* What a compile produced. */
+typedef struct outcome {
+    bool ok;
+    bool cacheable;
+    char *error;
+    char *log;
+    char *ptx;
+    size_t ptx_len;
+    char *cubin;
+    size_t cubin_len;
+    char **lowered;
+    double seconds;
+} outcome;
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void outcome_clear(outcome *o, size_t nkernels)
+{
+    free(o->error);
+    free(o->log);
+    free(o->ptx);
+    free(o->cubin);
+    for (size_t i = 0; o->lowered && i < nkernels; i++)
+        free(o->lowered[i]);
+    free(o->lowered);
+    memset(o, 0, sizeof *o);
+}
+
+/* A JSON array of strings into a new array of borrowed pointers. */
+static bool string_array(json_t *arr, const char ***out, size_t *n,
+                         const char *what, char *why, size_t why_size)
+{
+    *out = NULL;
+    *n = 0;
+    if (!arr)
+        return true;
+    if (!json_is_array(arr)) {
+        snprintf(why, why_size, "\"%s\" must be an array of strings", what);
+        return false;
+    }
+    size_t count = json_array_size(arr);
+    if (count == 0)
+        return true;
+    *out = calloc(count, sizeof **out);
+    if (!*out) {
+        snprintf(why, why_size, "out of memory");
+        return false;
+    }
+    for (size_t i = 0; i < count; i++) {
+        json_t *v = json_array_get(arr, i);
+        if (!json_is_string(v) ||
+            strlen(json_string_value(v)) != json_string_length(v)) {
+            snprintf(why, why_size, "\"%s\"[%zu] must be a string", what, i);
+            free(*out);
+            *out = NULL;
+            return false;
+        }
+        (*out)[i] = json_string_value(v);
+    }
+    *n = count;
+    return true;
+}
+
+/* Fills *j from a request; false with why on a malformed one. */
+static bool parse_job(json_t *msg, job *j, char *why, size_t why_size)
+{
+    json_t *source = json_object_get(msg, "source");
+    json_t *name = json_object_get(msg, "name");
+    memset(j, 0, sizeof *j);
+    j->id = (uint64_t)json_integer_value(json_object_get(msg, "id"));
+    if (!json_is_string(source) ||
+        strlen(json_string_value(source)) != json_string_length(source)) {
+        snprintf(why, why_size,
+                 "\"source\" must be a string without NUL characters");
+        return false;
+    }
+    if (name && !json_is_string(name)) {
+        snprintf(why, why_size, "\"name\" must be a string");
+        return false;
+    }
+    j->source = json_string_value(source);
+    j->source_len = json_string_length(source);
+    j->name = name ? json_string_value(name) : "candidate.cu";
+    if (!string_array(json_object_get(msg, "options"), &j->options,
+                      &j->noptions, "options", why, why_size))
+        return false;
+    if (!string_array(json_object_get(msg, "kernels"), &j->kernels,
+                      &j->nkernels, "kernels", why, why_size)) {
+        free(j->options);
+        j->options = NULL;
+        return false;
+    }
+    return true;
+}
+
+static char *program_log(nvrtcProgram prog)
+{
+    size_t n = 0;
+    if (nvrtcGetProgramLogSize(prog, &n) != NVRTC_SUCCESS || n <= 1)
+        return kevo__strdup("");
+    char *log = malloc(n);
+    if (!log)
+        return NULL;
+    if (nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS)
+        log[0] = '\0';
+    log[n - 1] = '\0';
+    return log;
+}
+
+/* The one line that says why a compile failed: a kernel name that is not
+ * defined, else the first line of the log with "error", else a generic
+ * text. */
+static char *compile_error_text(const job *j, const char *log)
+{
+    for (size_t i = 0; i < j->nkernels; i++) {
+        char *needle = kevo__asprintf("nv_mangled_name %s\n", j->kernels[i]);
+        if (!needle)
+            return NULL;
+        bool missing = strstr(log, needle) != NULL;
+        free(needle);
+        if (missing)
+            return kevo__asprintf("kernel '%s' is not defined in %s",
+                                  j->kernels[i], j->name);
+    }
+    const char *p = log;
+    while (p && *p) {
+        const char *end = strchr(p, '\n');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        const char *e = strstr(p, "error");
+        if (e && e < p + n) {
+            if (n > 400)
+                n = 400;
+            return kevo__asprintf("compile error: %.*s", (int)n, p);
+        }
+        p = end ? end + 1 : NULL;
+    }
+    return kevo__strdup("compile error");
+}
+
+static bool fail_nvrtc(outcome *o, const char *what, nvrtcResult r)
+{
+    o->ok = false;
+    o->cacheable = r == NVRTC_ERROR_INVALID_OPTION;
+    o->error =
+        kevo__asprintf("NVRTC failed in %s: %s", what, nvrtcGetErrorString(r));
+    return o->error != NULL;
+}
+
+/* Compiles j. Returns false only when out of memory. */
+static bool compile_job(const job *j, outcome *o)
+{
+    nvrtcProgram prog = NULL;
+    kevo_error scan = KEVO__ERROR_INIT;
+    bool good = false;
+    nvrtcResult r;
+
+    memset(o, 0, sizeof *o);
+    /* The core scans too; this keeps NVRTC away from a host file even
+     * when a request did not come through the pool. */
+    if (kevo__include_scan(j->source, j->source_len, j->name, &scan) !=
+        KEVO_OK) {
+        o->cacheable = true;
+        o->error = kevo__strdup(scan.text);
+        o->log = kevo__strdup("");
+        return o->error && o->log;
+    }
+    double t0 = now_seconds();
+    r = nvrtcCreateProgram(&prog, j->source, j->name, 0, NULL, NULL);
+    if (r != NVRTC_SUCCESS) {
+        good = fail_nvrtc(o, "nvrtcCreateProgram", r);
+        goto done;
+    }
+    for (size_t i = 0; i < j->nkernels; i++) {
+        bool dup = false;
+        for (size_t k = 0; k < i; k++)
+            dup = dup || strcmp(j->kernels[k], j->kernels[i]) == 0;
+        if (!dup && (r = nvrtcAddNameExpression(prog, j->kernels[i])) !=
+                        NVRTC_SUCCESS) {
+            good = fail_nvrtc(o, "nvrtcAddNameExpression", r);
+            goto done;
+        }
+    }
+    r = nvrtcCompileProgram(prog, (int)j->noptions, j->options);
+    o->seconds = now_seconds() - t0;
+    if (!(o->log = program_log(prog)))
+        goto done;
+    if (r == NVRTC_ERROR_COMPILATION) {
+        o->cacheable = true;
+        o->error = compile_error_text(j, o->log);
+        good = o->error != NULL;
+        goto done;
+    }
+    if (r != NVRTC_SUCCESS) {
+        good = fail_nvrtc(o, "nvrtcCompileProgram", r);
+        goto done;
+    }
+    size_t ptx_size = 0, cubin_size = 0;
+    if ((r = nvrtcGetPTXSize(prog, &ptx_size)) != NVRTC_SUCCESS ||
+        (r = nvrtcGetCUBINSize(prog, &cubin_size)) != NVRTC_SUCCESS) {
+        good = fail_nvrtc(o, "nvrtcGetPTXSize", r);
+        goto done;
+    }
+    o->ptx = malloc(ptx_size + 1);
+    o->cubin = malloc(cubin_size + 1);
+    if (!o->ptx || !o->cubin)
+        goto done;
+    if ((r = nvrtcGetPTX(prog, o->ptx)) != NVRTC_SUCCESS) {
+        good = fail_nvrtc(o, "nvrtcGetPTX", r);
+        goto done;
+    }
+    if (cubin_size && (r = nvrtcGetCUBIN(prog, o->cubin)) != NVRTC_SUCCESS) {
+        good = fail_nvrtc(o, "nvrtcGetCUBIN", r);
+        goto done;
+    }
+    o->ptx[ptx_size] = '\0';
+    o->ptx_len = strlen(o->ptx);
+    o->cubin_len = cubin_size;
+    if (cubin_size == 0) {
+        o->cacheable = true;
+        o->error = kevo__strdup("NVRTC made no cubin (is -arch a real "
+                                "architecture, sm_NN?)");
+        good = o->error != NULL;
+        goto done;
+    }
+    if (j->nkernels) {
+        o->lowered = calloc(j->nkernels, sizeof *o->lowered);
+        if (!o->lowered)
+            goto done;
+        for (size_t i = 0; i < j->nkernels; i++) {
+            const char *low = NULL;
+            if (nvrtcGetLoweredName(prog, j->kernels[i], &low) ==
+                    NVRTC_SUCCESS &&
+                low && !(o->lowered[i] = kevo__strdup(low)))
+                goto done;
+        }
+    }
+    o->seconds = now_seconds() - t0;
+    o->ok = true;
+    o->cacheable = true;
+    good = true;
+done:
+    if (prog)
+        nvrtcDestroyProgram(&prog);
+    if (good && !o->log && !(o->log = kevo__strdup("")))
+        good = false;
+    return good;
+}
+
+/* Sends the reply for j. */
+static kevo_status send_reply(int out_fd, const job *j, const outcome *o,
+                              const char *nvrtc, kevo_error *err)
+{
+    kevo_status rc = KEVO_ENOMEM;
+    json_t *lowered = json_array();
+    json_t *msg = NULL;
+    unsigned char *payload = NULL;
+    size_t plen = o->ok ? o->ptx_len + o->cubin_len : 0;
+
+    if (!lowered)
+        goto done;
+    for (size_t i = 0; o->ok && i < j->nkernels; i++) {
+        json_t *v = o->lowered && o->lowered[i] ? json_string(o->lowered[i])
+                                                : json_null();
+        if (json_array_append_new(lowered, v) != 0)
+            goto done;
+    }
+    msg = json_pack(
+        "{s:s, s:I, s:b, s:s?, s:s, s:I, s:I, s:s, s:f, s:O, "
+        "s:b}",
+        "op", "compiled", "id", (json_int_t)j->id, "ok", (int)o->ok, "error",
+        o->ok ? NULL : o->error, "log", o->log ? o->log : "", "ptx_bytes",
+        (json_int_t)(o->ok ? o->ptx_len : 0), "cubin_bytes",
+        (json_int_t)(o->ok ? o->cubin_len : 0), "nvrtc", nvrtc, "seconds",
+        o->seconds, "lowered", lowered, "cacheable", (int)o->cacheable);
+    if (!msg)
+        goto done;
+    if (plen) {
+        payload = malloc(plen);
+        if (!payload)
+            goto done;
+        memcpy(payload, o->ptx, o->ptx_len);
+        memcpy(payload + o->ptx_len, o->cubin, o->cubin_len);
+    }
+    rc = kevo__ipc_send(out_fd, msg, payload, plen, -1, err);
+done:
+    if (rc == KEVO_ENOMEM)
+        kevo__error_set(err, KEVO_ENOMEM, "out of memory for a reply");
+    free(payload);
+    json_decref(msg);
+    json_decref(lowered);
+    return rc;
+}
+
+int kevo__worker_compile_main(int in_fd, int out_fd)
+{
+    kevo_error err = KEVO__ERROR_INIT;
+    int major = 0, minor = 0;
+    char nvrtc[32];
+    json_t *hello;
+    nvrtcResult r = nvrtcVersion(&major, &minor);
+
+    if (r != NVRTC_SUCCESS) {
+        char why[128];
+        snprintf(why, sizeof why, "NVRTC does not work: nvrtcVersion: %s",
+                 nvrtcGetErrorString(r));
+        hello = json_pack("{s:s, s:b, s:s, s:s}", "op", "hello", "ok", 0,
+                          "mode", "compile", "error", why);
+        if (hello)
+            kevo__ipc_send(out_fd, hello, NULL, 0, -1, NULL);
+        json_decref(hello);
+        return KEVO__WORKER_EXIT_UNAVAILABLE;
+    }
+    snprintf(nvrtc, sizeof nvrtc, "%d.%d", major, minor);
+    hello = json_pack("{s:s, s:b, s:s, s:s}", "op", "hello", "ok", 1, "mode",
+                      "compile", "nvrtc", nvrtc);
+    if (!hello || kevo__ipc_send(out_fd, hello, NULL, 0, -1, &err) != KEVO_OK) {
+        json_decref(hello);
+        fprintf(stderr, "kevo-worker: cannot say hello: %s\n", err.text);
+        return 1;
+    }
+    json_decref(hello);
+
+    for (;;) {
+        kevo__frame frame = {0};
+        kevo_status rc = kevo__ipc_recv(in_fd, -1, &frame, &err);
+        if (rc == KEVO_DONE)
+            return 0;
+        if (rc != KEVO_OK) {
+            fprintf(stderr, "kevo-worker: %s\n", err.text);
+            return 1;
+        }
+        const char *op = json_string_value(json_object_get(frame.json, "op"));
+        uint64_t id =
+            (uint64_t)json_integer_value(json_object_get(frame.json, "id"));
+        char why[256];
+        job j;
+        outcome o;
+        if (!op || strcmp(op, "compile") != 0) {
+            snprintf(why, sizeof why, "unknown op \"%s\" for a compile worker",
+                     op ? op : "(none)");
+            rc = kevo__worker_reply_error(out_fd, "error", id, why, &err);
+        } else if (!parse_job(frame.json, &j, why, sizeof why)) {
+            rc = kevo__worker_reply_error(out_fd, "compiled", id, why, &err);
+        } else {
+            if (!compile_job(&j, &o)) {
+                rc = kevo__worker_reply_error(out_fd, "compiled", id,
+                                              "out of memory in the compile "
+                                              "worker",
+                                              &err);
+            } else {
+                rc = send_reply(out_fd, &j, &o, nvrtc, &err);
+            }
+            outcome_clear(&o, j.nkernels);
+            free(j.options);
+            free(j.kernels);
+        }
+        kevo__frame_clear(&frame);
+        if (rc != KEVO_OK) {
+            fprintf(stderr, "kevo-worker: cannot reply: %s\n", err.text);
+            return 1;
+        }
+    }
+}

@@ -1,0 +1,713 @@
+/*
+ * gpu_eval.c: one "eval" message: the candidate checked against the
+ * reference at every shape of a set, then timed and profiled.
+ *
+ * Per shape: buffers from the task's counts; for each of the two seeds,
+ * inputs drawn on the device, the reference's result (from the cache, or
+ * run with outputs poisoned and kept), outputs poisoned again (0xFF bytes
+ * for the first seed, 0x7F for the second: a NaN, then a large finite
+ * number), scratch zeroed or poisoned, the candidate's launches, every
+ * output compared within the tolerance and every input compared bit for
+ * bit with its pristine copy. Then timing and, when asked, one profiled
+ * run. The first failure ends the evaluation with its verdict.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_eval.h"
+#include "jsonutil.h"
+
+#define ORIGIN "eval message"
+
+/* What the message asks. */
+typedef struct eval_req {
+    json_t *id;
+    const char *task_key;
+    const json_t *task;
+    const json_t *candidate;
+    kevo_shape_set set;
+    uint64_t seeds[2];
+    const unsigned char *ref_cubin, *cand_cubin;
+    size_t ref_size, cand_size;
+    const json_t *ref_kernels, *cand_kernels; /* lowered names, or NULL */
+    kevo__timing_config timing;
+    bool profile;
+    bool time_reference; /* time the reference at each shape too */
+} eval_req;
+
+/* An evaluation under way. */
+typedef struct eval_run {
+    kevo__gpu *g;
+    kevo__gpu_cache *cache;
+    const eval_req *req;
+    kevo_candidate *cand;
+    kevo__program prog;
+    const char *verdict; /* NULL while all is well */
+    char reason[1024];
+    long failed_shape;
+    bool fatal;           /* the context is gone */
+    kevo_error werr;      /* the worker's own failure: "ok": false */
+    json_t *kernels;      /* the candidate's kernels, at the first shape */
+    json_t *shapes;
+    const char *timer;    /* "cupti" unless some shape used events */
+    double t_transfer, t_run, t_check, t_time, t_profile;
+} eval_run;
+
+/* ---- the request ------------------------------------------------------- */
+
+static kevo_status get_field(const json_t *obj, const char *key, bool required,
+                             const json_t **out, kevo_error *err)
+{
+    *out = json_object_get(obj, key);
+    if (!*out && required)
+        return kevo__error_set(err, KEVO_EFORMAT,
+                               "%s: \"%s\" is missing", ORIGIN, key);
+    return KEVO_OK;
+}
+
+/* An integer field in [lo, hi], or def when absent. */
+static kevo_status get_int(const json_t *obj, const char *key, int64_t def,
+                           int64_t lo, int64_t hi, int64_t *out,
+                           kevo_error *err)
+{
+    const json_t *v = json_object_get(obj, key);
+    *out = def;
+    if (!v)
+        return KEVO_OK;
+    if (!json_is_integer(v) || json_integer_value(v) < lo ||
+        json_integer_value(v) > hi)
+        return kevo__error_set(err, KEVO_EFORMAT,
+                               "%s: \"%s\" must be an integer from %" PRId64
+                               " to %" PRId64,
+                               ORIGIN, key, lo, hi);
+    *out = json_integer_value(v);
+    return KEVO_OK;
+}
+
+static kevo_status get_bool(const json_t *obj, const char *key, bool def,
+                            bool *out, kevo_error *err)
+{
+    const json_t *v = json_object_get(obj, key);
+    *out = def;
+    if (!v)
+        return KEVO_OK;
+    if (!json_is_boolean(v))
+        return kevo__error_set(err, KEVO_EFORMAT,
+                               "%s: \"%s\" must be true or false", ORIGIN,
+                               key);
+    *out = json_is_true(v);
+    return KEVO_OK;
+}
+
+static kevo_status parse_timing(const json_t *t, kevo__timing_config *c,
+                                kevo_error *err)
+{
+    int64_t warmup, min_reps, max_reps;
+    const json_t *spread = json_object_get(t, "target_spread");
+    const json_t *cap = json_object_get(t, "cap_ms");
+    kevo_status rc = get_int(t, "warmup", 3, 0, 1000, &warmup, err);
+    if (rc == KEVO_OK)
+        rc = get_int(t, "min_reps", 10, 1, 100000, &min_reps, err);
+    if (rc == KEVO_OK)
+        rc = get_int(t, "max_reps", 300, 1, 100000, &max_reps, err);
+    if (rc == KEVO_OK)
+        rc = get_bool(t, "enabled", true, &c->enabled, err);
+    if (rc != KEVO_OK)
+        return rc;
+    if ((spread && (!json_is_number(spread) || json_number_value(spread) < 0)) ||
+        (cap && (!json_is_number(cap) || json_number_value(cap) <= 0)))
+        return kevo__error_set(err, KEVO_EFORMAT,
+                               "%s: \"timing\": target_spread must be a "
+                               "number >= 0 and cap_ms one > 0",
+                               ORIGIN);
+    c->warmup = (int)warmup;
+    c->min_reps = (int)min_reps;
+    c->max_reps = (int)(max_reps < min_reps ? min_reps : max_reps);
+    c->target_spread = spread ? json_number_value(spread) : 0.01;
+    c->cap_ms = cap ? json_number_value(cap) : 1000.0;
+    return KEVO_OK;
+}
+
+static kevo_status parse_request(const kevo__frame *f, eval_req *r,
+                                 kevo_error *err)
+{
+    const json_t *m = f->json, *v, *seeds, *timing;
+    int64_t rsize, csize;
+    kevo_status rc;
+    memset(r, 0, sizeof(*r));
+    r->id = json_object_get(m, "id");
+    if (!json_is_integer(r->id))
+        return kevo__error_set(err, KEVO_EFORMAT,
+                               "%s: \"id\" must be an integer", ORIGIN);
+    if ((rc = get_field(m, "task", true, &r->task, err)) != KEVO_OK ||
+        (rc = get_field(m, "candidate", true, &r->candidate, err)) !=
+            KEVO_OK ||
+        (rc = get_field(m, "task_key", true, &v, err)) != KEVO_OK)
+        return rc;
+    r->task_key = json_string_value(v);
+    if (!json_is_object(r->task) || !json_is_object(r->candidate) ||
+        !r->task_key)
+        return kevo__error_set(err, KEVO_EFORMAT,
+                               "%s: \"task\" and \"candidate\" must be "
+                               "objects and \"task_key\" a string",
+                               ORIGIN);
+    const char *set = json_string_value(json_object_get(m, "set"));
+    if (!set || strcmp(set, "train") == 0)
+        r->set = KEVO_SHAPES_TRAIN;
+    else if (strcmp(set, "held_out") == 0)
+        r->set = KEVO_SHAPES_HELD_OUT;
+    else
+        return kevo__error_set(err, KEVO_EFORMAT,
+                               "%s: \"set\" must be \"train\" or "
+                               "\"held_out\"",
+                               ORIGIN);
+    seeds = json_object_get(m, "seeds");
+    if (!json_is_array(seeds) || json_array_size(seeds) != 2 ||
+        !json_is_integer(json_array_get(seeds, 0)) ||
+        !json_is_integer(json_array_get(seeds, 1)))
+        return kevo__error_set(err, KEVO_EFORMAT,
+                               "%s: \"seeds\" must be two integers", ORIGIN);
+    for (int k = 0; k < 2; k++)
+        r->seeds[k] = (uint64_t)json_integer_value(json_array_get(seeds, k));
+    if ((rc = get_int(m, "reference_cubin_bytes", -1, 1, INT64_MAX, &rsize,
+                      err)) != KEVO_OK ||
+        (rc = get_int(m, "candidate_cubin_bytes", -1, 1, INT64_MAX, &csize,
+                      err)) != KEVO_OK)
+        return rc;
+    if (rsize < 0 || csize < 0 ||
+        (uint64_t)rsize + (uint64_t)csize != f->payload_len)
+        return kevo__error_set(err, KEVO_EFORMAT,
+                               "%s: reference_cubin_bytes and "
+                               "candidate_cubin_bytes must add up to the "
+                               "payload's %zu bytes",
+                               ORIGIN, f->payload_len);
+    r->ref_cubin = f->payload;
+    r->ref_size = (size_t)rsize;
+    r->cand_cubin = f->payload + rsize;
+    r->cand_size = (size_t)csize;
+    r->ref_kernels = json_object_get(m, "reference_kernels");
+    r->cand_kernels = json_object_get(m, "candidate_kernels");
+    timing = json_object_get(m, "timing");
+    if (timing && !json_is_object(timing))
+        return kevo__error_set(err, KEVO_EFORMAT,
+                               "%s: \"timing\" must be an object", ORIGIN);
+    rc = parse_timing(timing, &r->timing, err);
+    if (rc == KEVO_OK)
+        rc = get_bool(m, "profile", false, &r->profile, err);
+    if (rc == KEVO_OK)
+        rc = get_bool(m, "flush_l2", true, &r->timing.flush_l2, err);
+    if (rc == KEVO_OK)
+        rc = get_bool(m, "time_reference", false, &r->time_reference, err);
+    return rc;
+}
+
+/* ---- the task and the reference ---------------------------------------- */
+
+void kevo__gpu_cache_clear(kevo__gpu *g, kevo__gpu_cache *c)
+{
+    (void)g;
+    kevo__program_unload(&c->ref);
+    kevo_task_free(c->task);
+    free(c->task_key);
+    free(c->ref_cubin);
+    memset(c, 0, sizeof(*c));
+}
+
+/* The request's task and loaded reference: the last ones when the key and
+ * the reference's cubin are the same. */
+static kevo_status use_task(kevo__gpu *g, kevo__gpu_cache *c,
+                            const eval_req *r, kevo_error *err)
+{
+    if (c->task && strcmp(c->task_key, r->task_key) == 0 &&
+        c->ref_cubin_size == r->ref_size &&
+        memcmp(c->ref_cubin, r->ref_cubin, r->ref_size) == 0)
+        return KEVO_OK;
+    kevo__gpu_cache_clear(g, c);
+    char *text = json_dumps(r->task, JSON_COMPACT);
+    kevo_status rc =
+        text ? kevo_task_load_string(text, "the task", NULL, &c->task, err)
+             : kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    free(text);
+    if (rc != KEVO_OK)
+        return rc;
+    c->task_key = kevo__strdup(r->task_key);
+    c->ref_cubin = malloc(r->ref_size);
+    if (!c->task_key || !c->ref_cubin) {
+        kevo__gpu_cache_clear(g, c);
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    }
+    memcpy(c->ref_cubin, r->ref_cubin, r->ref_size);
+    c->ref_cubin_size = r->ref_size;
+    kevo_error e = KEVO__ERROR_INIT;
+    rc = kevo__program_load(g, kevo_task_reference(c->task), r->ref_cubin,
+                            r->ref_size, r->ref_kernels, &c->ref, &e);
+    if (rc != KEVO_OK) {
+        kevo__gpu_cache_clear(g, c);
+        return kevo__error_wrap(err, &e, "the reference");
+    }
+    return KEVO_OK;
+}
+
+/* ---- verdicts ---------------------------------------------------------- */
+
+static void set_verdict(eval_run *r, const char *verdict, long shape,
+                        const char *fmt, ...) KEVO_PRINTF(4, 5);
+
+static void set_verdict(eval_run *r, const char *verdict, long shape,
+                        const char *fmt, ...)
+{
+    va_list ap;
+    if (r->verdict || r->werr.code != KEVO_OK)
+        return;
+    r->verdict = verdict;
+    r->failed_shape = shape;
+    va_start(ap, fmt);
+    vsnprintf(r->reason, sizeof(r->reason), fmt, ap);
+    va_end(ap);
+}
+
+/*
+ * A failure of a step at shape s: a fault when the CUDA context is gone;
+ * otherwise the candidate's verdict (NULL: the worker's own failure, "ok"
+ * false). where: "train shape 0 (n=...)" and the input set.
+ */
+static void failed(eval_run *r, const kevo__shape *s, const char *where,
+                   const char *verdict, const kevo_error *e)
+{
+    if (kevo__gpu_fatal(e)) {
+        r->fatal = true;
+        set_verdict(r, "fault", (long)s->index, "%s: %s", where, e->text);
+    } else if (verdict) {
+        set_verdict(r, verdict, (long)s->index, "%s: %s", where, e->text);
+    } else if (!r->verdict && r->werr.code == KEVO_OK) {
+        kevo__error_wrap(&r->werr, e, "%s", where);
+    }
+}
+
+/* ---- one shape --------------------------------------------------------- */
+
+static bool worse(const kevo__cmp *x, const kevo__cmp *y)
+{
+    if (x->key != y->key)
+        return x->key > y->key;
+    if (x->err != y->err)
+        return x->err > y->err;
+    return x->index < y->index;
+}
+
+/* What the comparisons of a shape found. */
+typedef struct shape_check {
+    double max_abs, max_rel;
+    uint64_t bad;
+    kevo__cmp worst;
+    long worst_arg; /* -1 before any output */
+} shape_check;
+
+static json_t *shape_json(const kevo__shape *s)
+{
+    json_t *dims = json_object();
+    const int64_t *v = kevo_task_shape(s->task, s->set, s->index);
+    for (size_t d = 0; dims && v && d < kevo_task_dim_count(s->task); d++) {
+        if (json_object_set_new(dims, kevo_task_dim_name(s->task, d),
+                                json_integer(v[d]))) {
+            json_decref(dims);
+            dims = NULL;
+        }
+    }
+    return json_pack("{s:s, s:I, s:o, s:b}", "set",
+                     s->set == KEVO_SHAPES_HELD_OUT ? "held_out" : "train",
+                     (json_int_t)s->index, "dims", dims, "correct", 0);
+}
+
+static kevo_status add_check(json_t *shape, const kevo__shape *s,
+                             const shape_check *c)
+{
+    json_t *worst = json_null();
+    if (c->worst_arg >= 0)
+        worst = json_pack("{s:s, s:I, s:o, s:o}", "arg",
+                          s->info[c->worst_arg].name, "index",
+                          (json_int_t)c->worst.index, "got",
+                          kevo__json_number_or_null(c->worst.got), "want",
+                          kevo__json_number_or_null(c->worst.want));
+    if (json_object_set_new(shape, "max_abs_err",
+                            kevo__json_number_or_null(c->max_abs)) ||
+        json_object_set_new(shape, "max_rel_err",
+                            kevo__json_number_or_null(c->max_rel)) ||
+        json_object_set_new(shape, "bad_elements",
+                            json_integer((json_int_t)c->bad)) ||
+        json_object_set_new(shape, "worst", worst))
+        return KEVO_ENOMEM;
+    return KEVO_OK;
+}
+
+static json_t *times_json(const kevo__times *t)
+{
+    json_t *samples = json_array();
+    for (size_t i = 0; samples && i < t->reps; i++) {
+        if (json_array_append_new(samples, json_real(t->samples[i]))) {
+            json_decref(samples);
+            samples = NULL;
+        }
+    }
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:s, s:o}",
+                     "median", kevo__json_number_or_null(t->median), "min",
+                     kevo__json_number_or_null(t->min), "max",
+                     kevo__json_number_or_null(t->max), "mean",
+                     kevo__json_number_or_null(t->mean), "cv",
+                     kevo__json_number_or_null(t->cv), "spread",
+                     kevo__json_number_or_null(t->spread), "reps",
+                     (json_int_t)t->reps, "kernels_per_rep",
+                     (json_int_t)t->kernels_per_rep, "timer", t->timer,
+                     "samples", samples);
+}
+
+/* The reference's outputs for the shape's current inputs in s->want: from
+ * the cache, or run with outputs poisoned. */
+static bool reference(eval_run *r, kevo__shape *s, const kevo__plan *ref,
+                      uint64_t seed, unsigned char poison, const char *where)
+{
+    char key[512], who[400];
+    bool hit = false;
+    kevo_error e = KEVO__ERROR_INIT;
+    double t = kevo__seconds_now();
+    kevo__refcache_key(r->req->task_key, s, seed, key, sizeof(key));
+    snprintf(who, sizeof(who), "%s: the reference", where);
+    kevo_status rc = kevo__refcache_get(r->g, key, s, &hit, &e);
+    if (rc == KEVO_OK && !hit) {
+        rc = kevo__shape_reset(r->g, s, poison, &e);
+        if (rc == KEVO_OK)
+            rc = kevo__plan_scratch(ref, poison, &e);
+        if (rc == KEVO_OK)
+            rc = kevo__plan_launch(ref, &e);
+        if (rc == KEVO_OK)
+            rc = kevo__gpu_sync("running the reference", &e);
+        if (rc == KEVO_OK)
+            rc = kevo__shape_keep_reference(r->g, s, &e);
+        if (rc == KEVO_OK)
+            rc = kevo__refcache_put(r->g, key, s, &e);
+    }
+    r->t_run += kevo__seconds_now() - t;
+    if (rc != KEVO_OK)
+        failed(r, s, who, NULL, &e);
+    return rc == KEVO_OK;
+}
+
+/* Runs the candidate on the shape's current inputs and checks it; false
+ * with the verdict set when it fails. */
+static bool run_and_check(eval_run *r, kevo__shape *s, const kevo__plan *cand,
+                          unsigned char poison, const char *where,
+                          shape_check *sc)
+{
+    kevo_error e = KEVO__ERROR_INIT;
+    double t = kevo__seconds_now();
+    kevo_status rc = kevo__shape_reset(r->g, s, poison, &e);
+    if (rc == KEVO_OK)
+        rc = kevo__plan_scratch(cand, poison, &e);
+    if (rc == KEVO_OK)
+        rc = kevo__plan_launch(cand, &e);
+    if (rc == KEVO_OK)
+        rc = kevo__gpu_sync("running the candidate", &e);
+    r->t_run += kevo__seconds_now() - t;
+    if (rc != KEVO_OK) {
+        failed(r, s, where, "launch_error", &e);
+        return false;
+    }
+
+    t = kevo__seconds_now();
+    kevo__cmp run_worst = {0};
+    long run_arg = -1;
+    for (size_t a = 0; a < s->nargs && rc == KEVO_OK; a++) {
+        kevo__cmp c;
+        if (!kevo__is_output(&s->info[a]))
+            continue;
+        rc = kevo__check_output(r->g, s, a, &c, &e);
+        if (rc != KEVO_OK)
+            break;
+        sc->max_abs = fmax(sc->max_abs, c.max_abs);
+        sc->max_rel = fmax(sc->max_rel, c.max_rel);
+        sc->bad += c.bad;
+        if (sc->worst_arg < 0 || worse(&c, &sc->worst)) {
+            sc->worst = c;
+            sc->worst_arg = (long)a;
+        }
+        if (c.bad > 0 && (run_arg < 0 || worse(&c, &run_worst))) {
+            run_worst = c;
+            run_arg = (long)a;
+        }
+    }
+    bool changed = false;
+    size_t arg = 0;
+    uint64_t index = 0;
+    if (rc == KEVO_OK)
+        rc = kevo__check_inputs(r->g, s, &changed, &arg, &index, &e);
+    r->t_check += kevo__seconds_now() - t;
+    if (rc != KEVO_OK) {
+        failed(r, s, where, NULL, &e);
+        return false;
+    }
+    if (run_arg >= 0) {
+        const kevo_arg_info *in = &s->info[run_arg];
+        char got[40], want[40], err[40];
+        uint64_t n = 0;
+        for (size_t a = 0; a < s->nargs; a++)
+            n += kevo__is_output(&s->info[a]) ? s->count[a] : 0;
+        set_verdict(r, "wrong", (long)s->index,
+                    "%s: %s[%" PRIu64 "] = %s, want %s (error %s; "
+                    "tolerance %g + %g * |want|); %" PRIu64 " of %" PRIu64
+                    " output elements are wrong",
+                    where, in->name, run_worst.index,
+                    kevo__number_text(run_worst.got, got, sizeof(got)),
+                    kevo__number_text(run_worst.want, want, sizeof(want)),
+                    kevo__number_text(run_worst.err, err, sizeof(err)),
+                    in->atol, in->rtol, sc->bad, n);
+        return false;
+    }
+    if (changed) {
+        set_verdict(r, "input_modified", (long)s->index,
+                    "%s: input %s[%" PRIu64 "] was changed (inputs must be "
+                    "left as they are)",
+                    where, s->info[arg].name, index);
+        return false;
+    }
+    return true;
+}
+
+/* Times plan into shape's key ("time" or "reference_time"); false with
+ * the verdict set when it fails. who: NULL for the candidate. */
+static bool time_into(eval_run *r, kevo__shape *s, const kevo__plan *plan,
+                      const char *who, json_t *shape, const char *key)
+{
+    kevo__times times;
+    kevo_error e = KEVO__ERROR_INIT;
+    double t = kevo__seconds_now();
+    kevo_status rc = kevo__time_plan(r->g, plan, &r->req->timing, &times, &e);
+    r->t_time += kevo__seconds_now() - t;
+    if (rc != KEVO_OK) {
+        char where[320];
+        snprintf(where, sizeof(where), "%s%s%s", s->label, who ? ": " : "",
+                 who ? who : "");
+        failed(r, s, where, who ? NULL : "launch_error", &e);
+        return false;
+    }
+    if (strcmp(times.timer, "cupti") != 0)
+        r->timer = times.timer;
+    json_object_set_new(shape, key, times_json(&times));
+    free(times.samples);
+    return true;
+}
+
+/* Timing and the profile of a correct shape, into shape. */
+static void measure(eval_run *r, kevo__shape *s, const kevo__plan *cand,
+                    const kevo__plan *ref, json_t *shape)
+{
+    kevo_error e = KEVO__ERROR_INIT;
+    const eval_req *q = r->req;
+    if (q->timing.enabled) {
+        if (!time_into(r, s, cand, NULL, shape, "time"))
+            return;
+        if (q->time_reference &&
+            !time_into(r, s, ref, "timing the reference", shape,
+                       "reference_time"))
+            return;
+    }
+    if (q->profile) {
+        double rd = 0, wr = 0, occ = 0, t = kevo__seconds_now();
+        kevo_status rc = kevo__profile_plan(r->g, cand, q->timing.flush_l2,
+                                            &rd, &wr, &occ, &e);
+        r->t_profile += kevo__seconds_now() - t;
+        if (rc != KEVO_OK && kevo__gpu_fatal(&e)) {
+            failed(r, s, s->label, "launch_error", &e);
+            return;
+        }
+        json_object_set_new(
+            shape, "profile",
+            rc == KEVO_OK
+                ? json_pack("{s:f, s:f, s:f}", "dram_read_bytes", rd,
+                            "dram_write_bytes", wr, "achieved_occupancy", occ)
+                : json_pack("{s:s}", "error", e.text));
+    }
+}
+
+static void eval_shape(eval_run *r, size_t i)
+{
+    kevo__gpu *g = r->g;
+    kevo__shape s;
+    kevo__plan ref, cand;
+    kevo_error e = KEVO__ERROR_INIT;
+    json_t *shape = NULL;
+    shape_check sc = {0};
+    double t = kevo__seconds_now();
+
+    memset(&ref, 0, sizeof(ref));
+    memset(&cand, 0, sizeof(cand));
+    sc.worst_arg = -1;
+    kevo_status rc = kevo__shape_setup(g, r->cache->task, r->req->set, i, &s, &e);
+    if (rc != KEVO_OK) {
+        failed(r, &s, s.label, NULL, &e);
+        goto done;
+    }
+    shape = shape_json(&s);
+    if (!shape) {
+        kevo__error_set(&r->werr, KEVO_ENOMEM, "out of memory");
+        goto done;
+    }
+    if (kevo_candidate_check(r->cand, s.env, &e) != KEVO_OK) {
+        set_verdict(r, "rejected", (long)i, "%s: %s", s.label, e.text);
+        goto done;
+    }
+    rc = kevo__plan_make(g, &r->prog, &s, &cand, &e);
+    if (rc != KEVO_OK) {
+        failed(r, &s, s.label,
+               e.domain == KEVO_DOMAIN_CUDA ? "launch_error" : "rejected", &e);
+        goto done;
+    }
+    rc = kevo__plan_make(g, &r->cache->ref, &s, &ref, &e);
+    if (rc != KEVO_OK) {
+        char who[320];
+        snprintf(who, sizeof(who), "%s: the reference", s.label);
+        failed(r, &s, who, NULL, &e);
+        goto done;
+    }
+    if (!r->kernels)
+        r->kernels = kevo__program_kernels(g, &cand, &e);
+    r->t_transfer += kevo__seconds_now() - t;
+
+    for (int k = 0; k < 2; k++) {
+        static const unsigned char poison[2] = {0xff, 0x7f};
+        char where[320];
+        snprintf(where, sizeof(where), "%s%s", s.label,
+                 k ? ", second input set" : "");
+        t = kevo__seconds_now();
+        rc = kevo__shape_draw(g, &s, r->req->seeds[k], &e);
+        r->t_transfer += kevo__seconds_now() - t;
+        if (rc != KEVO_OK) {
+            failed(r, &s, where, NULL, &e);
+            goto done;
+        }
+        if (!reference(r, &s, &ref, r->req->seeds[k], poison[k], where) ||
+            !run_and_check(r, &s, &cand, poison[k], where, &sc))
+            break;
+    }
+    if (add_check(shape, &s, &sc) != KEVO_OK)
+        kevo__error_set(&r->werr, KEVO_ENOMEM, "out of memory");
+    if (r->verdict || r->werr.code != KEVO_OK)
+        goto done;
+    json_object_set_new(shape, "correct", json_true());
+    measure(r, &s, &cand, &ref, shape);
+done:
+    if (shape && json_array_append_new(r->shapes, shape))
+        kevo__error_set(&r->werr, KEVO_ENOMEM, "out of memory");
+    if (!r->fatal) {
+        kevo__plan_free(g, &ref);
+        kevo__plan_free(g, &cand);
+        kevo__shape_free(g, &s);
+    }
+}
+
+/* ---- the result -------------------------------------------------------- */
+
+static json_t *result_json(const eval_run *r, double total)
+{
+    if (r->werr.code != KEVO_OK && !r->verdict)
+        return json_pack("{s:s, s:O, s:b, s:s}", "op", "result", "id",
+                         r->req->id, "ok", 0, "error", r->werr.text);
+    json_t *kernels = r->kernels ? json_incref(r->kernels) : json_array();
+    json_t *msg = json_pack(
+        "{s:s, s:O, s:b, s:s, s:o, s:O, s:s, s:{s:f, s:f, s:f, s:f, s:f, "
+        "s:f}}",
+        "op", "result", "id", r->req->id, "ok", 1, "verdict",
+        r->verdict ? r->verdict : "ok", "kernels", kernels, "shapes",
+        r->shapes, "timer",
+        r->timer, "seconds", "transfer", r->t_transfer, "run", r->t_run,
+        "check", r->t_check, "time", r->t_time, "profile", r->t_profile,
+        "total", total);
+    if (msg && r->verdict &&
+        (json_object_set_new(msg, "reason", json_string(r->reason)) ||
+         (r->failed_shape >= 0 &&
+          json_object_set_new(msg, "failed_shape",
+                              json_integer(r->failed_shape))))) {
+        json_decref(msg);
+        msg = NULL;
+    }
+    return msg;
+}
+
+int kevo__gpu_eval(kevo__gpu *g, kevo__gpu_cache *cache, const kevo__frame *f,
+                   int out_fd)
+{
+    eval_req req;
+    eval_run r;
+    kevo_error e = KEVO__ERROR_INIT;
+    kevo_jpath path;
+    double t0 = kevo__seconds_now();
+
+    memset(&r, 0, sizeof(r));
+    r.g = g;
+    r.cache = cache;
+    r.req = &req;
+    r.failed_shape = -1;
+    r.timer = g->cupti ? "cupti" : "events";
+    r.werr.size = sizeof(r.werr);
+    r.shapes = json_array();
+    if (!r.shapes)
+        kevo__error_set(&r.werr, KEVO_ENOMEM, "out of memory");
+    if (parse_request(f, &req, &r.werr) != KEVO_OK) {
+        json_t *reply = json_pack("{s:s, s:O?, s:b, s:s}", "op", "result",
+                                  "id", json_object_get(f->json, "id"), "ok",
+                                  0, "error", r.werr.text);
+        json_decref(r.shapes);
+        return kevo__gpu_send(out_fd, reply) == KEVO_OK ? 0 : 1;
+    }
+    t0 = kevo__seconds_now();
+    if (use_task(g, cache, &req, &e) != KEVO_OK) {
+        kevo__error_wrap(&r.werr, &e, "%s", "");
+        goto reply;
+    }
+    kevo__jpath_init(&path);
+    if (kevo__candidate_from_json(req.candidate, "the candidate", &path,
+                                  &r.cand, &e) != KEVO_OK) {
+        kevo__error_wrap(&r.werr, &e, "%s", "");
+        goto reply;
+    }
+    if (strstr(kevo_candidate_source(r.cand), "kevo_internal_")) {
+        set_verdict(&r, "rejected", -1,
+                    "the source uses the name prefix kevo_internal_, which "
+                    "is reserved for the worker's own kernels");
+        goto reply;
+    }
+    double t = kevo__seconds_now();
+    if (kevo__program_load(g, r.cand, req.cand_cubin, req.cand_size,
+                           req.cand_kernels, &r.prog, &e) != KEVO_OK) {
+        if (kevo__gpu_fatal(&e)) {
+            r.fatal = true;
+            set_verdict(&r, "fault", -1, "the candidate: %s", e.text);
+        } else {
+            set_verdict(&r,
+                        e.code == KEVO_ENOENT ? "rejected" : "launch_error",
+                        -1, "the candidate: %s", e.text);
+        }
+        goto reply;
+    }
+    r.t_transfer += kevo__seconds_now() - t;
+    for (size_t i = 0; i < kevo_task_shape_count(cache->task, req.set); i++) {
+        eval_shape(&r, i);
+        if (r.verdict || r.werr.code != KEVO_OK)
+            break;
+    }
+reply:;
+    json_t *reply = result_json(&r, kevo__seconds_now() - t0);
+    json_decref(r.shapes);
+    json_decref(r.kernels);
+    int status = kevo__gpu_send(out_fd, reply) == KEVO_OK ? 0 : 1;
+    if (r.fatal)
+        return 4;
+    kevo__program_unload(&r.prog);
+    kevo_candidate_free(r.cand);
+    return status;
+}

@@ -1,0 +1,238 @@
+/*
+ * buf.c: growable strings and secret redaction for the llm operator.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "buf.h"
+
+static bool buf_reserve(llm_buf *b, size_t extra)
+{
+    if (b->failed)
+        return false;
+    if (b->len + extra + 1 <= b->cap)
+        return true;
+    if (extra > SIZE_MAX / 2 - b->len) {
+        b->failed = true;
+        return false;
+    }
+    size_t cap = b->cap ? b->cap : 128;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    char *data = realloc(b->data, cap);
+    if (!data) {
+        b->failed = true;
+        return false;
+    }
+    b->data = data;
+    b->cap = cap;
+    return true;
+}
+
+bool kevo__llm_buf_append(llm_buf *b, const char *s, size_t n)
+{
+    if (!buf_reserve(b, n))
+        return false;
+    if (n)
+        memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return true;
+}
+
+bool kevo__llm_buf_puts(llm_buf *b, const char *s)
+{
+    return kevo__llm_buf_append(b, s, strlen(s));
+}
+
+bool kevo__llm_buf_vprintf(llm_buf *b, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) {
+        b->failed = true;
+        return false;
+    }
+    if (!buf_reserve(b, (size_t)n))
+        return false;
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+    return true;
+}
+
+bool kevo__llm_buf_printf(llm_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    bool ok = kevo__llm_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+    return ok;
+}
+
+char *kevo__llm_buf_take(llm_buf *b)
+{
+    char *s = NULL;
+    if (!b->failed)
+        s = b->data ? b->data : kevo__llm_strdup("");
+    else
+        free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+    b->failed = false;
+    return s;
+}
+
+void kevo__llm_buf_free(llm_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+    b->failed = false;
+}
+
+void kevo__llm_errf(char *err, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+}
+
+char *kevo__llm_strdup(const char *s)
+{
+    return s ? kevo__llm_strndup(s, strlen(s)) : NULL;
+}
+
+char *kevo__llm_strndup(const char *s, size_t n)
+{
+    if (!s)
+        return NULL;
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+/* The first occurrence at or after p of any secret, or NULL; *which gets
+ * its index. */
+static const char *find_secret(const char *p, const char *end,
+                               const char *const *secrets, size_t nsecrets,
+                               size_t *which)
+{
+    const char *best = NULL;
+    for (size_t i = 0; i < nsecrets; i++) {
+        size_t n = secrets[i] ? strlen(secrets[i]) : 0;
+        if (n == 0 || (size_t)(end - p) < n)
+            continue;
+        const char *hit = memmem(p, (size_t)(end - p), secrets[i], n);
+        /* At one position prefer the longest secret, so that a secret that
+         * contains another is replaced whole. */
+        if (hit && (!best || hit < best ||
+                    (hit == best && n > strlen(secrets[*which])))) {
+            best = hit;
+            *which = i;
+        }
+    }
+    return best;
+}
+
+char *kevo__llm_redact(const char *text, size_t len,
+                       const char *const *secrets, size_t nsecrets)
+{
+    llm_buf b = {0};
+    const char *p = text, *end = text + len;
+    size_t which = 0;
+    const char *hit;
+    while ((hit = find_secret(p, end, secrets, nsecrets, &which)) != NULL) {
+        kevo__llm_buf_append(&b, p, (size_t)(hit - p));
+        kevo__llm_buf_puts(&b, LLM_REDACTED);
+        p = hit + strlen(secrets[which]);
+    }
+    kevo__llm_buf_append(&b, p, (size_t)(end - p));
+    return kevo__llm_buf_take(&b);
+}
+
+void kevo__llm_redact_inplace(char *text, size_t size,
+                              const char *const *secrets, size_t nsecrets)
+{
+    size_t which = 0;
+    size_t len = strlen(text);
+    if (!find_secret(text, text + len, secrets, nsecrets, &which))
+        return;
+    char *r = kevo__llm_redact(text, len, secrets, nsecrets);
+    if (r) {
+        snprintf(text, size, "%s", r);
+        free(r);
+    } else {
+        /* No memory for the copy: drop the text rather than keep a secret. */
+        snprintf(text, size, "%s", LLM_REDACTED);
+    }
+}
+
+/* The length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    size_t len;
+    unsigned min;
+    if (c < 0x80)
+        return c ? 1 : 0;
+    if (c >= 0xc2 && c <= 0xdf) {
+        len = 2;
+        min = 0x80;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        min = 0x10000;
+    } else
+        return 0;
+    if (n < len)
+        return 0;
+    unsigned cp = c & (0x3f >> (len - 1));
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return len;
+}
+
+char *kevo__llm_utf8_clean(const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (!d)
+        return NULL;
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        size_t len = utf8_seq(u + i, n - i);
+        if (len == 0) {
+            d[i++] = '?';
+            continue;
+        }
+        memcpy(d + i, s + i, len);
+        i += len;
+    }
+    d[n] = '\0';
+    return d;
+}
+
+double kevo__llm_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}

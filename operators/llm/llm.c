@@ -1,0 +1,881 @@
+/*
+ * llm.c: the llm mutation operator, a plugin. For each child a request
+ * wants it builds a prompt from what the host shows, draws a model by
+ * weight, sends the request through the request engine, and turns the reply
+ * into a child through the reply parser. Every request and reply is saved
+ * under RUN/llm/ with the API keys redacted; tokens and cost are counted
+ * against the budgets.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <kevo/operator.h>
+
+#include "buf.h"
+#include "http.h"
+#include "prompt.h"
+#include "reply.h"
+#include "wire.h"
+
+#define LLM_DIR "llm"
+/* Room for every model's key, as it is and as JSON escapes it. */
+#define SECRETS_MAX 64
+/* Failure kinds counted apart in the summary. */
+#define KINDS_MAX 16
+
+typedef struct llm_state llm_state;
+
+/* One request of the host: it ends when its last call has ended. */
+typedef struct llm_req {
+    llm_state *st;
+    uint64_t id;
+    char *parent_source;
+    uint32_t calls_left;
+    struct llm_req *next;
+} llm_req;
+
+/* One call to a model, for one child. */
+typedef struct llm_call {
+    llm_req *req;
+    size_t model;
+    uint64_t seq;        /* the number in its log file names */
+    json_t *log;         /* what goes to the reply file */
+    llm_wire_reply wire; /* set by validate */
+} llm_call;
+
+struct llm_state {
+    const kevo_host_api *api;
+    kevo_host_ctx *ctx;
+    llm_config cfg;
+    llm_http *http;
+    const char *secrets[SECRETS_MAX];
+    char *escaped[SECRETS_MAX]; /* JSON-escaped keys that differ */
+    size_t nsecrets;
+    char *dir; /* RUN/llm, or NULL */
+    uint64_t seq;
+    llm_req *reqs;
+    size_t nreqs;
+    uint64_t instance_seq; /* the number of its instance file */
+    bool quiet;            /* no host calls: inside fini */
+
+    uint64_t input_tokens, output_tokens;
+    double cost;
+    bool budget_reported;
+    uint64_t calls, children, replies;
+    uint64_t requests;
+    const char *kinds[KINDS_MAX]; /* failure kinds seen (static strings) */
+    uint64_t kind_counts[KINDS_MAX];
+    size_t nkinds;
+    uint64_t reply_failures, refused_children;
+};
+
+/* ---- redaction and files ----------------------------------------------- */
+
+static char *redact(const llm_state *st, const char *text)
+{
+    return kevo__llm_redact(text, strlen(text), st->secrets, st->nsecrets);
+}
+
+/* Logs a line through the host after redacting it. */
+static void say(llm_state *st, kevo_log_level level, const char *fmt, ...)
+    LLM_PRINTF(3, 4);
+
+static void say(llm_state *st, kevo_log_level level, const char *fmt, ...)
+{
+    if (st->quiet)
+        return;
+    llm_buf b = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    kevo__llm_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    char *r = b.data && !b.failed ? redact(st, b.data) : NULL;
+    st->api->log(st->ctx, level, "%s",
+                 r ? r : "(a log line was lost: out of memory)");
+    free(r);
+    kevo__llm_buf_free(&b);
+}
+
+/* Writes text to a file that open() creates with flags; returns 0 or an
+ * errno value (EEXIST when O_EXCL finds the name taken). */
+static int write_file(const char *path, int flags, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0644);
+    if (fd < 0)
+        return errno;
+    int rc = 0;
+    size_t len = strlen(text), off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, text + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            rc = w < 0 ? errno : EIO;
+            break;
+        }
+        off += (size_t)w;
+    }
+    if (close(fd) != 0 && rc == 0)
+        rc = errno;
+    return rc;
+}
+
+/* The JSON text of value, redacted; NULL when out of memory. */
+static char *json_text(llm_state *st, json_t *value)
+{
+    char *text = json_dumps(value, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    char *clean = text ? redact(st, text) : NULL;
+    free(text);
+    return clean;
+}
+
+static char *file_path(const llm_state *st, uint64_t seq, const char *suffix,
+                       int tries)
+{
+    char *path = malloc(strlen(st->dir) + strlen(suffix) + 48);
+    if (path && tries)
+        sprintf(path, "%s/%06" PRIu64 "-%s-%d.json", st->dir, seq, suffix,
+                tries);
+    else if (path)
+        sprintf(path, "%s/%06" PRIu64 "-%s.json", st->dir, seq, suffix);
+    return path;
+}
+
+/* Takes the next free number for a new file DIR/NNNNNN-SUFFIX.json holding
+ * value (with its "seq" set to the number) and returns the number. Creating
+ * the file claims the number: another instance sharing the directory, or an
+ * earlier run, makes the number go up. */
+static uint64_t claim_json(llm_state *st, const char *suffix, json_t *value)
+{
+    if (!st->dir)
+        return ++st->seq;
+    int rc = EEXIST;
+    char *path = NULL, *text = NULL;
+    uint64_t seq = 0;
+    for (int tries = 0; tries < 10000 && rc == EEXIST; tries++) {
+        seq = ++st->seq;
+        free(path);
+        free(text);
+        json_object_set_new(value, "seq", json_integer((json_int_t)seq));
+        path = file_path(st, seq, suffix, 0);
+        text = json_text(st, value);
+        rc = path && text ? write_file(path, O_EXCL, text) : ENOMEM;
+    }
+    if (rc != 0)
+        say(st, KEVO_LOG_WARN, "cannot write %s: %s", path ? path : st->dir,
+            strerror(rc));
+    free(path);
+    free(text);
+    return seq;
+}
+
+/* Writes value, redacted, to a new file DIR/NNNNNN-SUFFIX.json for a number
+ * already claimed (a name taken all the same gets "-1", "-2", ...). */
+static void save_json(llm_state *st, const char *suffix, uint64_t seq,
+                      json_t *value)
+{
+    if (!st->dir)
+        return;
+    char *clean = json_text(st, value);
+    char *path = NULL;
+    int rc = clean ? EEXIST : ENOMEM;
+    for (int tries = 0; tries < 1000 && rc == EEXIST; tries++) {
+        free(path);
+        path = file_path(st, seq, suffix, tries);
+        rc = path ? write_file(path, O_EXCL, clean) : ENOMEM;
+    }
+    if (rc != 0)
+        say(st, KEVO_LOG_WARN, "cannot write %06" PRIu64 "-%s in %s: %s", seq,
+            suffix, st->dir, strerror(rc));
+    free(path);
+    free(clean);
+}
+
+/* The largest number that starts a file name in dir. */
+static uint64_t last_seq(const char *dir)
+{
+    uint64_t max = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        unsigned long long n = strtoull(e->d_name, &end, 10);
+        if (end != e->d_name && *end == '-' && n > max)
+            max = n;
+    }
+    closedir(d);
+    return max;
+}
+
+/* A JSON value for a body: the parsed JSON when it parses, else the text
+ * (made valid UTF-8). */
+static json_t *body_value(const char *body, size_t len)
+{
+    json_t *v = json_loadb(body, len, JSON_DECODE_ANY, NULL);
+    if (v)
+        return v;
+    char *clean = kevo__llm_utf8_clean(body, len);
+    v = clean ? json_stringn(clean, len) : NULL;
+    free(clean);
+    return v;
+}
+
+/* Records a failure with the host (reason already redacted) and counts its
+ * kind. */
+static void host_fail(llm_state *st, uint64_t id, const char *kind,
+                      const char *reason)
+{
+    size_t i;
+    for (i = 0; i < st->nkinds; i++)
+        if (strcmp(st->kinds[i], kind) == 0)
+            break;
+    if (i == st->nkinds && i < KINDS_MAX)
+        st->kinds[st->nkinds++] = kind;
+    if (i < KINDS_MAX)
+        st->kind_counts[i]++;
+    st->api->fail(st->ctx, id, kind, reason);
+}
+
+/* ---- budgets ----------------------------------------------------------- */
+
+/* Whether a new request may be sent; the reason in why when not. */
+static bool budget_left(llm_state *st, char *why, size_t n)
+{
+    uint64_t tokens = st->input_tokens + st->output_tokens;
+    if (st->cfg.token_budget && tokens >= st->cfg.token_budget) {
+        kevo__llm_errf(why, n,
+                       "the token budget is spent: %" PRIu64 " of %" PRIu64
+                       " tokens used; no new requests are sent",
+                       tokens, st->cfg.token_budget);
+        return false;
+    }
+    if (st->cfg.cost_budget > 0 && st->cost >= st->cfg.cost_budget) {
+        kevo__llm_errf(why, n,
+                       "the cost budget is spent: %.6g of %.6g used; no new "
+                       "requests are sent",
+                       st->cost, st->cfg.cost_budget);
+        return false;
+    }
+    return true;
+}
+
+static bool admit(void *ud, char *why, size_t n)
+{
+    llm_state *st = ud;
+    if (budget_left(st, why, n))
+        return true;
+    if (!st->budget_reported) {
+        st->budget_reported = true;
+        say(st, KEVO_LOG_WARN, "%s", why);
+    }
+    return false;
+}
+
+static double jitter(void *ud)
+{
+    llm_state *st = ud;
+    return st->api->uniform01(st->ctx);
+}
+
+/* ---- requests ---------------------------------------------------------- */
+
+static void req_unlink_free(llm_req *r)
+{
+    llm_state *st = r->st;
+    for (llm_req **pp = &st->reqs; *pp; pp = &(*pp)->next) {
+        if (*pp == r) {
+            *pp = r->next;
+            st->nreqs--;
+            break;
+        }
+    }
+    free(r->parent_source);
+    free(r);
+}
+
+/* One call has ended: the request ends with its last call. */
+static void call_finished(llm_call *c)
+{
+    llm_req *r = c->req;
+    llm_state *st = r->st;
+    save_json(st, "reply", c->seq, c->log);
+    json_decref(c->log);
+    kevo__llm_wire_reply_free(&c->wire);
+    free(c);
+    if (--r->calls_left == 0) {
+        st->api->done(st->ctx, r->id);
+        req_unlink_free(r);
+    }
+}
+
+/* Records a failure of a call with the host, redacted. */
+static void call_fail(llm_call *c, const char *kind, const char *reason)
+{
+    llm_state *st = c->req->st;
+    const llm_model *m = &st->cfg.models[c->model];
+    llm_buf b = {0};
+    kevo__llm_buf_printf(&b, "%s (model %s, log %06" PRIu64 ")", reason,
+                         m->name, c->seq);
+    char *clean = b.data ? redact(st, b.data) : NULL;
+    const char *text = clean ? clean : "out of memory for the reason";
+    json_object_set_new(c->log, "failure",
+                        json_pack("{s:s, s:s}", "kind", kind, "reason", text));
+    say(st, KEVO_LOG_WARN, "request %" PRIu64 ": %s: %s", c->req->id, kind,
+        text);
+    host_fail(st, c->req->id, kind, text);
+    free(clean);
+    kevo__llm_buf_free(&b);
+}
+
+static const char *reply_fail_kind(kevo_reply_kind k)
+{
+    switch (k) {
+    case KEVO_REPLY_EMPTY:
+    case KEVO_REPLY_NO_CODE: return KEVO_FAIL_NO_CODE;
+    case KEVO_REPLY_MALFORMED_EDIT:
+    case KEVO_REPLY_EDIT_NOT_FOUND:
+    case KEVO_REPLY_EDIT_AMBIGUOUS:
+    case KEVO_REPLY_NO_PARENT: return KEVO_FAIL_EDIT;
+    case KEVO_REPLY_NOMEM: return KEVO_FAIL_INTERNAL;
+    default: return KEVO_FAIL_PARSE;
+    }
+}
+
+static const char *outcome_fail_kind(llm_outcome o)
+{
+    switch (o) {
+    case LLM_HTTP_ERROR: return KEVO_FAIL_HTTP;
+    case LLM_TIMEOUT: return KEVO_FAIL_TIMEOUT;
+    case LLM_MALFORMED: return KEVO_FAIL_PARSE;
+    case LLM_TOO_LARGE: return "too_large";
+    case LLM_BUDGET: return KEVO_FAIL_BUDGET;
+    case LLM_TRUNCATED:
+    case LLM_TRANSPORT: return KEVO_FAIL_NETWORK;
+    default: return KEVO_FAIL_INTERNAL;
+    }
+}
+
+static bool validate(void *ud, json_t *root, char *why, size_t n)
+{
+    llm_call *c = ud;
+    llm_state *st = c->req->st;
+    kevo__llm_wire_reply_free(&c->wire);
+    return kevo__llm_wire_parse(st->cfg.models[c->model].api, root, &c->wire,
+                                why, n);
+}
+
+static void on_attempt(void *ud, const llm_http_attempt *a)
+{
+    llm_call *c = ud;
+    json_t *attempts = json_object_get(c->log, "attempts");
+    json_t *rec = json_pack(
+        "{s:i, s:s, s:I, s:f, s:s}", "number", a->number, "outcome",
+        kevo__llm_outcome_name(a->outcome), "status", (json_int_t)a->status,
+        "elapsed_s", a->elapsed_s, "reason", a->reason);
+    if (!rec)
+        return;
+    if (a->retry_after_s >= 0)
+        json_object_set_new(rec, "retry_after_s", json_real(a->retry_after_s));
+    if (a->retry_in_s >= 0)
+        json_object_set_new(rec, "retry_in_s", json_real(a->retry_in_s));
+    json_object_set_new(rec, "body", body_value(a->body, a->body_len));
+    json_array_append_new(attempts, rec);
+}
+
+/* The reply text became a child, or a failure. */
+static void take_reply(llm_call *c)
+{
+    llm_state *st = c->req->st;
+    const llm_model *m = &st->cfg.models[c->model];
+    kevo_reply_result res = {0};
+    kevo_reply_kind k = kevo__reply_parse(c->wire.text, strlen(c->wire.text),
+                                          c->req->parent_source, 0, &res);
+    json_object_set_new(
+        c->log, "parse",
+        json_pack("{s:s, s:s}", "kind", kevo__reply_kind_name(k), "reason",
+                  res.reason ? res.reason : ""));
+    if (k != KEVO_REPLY_OK) {
+        st->reply_failures++;
+        llm_buf b = {0};
+        kevo__llm_buf_printf(&b, "the reply gave no child: %s: %s%s",
+                             kevo__reply_kind_name(k),
+                             res.reason ? res.reason : "out of memory",
+                             c->wire.cut_off ? " (the reply stopped at "
+                                               "max_tokens)"
+                                             : "");
+        call_fail(c, reply_fail_kind(k), b.data ? b.data : "out of memory");
+        kevo__llm_buf_free(&b);
+        goto done;
+    }
+    llm_buf note = {0};
+    kevo__llm_buf_printf(&note, "%s: %s", m->name, res.reason);
+    char *clean_note = note.data ? redact(st, note.data) : NULL;
+    char *clean_child = redact(st, res.child);
+    if (!clean_child) {
+        call_fail(c, KEVO_FAIL_INTERNAL, "out of memory for the child");
+    } else {
+        kevo_status rc = st->api->emit_child(st->ctx, c->req->id, clean_child,
+                                             NULL, clean_note);
+        if (rc == KEVO_OK) {
+            st->children++;
+            json_object_set_new(c->log, "child", json_string(clean_child));
+            say(st, KEVO_LOG_INFO, "request %" PRIu64 ": a child from %s (%s)",
+                c->req->id, m->name, res.reason);
+        } else {
+            st->refused_children++;
+            llm_buf b = {0};
+            kevo__llm_buf_printf(&b, "the host refused the child: %s",
+                                 st->api->last_error(st->ctx));
+            json_object_set_new(c->log, "refused_child",
+                                json_string(clean_child));
+            call_fail(c,
+                      rc == KEVO_EEXIST ? "duplicate"
+                      : rc == KEVO_ENOMEM ? KEVO_FAIL_INTERNAL
+                                          : KEVO_FAIL_INVALID,
+                      b.data ? b.data : "the host refused the child");
+            kevo__llm_buf_free(&b);
+        }
+    }
+    free(clean_child);
+    free(clean_note);
+    kevo__llm_buf_free(&note);
+done:
+    kevo__reply_result_free(&res);
+}
+
+static void on_done(void *ud, const llm_http_result *r)
+{
+    llm_call *c = ud;
+    llm_state *st = c->req->st;
+    const llm_model *m = &st->cfg.models[c->model];
+    if (r->outcome == LLM_CANCELLED) {
+        /* The instance is going away: the host fails what is left. */
+        json_decref(c->log);
+        kevo__llm_wire_reply_free(&c->wire);
+        free(c);
+        return;
+    }
+    json_object_set_new(c->log, "outcome",
+                        json_string(kevo__llm_outcome_name(r->outcome)));
+    json_object_set_new(c->log, "elapsed_s", json_real(r->elapsed_s));
+    if (r->outcome != LLM_OK) {
+        llm_buf b = {0};
+        if (r->outcome == LLM_BUDGET) {
+            kevo__llm_buf_puts(&b, r->reason);
+        } else {
+            char *e = r->outcome == LLM_HTTP_ERROR
+                          ? kevo__llm_wire_error_text(r->body, r->body_len)
+                          : NULL;
+            kevo__llm_buf_printf(&b, "%s after %d attempt%s: ",
+                                 kevo__llm_outcome_name(r->outcome),
+                                 r->attempts, r->attempts == 1 ? "" : "s");
+            if (e)
+                kevo__llm_buf_printf(&b, "HTTP %ld: %s", r->status, e);
+            else
+                kevo__llm_buf_puts(&b, r->reason);
+            free(e);
+        }
+        call_fail(c, outcome_fail_kind(r->outcome),
+                  b.data ? b.data : "out of memory");
+        kevo__llm_buf_free(&b);
+        call_finished(c);
+        return;
+    }
+    st->replies++;
+    st->input_tokens += c->wire.input_tokens;
+    st->output_tokens += c->wire.output_tokens;
+    double cost = (double)c->wire.input_tokens * m->input_cost_per_mtok / 1e6 +
+                  (double)c->wire.output_tokens * m->output_cost_per_mtok / 1e6;
+    st->cost += cost;
+    json_object_set_new(
+        c->log, "usage",
+        json_pack("{s:I, s:I, s:f}", "input_tokens",
+                  (json_int_t)c->wire.input_tokens, "output_tokens",
+                  (json_int_t)c->wire.output_tokens, "cost", cost));
+    json_object_set_new(c->log, "text", json_string(c->wire.text));
+    if (c->wire.cut_off)
+        json_object_set_new(c->log, "cut_off", json_true());
+    take_reply(c);
+    call_finished(c);
+}
+
+/* Starts one call of request r with the prompt given. Returns false (with
+ * a failure recorded) when it could not be sent. */
+static bool start_call(llm_state *st, llm_req *r, const char *system,
+                       const char *user)
+{
+    llm_call *c = calloc(1, sizeof(*c));
+    llm_wire_request w = {0};
+    bool ok = false;
+    if (!c)
+        return false;
+    c->req = r;
+    c->model = kevo__llm_config_pick(&st->cfg, st->api->uniform01(st->ctx));
+    const llm_model *m = &st->cfg.models[c->model];
+    if (!kevo__llm_wire_build(m, system, user, &w)) {
+        c->seq = ++st->seq;
+        c->log = json_pack("{s:I, s:I, s:s, s:s, s:[]}", "seq",
+                           (json_int_t)c->seq, "request", (json_int_t)r->id,
+                           "model", m->name, "api", kevo__llm_api_name(m->api),
+                           "attempts");
+        call_fail(c, KEVO_FAIL_INTERNAL, "out of memory for the request");
+        goto done;
+    }
+    json_t *headers = json_array();
+    for (size_t i = 0; i < w.nheaders; i++)
+        json_array_append_new(headers, json_string(w.log_headers[i]));
+    json_t *saved = json_pack("{s:I, s:I, s:s, s:s, s:s, s:o, s:o}", "seq",
+                              (json_int_t)0, "request", (json_int_t)r->id,
+                              "model", m->name, "api",
+                              kevo__llm_api_name(m->api), "url", w.url,
+                              "headers", headers, "body",
+                              body_value(w.body, w.body_len));
+    c->seq = saved ? claim_json(st, "request", saved) : ++st->seq;
+    json_decref(saved);
+    c->log = json_pack("{s:I, s:I, s:s, s:s, s:[]}", "seq", (json_int_t)c->seq,
+                       "request", (json_int_t)r->id, "model", m->name, "api",
+                       kevo__llm_api_name(m->api), "attempts");
+    if (!c->log) {
+        call_fail(c, KEVO_FAIL_INTERNAL, "out of memory for the request");
+        goto done;
+    }
+
+    llm_http_request hr = {
+        .url = w.url,
+        .headers = (const char *const *)w.headers,
+        .nheaders = w.nheaders,
+        .body = w.body,
+        .body_len = w.body_len,
+        .timeout_s = m->timeout_s,
+        .validate = validate,
+        .attempt = on_attempt,
+        .done = on_done,
+        .ud = c,
+    };
+    char err[256];
+    if (!kevo__llm_http_submit(st->http, &hr, err, sizeof(err))) {
+        call_fail(c, KEVO_FAIL_INTERNAL, err);
+        goto done;
+    }
+    st->calls++;
+    ok = true;
+done:
+    kevo__llm_wire_request_free(&w);
+    if (!ok) {
+        save_json(st, "reply", c->seq, c->log);
+        json_decref(c->log);
+        free(c);
+    }
+    return ok;
+}
+
+/* ---- the plugin functions ---------------------------------------------- */
+
+static const kevo_operator_desc llm_desc;
+
+static void state_free(llm_state *st)
+{
+    if (!st)
+        return;
+    kevo__llm_http_free(st->http);
+    while (st->reqs)
+        req_unlink_free(st->reqs);
+    for (size_t i = 0; i < SECRETS_MAX; i++)
+        free(st->escaped[i]);
+    kevo__llm_config_free(&st->cfg);
+    free(st->dir);
+    free(st);
+}
+
+/* The keys, and their JSON-escaped forms where those differ. */
+static bool collect_secrets(llm_state *st)
+{
+    size_t n = kevo__llm_config_secrets(&st->cfg, st->secrets, SECRETS_MAX / 2);
+    st->nsecrets = n;
+    for (size_t i = 0; i < n; i++) {
+        json_t *s = json_string(st->secrets[i]);
+        char *d = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
+        json_decref(s);
+        if (!d)
+            return false;
+        size_t len = strlen(d);
+        if (len >= 2 && (len - 2 != strlen(st->secrets[i]) ||
+                         memcmp(d + 1, st->secrets[i], len - 2) != 0)) {
+            memmove(d, d + 1, len - 2);
+            d[len - 2] = '\0';
+            st->escaped[i] = d;
+            st->secrets[st->nsecrets++] = d;
+        } else {
+            free(d);
+        }
+    }
+    return true;
+}
+
+static const char *host_getenv(const char *name)
+{
+    return getenv(name);
+}
+
+static kevo_status llm_init(const kevo_host_api *api, kevo_host_ctx *ctx,
+                            const char *config_json, void **state)
+{
+    char err[1024] = "";
+    kevo_status rc = KEVO_EINVALID;
+    llm_state *st = calloc(1, sizeof(*st));
+    *state = NULL;
+    if (!st) {
+        api->error(ctx, "out of memory");
+        return KEVO_ENOMEM;
+    }
+    st->api = api;
+    st->ctx = ctx;
+    if (!kevo__llm_config_parse(config_json, &st->cfg, host_getenv, err,
+                                sizeof(err))) {
+        api->error(ctx, "%s", err);
+        goto fail;
+    }
+    if (!collect_secrets(st)) {
+        rc = KEVO_ENOMEM;
+        api->error(ctx, "out of memory");
+        goto fail;
+    }
+    llm_http_config hc = {
+        .concurrency = st->cfg.concurrency,
+        .max_retries = st->cfg.max_retries,
+        .backoff_base_s = st->cfg.backoff_base_s,
+        .backoff_max_s = st->cfg.backoff_max_s,
+        .retry_after_max_s = st->cfg.retry_after_max_s,
+        .max_reply_bytes = st->cfg.max_reply_bytes,
+        .uniform01 = jitter,
+        .rng_ud = st,
+        .admit = admit,
+        .admit_ud = st,
+    };
+    st->http = kevo__llm_http_new(&hc, err, sizeof(err));
+    if (!st->http) {
+        rc = KEVO_EEXTERNAL;
+        api->error(ctx, "%s", err);
+        goto fail;
+    }
+    const char *run = api->run_dir(ctx);
+    if (run) {
+        st->dir = malloc(strlen(run) + sizeof("/" LLM_DIR));
+        if (!st->dir) {
+            rc = KEVO_ENOMEM;
+            api->error(ctx, "out of memory");
+            goto fail;
+        }
+        sprintf(st->dir, "%s/%s", run, LLM_DIR);
+        if (mkdir(st->dir, 0777) != 0 && errno != EEXIST) {
+            rc = KEVO_EIO;
+            api->error(ctx, "%s: cannot create directory: %s", st->dir,
+                       strerror(errno));
+            goto fail;
+        }
+        /* Numbers go on after those of earlier runs and instances. */
+        st->seq = last_seq(st->dir);
+    }
+    json_t *inst = json_pack("{s:I, s:s, s:s, s:o}", "seq", (json_int_t)0,
+                             "plugin", llm_desc.name, "version",
+                             llm_desc.version, "config",
+                             json_loads(config_json, 0, NULL));
+    if (!inst) {
+        rc = KEVO_ENOMEM;
+        api->error(ctx, "out of memory");
+        goto fail;
+    }
+    st->instance_seq = claim_json(st, "instance", inst);
+    json_decref(inst);
+    for (size_t i = 0; i < st->cfg.nmodels; i++) {
+        const llm_model *m = &st->cfg.models[i];
+        say(st, KEVO_LOG_DEBUG, "model %s: %s %s at %s, weight %g, key %s%s",
+            m->name, kevo__llm_api_name(m->api), m->model, m->base_url,
+            m->weight, m->key ? "from $" : "none", m->key ? m->key_env : "");
+    }
+    *state = st;
+    return KEVO_OK;
+fail:
+    state_free(st);
+    return rc;
+}
+
+static kevo_status llm_propose(void *state, const kevo_operator_request *req)
+{
+    llm_state *st = state;
+    const kevo_host_api *api = st->api;
+    char *params = NULL, *assignment = NULL, *second_params = NULL,
+         *second_assignment = NULL, *system = NULL, *user = NULL;
+    llm_prompt_candidate *insp = NULL;
+    char why[1024];
+
+    llm_req *r = calloc(1, sizeof(*r));
+    if (!r) {
+        api->error(st->ctx, "out of memory");
+        return KEVO_ENOMEM;
+    }
+    st->requests++;
+    r->st = st;
+    r->id = req->id;
+    r->calls_left = req->n_children ? req->n_children : 1;
+    r->next = st->reqs;
+    st->reqs = r;
+    st->nreqs++;
+
+    if (!budget_left(st, why, sizeof(why))) {
+        host_fail(st, req->id, KEVO_FAIL_BUDGET, why);
+        goto end_now;
+    }
+    r->parent_source = kevo__llm_strdup(api->cand_source(st->ctx, req->parent));
+    params = api->cand_params(st->ctx, req->parent);
+    assignment = api->cand_assignment(st->ctx, req->parent);
+    size_t ninsp = req->inspirations ? req->n_inspirations : 0;
+    insp = ninsp ? calloc(ninsp, sizeof(*insp)) : NULL;
+    if (!r->parent_source || (ninsp && !insp)) {
+        host_fail(st, req->id, KEVO_FAIL_INTERNAL, "out of memory");
+        goto end_now;
+    }
+    for (size_t i = 0; i < ninsp; i++) {
+        insp[i].source =
+            api->cand_source(st->ctx, req->inspirations[i].candidate);
+        insp[i].summary_json = req->inspirations[i].summary_json;
+    }
+    llm_prompt_candidate second = {0};
+    if (req->second_parent) {
+        second.source = api->cand_source(st->ctx, req->second_parent);
+        second.summary_json = req->second_summary_json;
+        second_params = api->cand_params(st->ctx, req->second_parent);
+        second_assignment = api->cand_assignment(st->ctx, req->second_parent);
+        second.params_json = second_params;
+        second.assignment_json = second_assignment;
+    }
+    llm_prompt_input in = {
+        .task_name = api->task_name(st->ctx),
+        .task_description = api->task_description(st->ctx),
+        .task_args = api->task_args(st->ctx),
+        .task_dims = api->task_dims(st->ctx),
+        .task_cost = api->task_cost(st->ctx),
+        .device_json = api->device_json(st->ctx),
+        .parent = {r->parent_source, req->parent_summary_json, assignment,
+                   params},
+        .second_parent = req->second_parent ? &second : NULL,
+        .inspirations = insp,
+        .n_inspirations = ninsp,
+        .target_cell_json = req->target_cell_json,
+        .sections_json = req->prompt_json,
+        .format = st->cfg.reply_format,
+        .max_log_lines = st->cfg.max_log_lines,
+        .max_inspirations = st->cfg.max_inspirations,
+    };
+    if (!kevo__llm_prompt_build(&in, &system, &user, why, sizeof(why))) {
+        host_fail(st, req->id, KEVO_FAIL_UNSUPPORTED, why);
+        goto end_now;
+    }
+    uint32_t n = r->calls_left;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!start_call(st, r, system, user)) {
+            /* The failure is recorded; this call is over. The request
+             * stays open while an earlier call is in flight. */
+            if (--r->calls_left == 0)
+                goto end_now;
+        }
+    }
+    goto cleanup;
+end_now:
+    api->done(st->ctx, req->id);
+    req_unlink_free(r);
+cleanup:
+    api->free(st->ctx, params);
+    api->free(st->ctx, assignment);
+    api->free(st->ctx, second_params);
+    api->free(st->ctx, second_assignment);
+    free(insp);
+    free(system);
+    free(user);
+    return KEVO_OK;
+}
+
+static size_t llm_poll(void *state, int timeout_ms)
+{
+    llm_state *st = state;
+    if (st->nreqs == 0)
+        return 0;
+    kevo__llm_http_poll(st->http, timeout_ms);
+    return st->nreqs;
+}
+
+/* The counts of the instance's life, in RUN/llm/NNNNNN-summary.json beside
+ * the instance's NNNNNN-instance.json. */
+static void save_summary(llm_state *st)
+{
+    if (!st->dir)
+        return;
+    llm_http_stats hs;
+    kevo__llm_http_stats_get(st->http, &hs);
+    json_t *outcomes = json_object(), *attempts = json_object();
+    for (int o = 0; o < LLM_OUTCOME_COUNT; o++) {
+        json_object_set_new(outcomes, kevo__llm_outcome_name(o),
+                            json_integer((json_int_t)hs.outcomes[o]));
+        json_object_set_new(attempts, kevo__llm_outcome_name(o),
+                            json_integer((json_int_t)hs.attempt_outcomes[o]));
+    }
+    json_t *failures = json_object();
+    for (size_t i = 0; i < st->nkinds; i++)
+        json_object_set_new(failures, st->kinds[i],
+                            json_integer((json_int_t)st->kind_counts[i]));
+    json_t *s = json_pack(
+        "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:i, "
+        "s:o, s:o, s:o}",
+        "requests", (json_int_t)st->requests, "calls", (json_int_t)st->calls, "replies", (json_int_t)st->replies,
+        "children", (json_int_t)st->children, "reply_failures",
+        (json_int_t)st->reply_failures, "refused_children",
+        (json_int_t)st->refused_children, "attempts", (json_int_t)hs.attempts,
+        "retries", (json_int_t)hs.retries, "status_429",
+        (json_int_t)hs.status_429, "input_tokens",
+        (json_int_t)st->input_tokens, "output_tokens",
+        (json_int_t)st->output_tokens, "cost", st->cost, "max_active",
+        hs.max_active, "failures", failures, "outcomes", outcomes,
+        "attempt_outcomes", attempts);
+    if (s)
+        save_json(st, "summary", st->instance_seq, s);
+    json_decref(s);
+}
+
+static void llm_fini(void *state)
+{
+    llm_state *st = state;
+    if (!st)
+        return;
+    /* fini may not call the host: a file that cannot be written goes
+     * unreported (the per-request files hold the same facts). */
+    st->quiet = true;
+    save_summary(st);
+    state_free(st);
+}
+
+static const kevo_operator_desc llm_desc = {
+    .abi_major = KEVO_OPERATOR_ABI_MAJOR,
+    .abi_minor = KEVO_OPERATOR_ABI_MINOR,
+    .struct_size = sizeof(kevo_operator_desc),
+    .name = "llm",
+    .version = "1.0",
+    .description = "rewrites kernels with a language model (OpenAI or "
+                   "Anthropic API)",
+    .init = llm_init,
+    .propose = llm_propose,
+    .poll = llm_poll,
+    .fini = llm_fini,
+};
+
+KEVO_OPERATOR_ENTRY(llm_desc)

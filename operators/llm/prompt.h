@@ -1,0 +1,59 @@
+/*
+ * prompt.h: the llm operator's prompt: a system text and a user text built
+ * from what the host shows the operator: the task (description, argument
+ * list, dimensions and training shapes, cost model), the device's ceilings,
+ * the parent's source and its evaluation, a second parent for crossover,
+ * inspirations with their scores, a target behaviour cell, the sections of
+ * the chosen meta-prompt, and the reply format.
+ *
+ * Only what the host gives appears: the host never shows held-out shapes,
+ * and keys of an evaluation summary whose name starts with "held_out" are
+ * dropped as well. An evaluation's compile log is distilled to its error
+ * and warning lines, capped.
+ */
+#ifndef KEVO_LLM_PROMPT_H
+#define KEVO_LLM_PROMPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "wire.h"
+
+/* A candidate as the prompt shows it. Every field may be NULL but source. */
+typedef struct llm_prompt_candidate {
+    const char *source;
+    const char *summary_json;    /* its evaluation (a JSON object) */
+    const char *assignment_json; /* its parameter values */
+    const char *params_json;     /* its parameter space */
+} llm_prompt_candidate;
+
+typedef struct llm_prompt_input {
+    const char *task_name;
+    const char *task_description;
+    const char *task_args; /* a line per argument */
+    const char *task_dims; /* {"dims": [...], "shapes": [{...}, ...]} */
+    const char *task_cost; /* "bytes: EXPR\nflops: EXPR\npeak: fp32\n" */
+    const char *device_json;
+    llm_prompt_candidate parent;
+    const llm_prompt_candidate *second_parent; /* crossover, or NULL */
+    const llm_prompt_candidate *inspirations;
+    size_t n_inspirations;
+    const char *target_cell_json; /* or NULL */
+    const char *sections_json;    /* {"strategy": "...", ...} or NULL */
+    llm_reply_format format;
+    size_t max_log_lines;
+    size_t max_inspirations;
+} llm_prompt_input;
+
+/* Builds the prompt into two new strings (valid UTF-8). Returns false with
+ * a reason in err when sections_json is not a JSON object or memory runs
+ * out; other JSON that does not parse is shown as it is. */
+bool kevo__llm_prompt_build(const llm_prompt_input *in, char **system,
+                            char **user, char *err, size_t errlen);
+
+/* The compile log's error and warning lines, at most max_lines of them
+ * (each cut to 300 bytes), with a line saying how many were left out; ""
+ * when it has none. A new string, or NULL when out of memory. */
+char *kevo__llm_distill_log(const char *log, size_t max_lines);
+
+#endif

@@ -1,0 +1,5 @@
+const char *s = R"(
+one
+two
+)";
+#include <stdio.h>

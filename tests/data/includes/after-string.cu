@@ -1,0 +1,2 @@
+const char *s = "abc";
+#include "/etc/passwd"

@@ -1,0 +1,1 @@
+#include "C:\\temp\\x.h"

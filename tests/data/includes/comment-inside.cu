@@ -1,0 +1,1 @@
+# /* hidden */ include /* more */ "/etc/passwd"

@@ -1,0 +1,2 @@
+#define H(x) <x>
+#include H(stdio.h)

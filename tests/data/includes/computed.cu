@@ -1,0 +1,2 @@
+#define P "/etc/passwd"
+#include P

@@ -1,0 +1,3 @@
+int a;
+#inc\
+lude "/etc/passwd"

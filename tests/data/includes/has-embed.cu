@@ -1,0 +1,2 @@
+#if __has_embed("/etc/passwd")
+#endif

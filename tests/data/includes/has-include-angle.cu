@@ -1,0 +1,2 @@
+#if defined(X) || __has_include ( </etc/shadow> )
+#endif

@@ -1,0 +1,3 @@
+#define F "/etc/passwd"
+#if __has_include(F)
+#endif

@@ -1,0 +1,1 @@
+#define PROBE __has_include("/etc/passwd")

@@ -1,0 +1,2 @@
+#if __has_include_next(<stdio.h>)
+#endif

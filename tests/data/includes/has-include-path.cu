@@ -1,0 +1,2 @@
+#if __has_include("/etc/passwd")
+#endif

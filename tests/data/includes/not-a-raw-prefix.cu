@@ -1,0 +1,2 @@
+const char *FOOR"(";
+#include "/etc/passwd" //)"

@@ -1,0 +1,1 @@
+#include_next <cuda_fp16.h>

@@ -1,0 +1,2 @@
+#include <cuda_fp16.h>
+#include <stdio.h>

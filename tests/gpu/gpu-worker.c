@@ -1,0 +1,492 @@
+/*
+ * gpu-worker: a real `kevo-worker gpu` process over pipes, on a GPU. Its
+ * hello and ceilings; the saxpy and reduce_sum seeds of examples/tasks
+ * (compiled here with NVRTC for the device) evaluated at every training
+ * shape: verdict ok, positive times with their spread and coefficient of
+ * variation, the kernels per repetition, the profile or the reason there is
+ * none; then kernels that must fail: a wrong element (verdict "wrong" with
+ * the worst index), a changed input, a launch the driver refuses (after
+ * which the worker still evaluates), requests it must reject, a malformed
+ * message, and an out-of-bounds write (verdict "fault", after which the
+ * worker exits with status 4).
+ *
+ * Skipped (exit 77) when the worker's hello says there is no driver or no
+ * device.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "../suite_util.h"
+#include "../tap.h"
+#include "ipc.h"
+#include "procpool.h"
+
+#define REPLY_TIMEOUT_MS 300000
+
+static kevo__proc proc = KEVO__PROC_INIT;
+static char *worker;
+static char arch[32];
+static uint64_t next_id = 1;
+
+/* Starts the worker and reads its hello; the hello's JSON (the caller's),
+ * or a skip when there is no GPU. */
+static json_t *start_worker(void)
+{
+    char *argv[] = {worker, "gpu", "--device", "0", NULL};
+    kevo__frame f = {0};
+    kevo_error err = KEVO__ERROR_INIT;
+    if (kevo__proc_spawn(&proc, worker, argv, &err) != KEVO_OK)
+        bail_out("cannot start %s: %s", worker, err.text);
+    if (kevo__ipc_recv(proc.from_fd, REPLY_TIMEOUT_MS, &f, &err) != KEVO_OK)
+        bail_out("no hello from the worker: %s", err.text);
+    if (!json_is_true(json_object_get(f.json, "ok"))) {
+        const char *why = json_string_value(json_object_get(f.json, "error"));
+        skip_all("the GPU worker has no GPU: %s", why ? why : "?");
+    }
+    json_t *hello = f.json;
+    f.json = NULL;
+    kevo__frame_clear(&f);
+    return hello;
+}
+
+/* Sends msg (taking it) with a payload and returns the reply, or NULL with
+ * a diagnostic. */
+static json_t *call(json_t *msg, const void *payload, size_t len)
+{
+    kevo__frame f = {0};
+    kevo_error err = KEVO__ERROR_INIT;
+    json_t *reply = NULL;
+    if (!msg)
+        bail_out("out of memory");
+    if (kevo__ipc_send(proc.to_fd, msg, payload, len, REPLY_TIMEOUT_MS,
+                       &err) != KEVO_OK ||
+        kevo__ipc_recv(proc.from_fd, REPLY_TIMEOUT_MS, &f, &err) != KEVO_OK)
+        diag("no reply: %s", err.text);
+    else
+        reply = f.json;
+    f.json = NULL;
+    kevo__frame_clear(&f);
+    json_decref(msg);
+    return reply;
+}
+
+/* ---- tasks and candidates ---------------------------------------------- */
+
+typedef struct compiled {
+    char *cubin;
+    size_t size;
+    json_t *lowered; /* {"kernel": "lowered name"} */
+} compiled;
+
+static void compiled_free(compiled *c)
+{
+    free(c->cubin);
+    json_decref(c->lowered);
+    memset(c, 0, sizeof(*c));
+}
+
+static void compile_for_device(const kevo_candidate *cand, compiled *out)
+{
+    suite_build b;
+    memset(out, 0, sizeof(*out));
+    if (!suite_compile(cand, arch, true, &b))
+        bail_out("out of memory");
+    if (b.status != SUITE_COMPILED)
+        bail_out("%s does not compile for %s:\n%s",
+                 kevo_candidate_origin(cand) ? kevo_candidate_origin(cand)
+                                             : "a kernel",
+                 arch, b.log);
+    out->lowered = json_object();
+    for (size_t i = 0; i < b.nlaunches; i++)
+        json_object_set_new(out->lowered,
+                            kevo_candidate_launch_kernel(cand, i),
+                            json_string(b.lowered[i]));
+    out->cubin = b.image;
+    out->size = b.size;
+    b.image = NULL;
+    suite_build_free(&b);
+}
+
+typedef struct task_ctx {
+    kevo_task *task;
+    json_t *json;
+    compiled ref;
+    char key[64];
+} task_ctx;
+
+static void task_open(task_ctx *t, const char *name)
+{
+    char file[64];
+    kevo_error err = KEVO__ERROR_INIT;
+    char *text = NULL;
+    snprintf(file, sizeof(file), "examples/tasks/%s.json", name);
+    char *path = kevo__path_join(tap_srcdir(), file);
+    memset(t, 0, sizeof(*t));
+    if (!path || kevo_task_load(path, &t->task, &err) != KEVO_OK ||
+        kevo_task_to_json(t->task, &text, &err) != KEVO_OK)
+        bail_out("%s: %s", file, err.text);
+    t->json = json_loads(text, 0, NULL);
+    if (!t->json)
+        bail_out("%s: kevo_task_to_json wrote bad JSON", file);
+    compile_for_device(kevo_task_reference(t->task), &t->ref);
+    snprintf(t->key, sizeof(t->key), "gpu-worker-%s", name);
+    free(text);
+    free(path);
+}
+
+static void task_close(task_ctx *t)
+{
+    kevo_task_free(t->task);
+    json_decref(t->json);
+    compiled_free(&t->ref);
+}
+
+static kevo_candidate *candidate(const task_ctx *t, const char *source)
+{
+    kevo_candidate *c = NULL;
+    kevo_error err = KEVO__ERROR_INIT;
+    if (kevo_candidate_new_for_task(t->task, source, "test.cu", &c, &err) !=
+        KEVO_OK)
+        bail_out("a test kernel: %s", err.text);
+    return c;
+}
+
+/* Evaluates cand at the training shapes (compiled unless code is given);
+ * the reply, or NULL. */
+static json_t *eval(const task_ctx *t, const kevo_candidate *cand,
+                    const compiled *code, bool profile)
+{
+    compiled own = {0};
+    if (!code) {
+        compile_for_device(cand, &own);
+        code = &own;
+    }
+    json_t *msg = json_pack(
+        "{s:s, s:I, s:O, s:s, s:o, s:s, s:[I,I], s:I, s:I, "
+        "s:{s:i, s:i, s:i, s:f, s:f, s:b}, s:b, s:b, s:O, s:O}",
+        "op", "eval", "id", (json_int_t)next_id++, "task", t->json,
+        "task_key", t->key, "candidate", kevo__candidate_to_json(cand), "set",
+        "train", "seeds", (json_int_t)12345, (json_int_t)67890,
+        "reference_cubin_bytes", (json_int_t)t->ref.size,
+        "candidate_cubin_bytes", (json_int_t)code->size, "timing", "warmup",
+        1, "min_reps", 5, "max_reps", 40, "target_spread", 0.02, "cap_ms",
+        300.0, "enabled", 1, "profile", profile, "flush_l2", 1,
+        "reference_kernels", t->ref.lowered, "candidate_kernels",
+        code->lowered);
+    unsigned char *payload = malloc(t->ref.size + code->size);
+    if (!payload)
+        bail_out("out of memory");
+    memcpy(payload, t->ref.cubin, t->ref.size);
+    memcpy(payload + t->ref.size, code->cubin, code->size);
+    json_t *reply = call(msg, payload, t->ref.size + code->size);
+    free(payload);
+    compiled_free(&own);
+    return reply;
+}
+
+static const char *verdict(const json_t *reply)
+{
+    const char *v = json_string_value(json_object_get(reply, "verdict"));
+    return v ? v : "(none)";
+}
+
+static const char *reason(const json_t *reply)
+{
+    const char *r = json_string_value(json_object_get(reply, "reason"));
+    if (!r)
+        r = json_string_value(json_object_get(reply, "error"));
+    return r ? r : "";
+}
+
+/* ---- the checks -------------------------------------------------------- */
+
+static void check_hello(const json_t *hello)
+{
+    const json_t *d = json_object_get(hello, "device");
+    int64_t cc = json_integer_value(json_object_get(d, "cc"));
+    snprintf(arch, sizeof(arch), "sm_%" PRId64, cc);
+    ok(cc >= 50 && json_integer_value(json_object_get(d, "sm_count")) > 0 &&
+           json_integer_value(json_object_get(d, "l2_bytes")) > 0,
+       "hello: %s, %s, %" PRId64 " SMs",
+       json_string_value(json_object_get(d, "name")), arch,
+       (int64_t)json_integer_value(json_object_get(d, "sm_count")));
+    diag("CUPTI: %s (timer %s)%s%s",
+         json_is_true(json_object_get(hello, "cupti")) ? "yes" : "no",
+         json_string_value(json_object_get(hello, "timer")),
+         json_object_get(hello, "cupti_note") ? "; " : "",
+         json_object_get(hello, "cupti_note")
+             ? json_string_value(json_object_get(hello, "cupti_note"))
+             : "");
+}
+
+static void check_peaks(void)
+{
+    json_t *reply = call(json_pack("{s:s, s:I, s:[s,s,s]}", "op", "peaks",
+                                   "id", (json_int_t)next_id++, "which",
+                                   "bandwidth", "fp32", "tf32"),
+                         NULL, 0);
+    const json_t *p = json_object_get(reply, "peaks");
+    double bw = json_number_value(json_object_get(p, "bandwidth"));
+    double fp32 = json_number_value(json_object_get(p, "fp32"));
+    const json_t *tf32 = json_object_get(p, "tf32");
+    ok(json_is_true(json_object_get(reply, "ok")) && bw > 1e11 && fp32 > 1e12,
+       "peaks: copy %.0f GB/s, FP32 %.1f TFLOP/s", bw / 1e9, fp32 / 1e12);
+    ok(tf32 ? json_number_value(tf32) > fp32
+            : json_object_get(json_object_get(reply, "errors"), "tf32") !=
+                  NULL,
+       "peaks: tf32 mma.sync %.1f TFLOP/s (or why not)",
+       json_number_value(tf32) / 1e12);
+    json_decref(reply);
+}
+
+/* The checks of a correct evaluation at every training shape. */
+static void check_ok(const task_ctx *t, const json_t *reply, const char *what,
+                     size_t kernels)
+{
+    const json_t *shapes = json_object_get(reply, "shapes");
+    size_t n = kevo_task_shape_count(t->task, KEVO_SHAPES_TRAIN), i;
+    const json_t *s;
+    if (!ok(strcmp(verdict(reply), "ok") == 0 &&
+                json_array_size(shapes) == n,
+            "%s: verdict ok at the %zu training shapes", what, n))
+        diag("verdict %s: %s", verdict(reply), reason(reply));
+    json_array_foreach(shapes, i, s)
+    {
+        const json_t *tm = json_object_get(s, "time");
+        const json_t *samples = json_object_get(tm, "samples");
+        double median = json_number_value(json_object_get(tm, "median"));
+        json_int_t reps = json_integer_value(json_object_get(tm, "reps"));
+        ok(json_is_true(json_object_get(s, "correct")) &&
+               json_object_get(json_object_get(s, "worst"), "index"),
+           "%s shape %zu: correct, worst error %g at %s[%" PRId64 "]", what,
+           i, json_number_value(json_object_get(s, "max_abs_err")),
+           json_string_value(
+               json_object_get(json_object_get(s, "worst"), "arg")),
+           (int64_t)json_integer_value(
+               json_object_get(json_object_get(s, "worst"), "index")));
+        ok(median > 0 && reps >= 1 &&
+               json_array_size(samples) == (size_t)reps &&
+               json_is_number(json_object_get(tm, "cv")) &&
+               json_is_number(json_object_get(tm, "spread")),
+           "%s shape %zu: %.2f us median of %d reps, cv %.4f, spread %.4f "
+           "(%s)",
+           what, i, median * 1e6, (int)reps,
+           json_number_value(json_object_get(tm, "cv")),
+           json_number_value(json_object_get(tm, "spread")),
+           json_string_value(json_object_get(tm, "timer")));
+        is_int(json_integer_value(json_object_get(tm, "kernels_per_rep")),
+               kernels, "%s shape %zu: kernels per repetition", what, i);
+        const json_t *prof = json_object_get(s, "profile");
+        if (json_object_get(prof, "error"))
+            diag("%s shape %zu: no profile: %s", what, i,
+                 json_string_value(json_object_get(prof, "error")));
+        else if (prof)
+            ok(json_number_value(json_object_get(prof, "dram_read_bytes")) >
+                   0,
+               "%s shape %zu: profile: %.3g bytes read, %.3g written, "
+               "occupancy %.2f",
+               what, i,
+               json_number_value(json_object_get(prof, "dram_read_bytes")),
+               json_number_value(json_object_get(prof, "dram_write_bytes")),
+               json_number_value(
+                   json_object_get(prof, "achieved_occupancy")));
+    }
+}
+
+static const char wrong_source[] =
+    "/* kevo:launch\n"
+    " *   saxpy_wrong<<<ceil_div(n, 256), 256>>>(a, x, y, z, n)\n"
+    " */\n"
+    "extern \"C\" __global__ void saxpy_wrong(float a, const float *x,\n"
+    "    const float *y, float *z, int n)\n"
+    "{\n"
+    "    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n)\n"
+    "        z[i] = a * x[i] + y[i] + (i == 4242 ? 0.5f : 0.0f);\n"
+    "}\n";
+
+static const char modify_source[] =
+    "/* kevo:launch\n"
+    " *   saxpy_modify<<<ceil_div(n, 256), 256>>>(a, x, y, z, n)\n"
+    " */\n"
+    "extern \"C\" __global__ void saxpy_modify(float a, const float *x,\n"
+    "    const float *y, float *z, int n)\n"
+    "{\n"
+    "    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n)\n"
+    "        z[i] = a * x[i] + y[i];\n"
+    "    if (i == 7)\n"
+    "        ((float *)x)[7] = 0.25f;\n"
+    "}\n";
+
+/* 512 threads per block for a kernel built for at most 128: the driver
+ * refuses the launch and the context stays usable. */
+static const char bounds_source[] =
+    "/* kevo:launch\n"
+    " *   saxpy_bounds<<<ceil_div(n, 512), 512>>>(a, x, y, z, n)\n"
+    " */\n"
+    "extern \"C\" __global__ void __launch_bounds__(128)\n"
+    "    saxpy_bounds(float a, const float *x, const float *y, float *z,\n"
+    "                 int n)\n"
+    "{\n"
+    "    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n)\n"
+    "        z[i] = a * x[i] + y[i];\n"
+    "}\n";
+
+static const char smem_source[] =
+    "/* kevo:launch\n"
+    " *   saxpy_smem<<<ceil_div(n, 256), 256, 1048576>>>(a, x, y, z, n)\n"
+    " */\n"
+    "extern \"C\" __global__ void saxpy_smem(float a, const float *x,\n"
+    "    const float *y, float *z, int n)\n"
+    "{\n"
+    "    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n)\n"
+    "        z[i] = a * x[i] + y[i];\n"
+    "}\n";
+
+static const char reserved_source[] =
+    "/* kevo:launch\n"
+    " *   kevo_internal_saxpy<<<ceil_div(n, 256), 256>>>(a, x, y, z, n)\n"
+    " */\n"
+    "extern \"C\" __global__ void kevo_internal_saxpy(float a,\n"
+    "    const float *x, const float *y, float *z, int n)\n"
+    "{\n"
+    "    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n)\n"
+    "        z[i] = a * x[i] + y[i];\n"
+    "}\n";
+
+static const char oob_source[] =
+    "/* kevo:launch\n"
+    " *   saxpy_oob<<<ceil_div(n, 256), 256>>>(a, x, y, z, n)\n"
+    " */\n"
+    "extern \"C\" __global__ void saxpy_oob(float a, const float *x,\n"
+    "    const float *y, float *z, int n)\n"
+    "{\n"
+    "    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n)\n"
+    "        z[i + (1LL << 40)] = a * x[i] + y[i];\n"
+    "}\n";
+
+static void check_failures(const task_ctx *saxpy, const compiled *seed_code)
+{
+    kevo_candidate *c = candidate(saxpy, wrong_source);
+    json_t *r = eval(saxpy, c, NULL, false);
+    const json_t *s0 = json_array_get(json_object_get(r, "shapes"), 0);
+    const json_t *worst = json_object_get(s0, "worst");
+    is_str(verdict(r), "wrong", "one element off: verdict wrong");
+    like_str(reason(r), "z[4242]", "the reason names the element");
+    ok(json_integer_value(json_object_get(worst, "index")) == 4242 &&
+           strcmp(json_string_value(json_object_get(worst, "arg")), "z") == 0 &&
+           json_integer_value(json_object_get(s0, "bad_elements")) == 1 &&
+           json_integer_value(json_object_get(r, "failed_shape")) == 0,
+       "the worst element is z[4242], the only bad one, at shape 0");
+    json_decref(r);
+    kevo_candidate_free(c);
+
+    c = candidate(saxpy, modify_source);
+    r = eval(saxpy, c, NULL, false);
+    is_str(verdict(r), "input_modified", "a changed input: input_modified");
+    like_str(reason(r), "x[7]", "the reason names the input element");
+    json_decref(r);
+    kevo_candidate_free(c);
+
+    c = candidate(saxpy, bounds_source);
+    r = eval(saxpy, c, NULL, false);
+    is_str(verdict(r), "launch_error",
+           "more threads than the kernel's bounds: launch_error");
+    like_str(reason(r), "saxpy_bounds", "the reason names the kernel");
+    json_decref(r);
+    kevo_candidate_free(c);
+
+    r = eval(saxpy, kevo_task_seed(saxpy->task), seed_code, false);
+    is_str(verdict(r), "ok", "after the launch error the worker still works");
+    json_decref(r);
+
+    c = candidate(saxpy, smem_source);
+    r = eval(saxpy, c, NULL, false);
+    is_str(verdict(r), "rejected", "1 MiB of shared memory: rejected");
+    like_str(reason(r), "shared memory", "the reason says shared memory");
+    json_decref(r);
+    kevo_candidate_free(c);
+
+    c = candidate(saxpy, reserved_source);
+    r = eval(saxpy, c, NULL, false);
+    is_str(verdict(r), "rejected", "a kevo_internal_ kernel: rejected");
+    json_decref(r);
+    kevo_candidate_free(c);
+
+    r = call(json_pack("{s:s, s:I}", "op", "eval", "id",
+                       (json_int_t)next_id++),
+             NULL, 0);
+    ok(r && json_is_false(json_object_get(r, "ok")) &&
+           strstr(reason(r), "task"),
+       "a malformed eval: ok false, saying what is missing (%s)", reason(r));
+    json_decref(r);
+
+    r = call(json_pack("{s:s, s:I}", "op", "nonsense", "id",
+                       (json_int_t)next_id++),
+             NULL, 0);
+    like_str(reason(r), "unknown op", "an unknown op gets an error reply");
+    json_decref(r);
+
+    c = candidate(saxpy, oob_source);
+    r = eval(saxpy, c, NULL, false);
+    is_str(verdict(r), "fault", "an out-of-bounds write: fault");
+    like_str(reason(r), "CUDA_ERROR_ILLEGAL_ADDRESS",
+             "the reason names the CUDA error");
+    like_str(reason(r), "train shape 0", "and the shape");
+    json_decref(r);
+    kevo_candidate_free(c);
+    int status = -1;
+    kevo__proc_finish(&proc, 30000, &status);
+    ok(WIFEXITED(status) && WEXITSTATUS(status) == 4,
+       "after the fault the worker exits with status 4");
+}
+
+int main(void)
+{
+    const char *w = getenv("KEVO_WORKER");
+    const char *b = getenv("KEVO_BUILDDIR");
+    worker = w && *w ? kevo__strdup(w)
+                     : kevo__path_join(b && *b ? b : ".",
+                                       "lib/worker/kevo-worker");
+    json_t *hello = start_worker();
+    check_hello(hello);
+    json_decref(hello);
+    check_peaks();
+
+    task_ctx saxpy, reduce;
+    task_open(&saxpy, "saxpy");
+    task_open(&reduce, "reduce_sum");
+    compiled saxpy_seed, reduce_seed;
+    compile_for_device(kevo_task_seed(saxpy.task), &saxpy_seed);
+    compile_for_device(kevo_task_seed(reduce.task), &reduce_seed);
+
+    json_t *r = eval(&saxpy, kevo_task_seed(saxpy.task), &saxpy_seed, true);
+    check_ok(&saxpy, r, "saxpy seed", 1);
+    json_decref(r);
+    r = eval(&reduce, kevo_task_seed(reduce.task), &reduce_seed, true);
+    check_ok(&reduce, r, "reduce_sum seed", 2);
+    json_decref(r);
+    /* The same seeds again: the reference comes from the cache. */
+    r = eval(&saxpy, kevo_task_seed(saxpy.task), &saxpy_seed, false);
+    check_ok(&saxpy, r, "saxpy seed, cached reference", 1);
+    json_decref(r);
+
+    check_failures(&saxpy, &saxpy_seed);
+
+    compiled_free(&saxpy_seed);
+    compiled_free(&reduce_seed);
+    task_close(&saxpy);
+    task_close(&reduce);
+    kevo__proc_kill(&proc, NULL);
+    free(worker);
+    return done_testing();
+}

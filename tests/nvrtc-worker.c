@@ -1,0 +1,269 @@
+/*
+ * nvrtc-worker: what the GPU worker does without a GPU. NVRTC compiles the
+ * worker's own CUDA source (lib/worker/kernels.cu.h) for every architecture
+ * it supports from sm_75 on, and the PTX has every kernel the worker looks
+ * up, with the compare kernels' shared reduction sized for the host's
+ * struct kevo__cmp and tensor-core instructions from sm_80 on; the timing
+ * statistics (median, percentiles, spread, coefficient of variation); and
+ * a real `kevo-worker gpu` process says hello: with the device's properties
+ * where there is a GPU, or "no CUDA driver" and exit status 3 where there
+ * is none.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <nvrtc.h>
+
+#include "gpu.h"
+#include "ipc.h"
+#include "kernels.cu.h"
+#include "procpool.h"
+#include "tap.h"
+
+/* Compiles the worker's source for arch; PTX (compute_) or a cubin (sm_)
+ * in a new buffer, NULL with the log printed on failure. */
+static char *compile(const char *arch, size_t *size)
+{
+    nvrtcProgram prog = NULL;
+    char opt[64];
+    const char *opts[] = {opt, "-std=c++17"};
+    bool cubin = strncmp(arch, "sm_", 3) == 0;
+    char *out = NULL;
+    snprintf(opt, sizeof(opt), "--gpu-architecture=%s", arch);
+    if (nvrtcCreateProgram(&prog, kevo__kernels_source, "kevo_internal.cu", 0,
+                           NULL, NULL) != NVRTC_SUCCESS)
+        return NULL;
+    nvrtcResult r = nvrtcCompileProgram(prog, 2, opts);
+    if (r != NVRTC_SUCCESS) {
+        size_t n = 0;
+        char *log = NULL;
+        if (nvrtcGetProgramLogSize(prog, &n) == NVRTC_SUCCESS &&
+            (log = calloc(1, n + 1)) &&
+            nvrtcGetProgramLog(prog, log) == NVRTC_SUCCESS)
+            diag("%s: %s", arch, log);
+        free(log);
+    } else if ((cubin ? nvrtcGetCUBINSize(prog, size)
+                      : nvrtcGetPTXSize(prog, size)) == NVRTC_SUCCESS &&
+               (out = calloc(1, *size + 1)) != NULL &&
+               (cubin ? nvrtcGetCUBIN(prog, out) : nvrtcGetPTX(prog, out)) !=
+                   NVRTC_SUCCESS) {
+        free(out);
+        out = NULL;
+    }
+    nvrtcDestroyProgram(&prog);
+    return out;
+}
+
+/* The text of PTX entry name, up to the next entry, in a new string (NULL
+ * when there is no such entry). */
+static char *entry_text(const char *ptx, const char *name)
+{
+    char head[128];
+    snprintf(head, sizeof(head), ".entry %s(", name);
+    const char *p = strstr(ptx, head);
+    if (!p)
+        return NULL;
+    const char *end = strstr(p + 1, ".entry ");
+    return kevo__strndup(p, end ? (size_t)(end - p) : strlen(p));
+}
+
+static void check_entries(const char *ptx, const char *arch)
+{
+    static const char *const fixed[] = {
+        "kevo_internal_compare_reduce", "kevo_internal_equal",
+        "kevo_internal_flush_l2",       "kevo_internal_copy",
+        "kevo_internal_fma_f32",        "kevo_internal_fma_f64",
+        "kevo_internal_mma_f16",        "kevo_internal_mma_bf16",
+        "kevo_internal_mma_tf32",
+    };
+    kevo_buf missing = {0};
+    size_t found = 0;
+    for (int t = 0; t < KEVO__NDTYPES; t++) {
+        char name[64];
+        for (int k = 0; k < 2; k++) {
+            snprintf(name, sizeof(name), "kevo_internal_%s_%s",
+                     k ? "compare" : "fill", kevo_dtype_name((kevo_dtype)t));
+            char *e = entry_text(ptx, name);
+            if (e)
+                found++;
+            else
+                kevo__buf_printf(&missing, " %s", name);
+            free(e);
+        }
+    }
+    for (size_t i = 0; i < KEVO_ARRAY_SIZE(fixed); i++) {
+        char *e = entry_text(ptx, fixed[i]);
+        if (e)
+            found++;
+        else
+            kevo__buf_printf(&missing, " %s", fixed[i]);
+        free(e);
+    }
+    size_t entries = 0;
+    for (const char *p = ptx; (p = strstr(p, ".entry ")) != NULL; p++)
+        entries++;
+    ok(found == 2 * KEVO__NDTYPES + KEVO_ARRAY_SIZE(fixed) &&
+           entries == found,
+       "%s: the PTX has the %zu kernels the worker looks up, and no other",
+       arch, found);
+    if (missing.data)
+        diag("missing:%s", missing.data);
+    kevo__buf_free(&missing);
+
+    /* The block reduction keeps KEVO__CMP_BLOCK kevo__cmp in shared
+     * memory: the sizes agree when the host struct matches kv_cmp. */
+    char *reduce = entry_text(ptx, "kevo_internal_compare_reduce");
+    char size[32];
+    snprintf(size, sizeof(size), "[%zu]", KEVO__CMP_BLOCK * sizeof(kevo__cmp));
+    ok(sizeof(kevo__cmp) == 64 && reduce && strstr(reduce, size),
+       "%s: kv_cmp has the 64 bytes of kevo__cmp", arch);
+    free(reduce);
+}
+
+static void test_compile(void)
+{
+    int n = 0;
+    int *archs = NULL;
+    if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 ||
+        !(archs = calloc((size_t)n, sizeof(*archs))) ||
+        nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS)
+        bail_out("NVRTC does not list its architectures");
+    for (int i = 0; i < n; i++) {
+        char arch[32];
+        size_t size = 0;
+        if (archs[i] < 75)
+            continue;
+        snprintf(arch, sizeof(arch), "sm_%d", archs[i]);
+        char *cubin = compile(arch, &size);
+        ok(cubin && size > 0, "the worker's kernels compile for %s", arch);
+        free(cubin);
+    }
+    free(archs);
+
+    size_t size = 0;
+    char *ptx = compile("compute_90", &size);
+    if (!ok(ptx != NULL, "the worker's kernels compile to compute_90 PTX"))
+        return;
+    check_entries(ptx, "compute_90");
+    char *mma = entry_text(ptx, "kevo_internal_mma_tf32");
+    char *fma = entry_text(ptx, "kevo_internal_fma_f32");
+    ok(mma && strstr(mma, "mma.sync.aligned.m16n8k8.row.col.f32.tf32"),
+       "compute_90: the tf32 peak kernel runs mma.sync m16n8k8");
+    ok(fma && strstr(fma, "fma.rn.f32"), "compute_90: the fp32 peak kernel "
+                                         "runs fma.rn.f32");
+    free(mma);
+    free(fma);
+    free(ptx);
+
+    ptx = compile("compute_75", &size);
+    mma = ptx ? entry_text(ptx, "kevo_internal_mma_f16") : NULL;
+    ok(mma && !strstr(mma, "mma.sync"),
+       "compute_75: the tensor peak kernels are empty (they need sm_80)");
+    free(mma);
+    free(ptx);
+}
+
+static void test_stats(void)
+{
+    double x[] = {5e-3, 1e-3, 4e-3, 2e-3, 3e-3};
+    kevo__times t;
+    memset(&t, 0, sizeof(t));
+    kevo__times_stats(x, 5, &t);
+    is_double(t.median, 3e-3, 1e-15, "median of 1..5 ms");
+    is_double(t.min, 1e-3, 0, "min");
+    is_double(t.max, 5e-3, 0, "max");
+    is_double(t.mean, 3e-3, 1e-15, "mean");
+    is_double(t.spread, (4e-3 - 2e-3) / 3e-3, 1e-12,
+              "spread = (p75 - p25) / median");
+    is_double(t.cv, sqrt(2.5e-6) / 3e-3, 1e-12, "cv = sample stddev / mean");
+    is_uint(t.reps, 5, "reps");
+
+    double y[] = {1.0, 2.0, 3.0, 4.0};
+    kevo__times_stats(y, 4, &t);
+    is_double(t.median, 2.5, 1e-15, "median of an even count interpolates");
+    is_double(t.spread, (3.25 - 1.75) / 2.5, 1e-12,
+              "quartiles interpolate linearly");
+
+    double one[] = {7e-6};
+    kevo__times_stats(one, 1, &t);
+    ok(t.median == 7e-6 && t.cv == 0.0 && t.spread == 0.0,
+       "one sample: its value, no spread");
+    kevo__times_stats(one, 0, &t);
+    ok(isnan(t.median) && t.reps == 0, "no samples: NaN");
+}
+
+static char *worker_path(void)
+{
+    const char *w = getenv("KEVO_WORKER");
+    const char *b = getenv("KEVO_BUILDDIR");
+    if (w && *w)
+        return kevo__strdup(w);
+    return kevo__path_join(b && *b ? b : ".", "lib/worker/kevo-worker");
+}
+
+static void test_hello(void)
+{
+    char *path = worker_path();
+    char *argv[] = {path, "gpu", "--device", "0", NULL};
+    kevo__proc proc = KEVO__PROC_INIT;
+    kevo__frame f = {0};
+    kevo_error err = KEVO__ERROR_INIT;
+    int status = -1;
+
+    if (!ok(kevo__proc_spawn(&proc, path, argv, &err) == KEVO_OK,
+            "kevo-worker gpu starts")) {
+        diag("%s", err.text);
+        free(path);
+        return;
+    }
+    if (!ok(kevo__ipc_recv(proc.from_fd, 120000, &f, &err) == KEVO_OK,
+            "it sends a frame")) {
+        diag("%s", err.text);
+        kevo__proc_kill(&proc, NULL);
+        free(path);
+        return;
+    }
+    is_str(json_string_value(json_object_get(f.json, "op")), "hello",
+           "the frame is a hello");
+    if (json_is_true(json_object_get(f.json, "ok"))) {
+        const json_t *d = json_object_get(f.json, "device");
+        int64_t cc = json_integer_value(json_object_get(d, "cc"));
+        const char *uuid = json_string_value(json_object_get(d, "uuid"));
+        ok(cc >= 50 && json_integer_value(json_object_get(d, "sm_count")) > 0 &&
+               json_integer_value(json_object_get(d, "l2_bytes")) > 0 &&
+               json_integer_value(json_object_get(d, "max_smem_per_block")) >
+                   0,
+           "a GPU: its properties, named as expressions name them (cc %d)",
+           (int)cc);
+        ok(uuid && strncmp(uuid, "GPU-", 4) == 0 &&
+               json_integer_value(json_object_get(f.json, "driver")) > 0 &&
+               json_is_boolean(json_object_get(f.json, "cupti")),
+           "its uuid, the driver version and whether CUPTI times kernels");
+        kevo__proc_finish(&proc, 10000, &status);
+        ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+           "it exits with status 0 at the end of its input");
+    } else {
+        const char *why = json_string_value(json_object_get(f.json, "error"));
+        ok(why && (strstr(why, "no CUDA driver") ||
+                   strstr(why, "no usable CUDA device") ||
+                   strstr(why, "no CUDA device")),
+           "no GPU: the hello says why (%s)", why ? why : "?");
+        kevo__proc_finish(&proc, 10000, &status);
+        ok(WIFEXITED(status) && WEXITSTATUS(status) == 3,
+           "it exits with status 3");
+    }
+    kevo__frame_clear(&f);
+    free(path);
+}
+
+int main(void)
+{
+    test_compile();
+    test_stats();
+    test_hello();
+    return done_testing();
+}

@@ -1,0 +1,644 @@
+/*
+ * test-eval-result.c: evaluation results built from GPU worker result
+ * messages (tests/data/eval/*.json) and the NVRTC output of the suite's
+ * seeds (tests/data/ptx): the getters, the fitness and the speedups, the
+ * behaviour descriptors, JSON written and read back, malformed messages,
+ * failure results, and the evaluator's option table.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval_private.h"
+#include "tap.h"
+
+static const kevo_ceilings ceilings = {3e12, {5e13, 2.5e13, 4e14, 8e14, 8e14}};
+
+static char *slurp(const char *dir, const char *name, size_t *len)
+{
+    char *path = kevo__asprintf("%s/%s/%s", tap_srcdir(), dir, name);
+    char *data = NULL;
+    size_t n = 0;
+    if (!path || kevo__read_file(path, true, &data, &n, NULL) != KEVO_OK)
+        bail_out("cannot read %s", path ? path : name);
+    free(path);
+    if (len)
+        *len = n;
+    return data;
+}
+
+static kevo_task *load_task(const char *name)
+{
+    char *path =
+        kevo__asprintf("%s/examples/tasks/%s.json", tap_srcdir(), name);
+    kevo_task *task = NULL;
+    kevo_error err = KEVO__ERROR_INIT;
+    if (!path || kevo_task_load(path, &task, &err) != KEVO_OK)
+        bail_out("cannot load task %s: %s", name, err.text);
+    free(path);
+    return task;
+}
+
+static json_t *load_json(const char *name)
+{
+    char *text = slurp("tests/data/eval", name, NULL);
+    json_t *v = NULL;
+    kevo_error err = KEVO__ERROR_INIT;
+    if (kevo__json_parse(text, name, &v, &err) != KEVO_OK)
+        bail_out("%s", err.text);
+    free(text);
+    return v;
+}
+
+/* The compile outcome of a seed: its PTX and log from tests/data/ptx. */
+typedef struct seed_build {
+    char *ptx, *log;
+    kevo_compile_info info;
+} seed_build;
+
+static void seed_build_load(seed_build *b, const char *task)
+{
+    char name[128];
+    size_t n = 0;
+    snprintf(name, sizeof name, "%s_seed.ptx", task);
+    b->ptx = slurp("tests/data/ptx", name, &n);
+    snprintf(name, sizeof name, "%s_seed.log", task);
+    b->log = slurp("tests/data/ptx", name, NULL);
+    b->info = (kevo_compile_info){true, NULL, b->log, b->ptx, n, 0.125, false};
+}
+
+static void seed_build_free(seed_build *b)
+{
+    free(b->ptx);
+    free(b->log);
+}
+
+/* A result of task's seed from the worker message in file. */
+static kevo_eval_result *build(const kevo_task *task, const char *file,
+                               kevo_shape_set set, const seed_build *b,
+                               const kevo_fitness_fn *fn)
+{
+    json_t *msg = load_json(file);
+    kevo_eval_context ctx = {&ceilings, NULL, fn, 0};
+    kevo_eval_result *res = NULL;
+    kevo_error err = KEVO__ERROR_INIT;
+    if (kevo__eval_result_new(task, kevo_task_seed(task), set, msg,
+                              b ? &b->info : NULL, &ctx, &res,
+                              &err) != KEVO_OK)
+        bail_out("%s: %s", file, err.text);
+    json_decref(msg);
+    return res;
+}
+
+static double descriptor(const kevo_eval_result *res, const char *name)
+{
+    double v = NAN;
+    if (kevo_eval_result_descriptor(res, name, &v) != KEVO_OK)
+        return NAN;
+    return v;
+}
+
+static kevo_shape_result shape(const kevo_eval_result *res, size_t i)
+{
+    kevo_shape_result r = {.size = sizeof(r)};
+    if (kevo_eval_result_shape(res, i, &r) != KEVO_OK)
+        bail_out("no shape %zu", i);
+    return r;
+}
+
+/* to_json, from_json and to_json again give the same text. */
+static void round_trip(const kevo_eval_result *res, const char *what)
+{
+    char *a = NULL, *b = NULL;
+    json_t *v = NULL;
+    kevo_eval_result *back = NULL;
+    kevo_error err = KEVO__ERROR_INIT;
+    ok(kevo_eval_result_to_json(res, &a, &err) == KEVO_OK, "%s: to JSON",
+       what);
+    ok(a && kevo__json_parse(a, what, &v, &err) == KEVO_OK,
+       "%s: the JSON parses", what);
+    ok(v && kevo__eval_result_from_json(v, what, NULL, &back, &err) ==
+                KEVO_OK,
+       "%s: read back (%s)", what, err.text);
+    ok(back && kevo_eval_result_to_json(back, &b, &err) == KEVO_OK,
+       "%s: to JSON again", what);
+    ok(a && b && strcmp(a, b) == 0, "%s: the same text", what);
+    if (back) {
+        is_double(kevo_eval_result_fitness(back),
+                  kevo_eval_result_fitness(res), 0, "%s: same fitness",
+                  what);
+        is_int(kevo_eval_result_verdict(back), kevo_eval_result_verdict(res),
+               "%s: same verdict", what);
+        is_uint(kevo_candidate_hash(kevo_eval_result_candidate(back)),
+                kevo_candidate_hash(kevo_eval_result_candidate(res)),
+                "%s: same candidate", what);
+    }
+    kevo_eval_result_free(back);
+    json_decref(v);
+    free(a);
+    free(b);
+}
+
+static void test_saxpy(void)
+{
+    kevo_task *task = load_task("saxpy");
+    seed_build b;
+    seed_build_load(&b, "saxpy");
+    kevo_eval_result *res =
+        build(task, "saxpy_train_ok.json", KEVO_SHAPES_TRAIN, &b, NULL);
+    kevo__eval_result_set_ticket(res, 42);
+
+    is_int(kevo_eval_result_verdict(res), KEVO_VERDICT_OK, "saxpy: ok");
+    is_str(kevo_eval_result_reason(res), NULL, "saxpy: no reason");
+    is_uint(kevo_eval_result_ticket(res), 42, "saxpy: ticket");
+    ok(kevo_eval_result_candidate(res) != kevo_task_seed(task) &&
+           kevo_candidate_hash(kevo_eval_result_candidate(res)) ==
+               kevo_candidate_hash(kevo_task_seed(task)),
+       "saxpy: the candidate is a copy");
+    is_str(kevo_eval_result_compile_log(res), b.log, "saxpy: compile log");
+    ok(!kevo_eval_result_cached(res), "saxpy: not from the cache");
+    is_int(kevo_eval_result_shape_set(res), KEVO_SHAPES_TRAIN, "saxpy: set");
+    is_uint(kevo_eval_result_shape_count(res), 3, "saxpy: 3 shapes");
+
+    kevo_shape_result r = shape(res, 0);
+    is_uint(r.size, sizeof(r), "shape 0: size");
+    ok(r.correct, "shape 0: correct");
+    is_uint(r.index, 0, "shape 0: index");
+    is_double(r.max_abs_err, 2.384185791015625e-07, 0, "shape 0: abs error");
+    is_double(r.max_rel_err, 1.1920928955078125e-07, 0, "shape 0: rel error");
+    is_uint(r.bad_elements, 0, "shape 0: no bad element");
+    is_str(r.worst_arg, "z", "shape 0: worst arg");
+    is_uint(r.worst_index, 123, "shape 0: worst index");
+    is_double(r.worst_got, 1.5, 0, "shape 0: worst got");
+    is_double(r.worst_want, 1.4999998, 0, "shape 0: worst want");
+    is_double(r.time, 8e-5, 0, "shape 0: median time");
+    is_double(r.time_min, 7.9e-5, 0, "shape 0: min");
+    is_double(r.time_max, 8.3e-5, 0, "shape 0: max");
+    is_double(r.time_cv, 0.004, 0, "shape 0: cv");
+    is_double(r.time_spread, 0.003, 0, "shape 0: spread");
+    is_uint(r.reps, 40, "shape 0: reps");
+    is_uint(r.kernels_per_rep, 1, "shape 0: kernels per rep");
+    is_double(r.bytes, 12.0 * 16777216, 0, "shape 0: bytes 12n");
+    is_double(r.flops, 2.0 * 16777216, 0, "shape 0: flops 2n");
+    /* 201326592 B / 3e12 B/s = 6.7108864e-5 s; / 8e-5 s = 0.8388608. */
+    is_double(r.floor, 6.7108864e-5, 1e-18, "shape 0: floor");
+    is_double(r.efficiency, 0.8388608, 1e-12, "shape 0: efficiency");
+    is_int(r.bound, KEVO_BOUND_MEMORY, "shape 0: memory-bound");
+    is_double(r.gbytes_per_s, 2516.5824, 1e-9, "shape 0: GB/s");
+    is_double(r.gflops_per_s, 419.4304, 1e-9, "shape 0: GFLOP/s");
+    is_double(r.dram_read_bytes, 134217728, 0, "shape 0: DRAM read");
+    is_double(r.dram_write_bytes, 67108864, 0, "shape 0: DRAM written");
+    is_double(r.achieved_occupancy, 0.87, 0, "shape 0: achieved occupancy");
+    is_double(r.reference_time, 9.6e-5, 0, "shape 0: reference time");
+    ok(isnan(r.seed_time), "shape 0: no seed time yet");
+    r = shape(res, 2);
+    ok(isnan(r.achieved_occupancy), "shape 2: a null metric is NaN");
+    is_double(r.efficiency, 0.5, 1e-12, "shape 2: efficiency 4e-6 / 8e-6");
+
+    double fit = cbrt(0.8388608 * 0.67108864 * 0.5);
+    is_double(kevo_eval_result_fitness(res), fit, 1e-12,
+              "saxpy: fitness is the geometric mean");
+    ok(!kevo_eval_result_suspicious(res), "saxpy: nothing suspicious");
+
+    is_double(descriptor(res, "memory"), 0, 0, "saxpy: scalar loads");
+    is_double(descriptor(res, "block_size"), 256, 0, "saxpy: 256 threads");
+    is_double(descriptor(res, "warp_ops"), 0, 0, "saxpy: no warp ops");
+    is_double(descriptor(res, "registers"), 12, 0, "saxpy: 12 registers");
+    is_double(descriptor(res, "shared_bytes"), 0, 0, "saxpy: no shared");
+    is_double(descriptor(res, "spills"), 0, 0, "saxpy: no spills");
+    is_double(descriptor(res, "occupancy"), 1, 0,
+              "saxpy: occupancy calculated (256 threads, 12 registers)");
+    /* (134217728 + 67108864) B / 8e-5 s / 3e12 B/s at the largest shape. */
+    is_double(descriptor(res, "dram_fraction"), 0.8388608, 1e-12,
+              "saxpy: DRAM fraction at the largest shape");
+    is_int(kevo_eval_result_descriptor(res, "colour", NULL), KEVO_ENOENT,
+           "unknown descriptor");
+
+    is_double(kevo_eval_result_seconds(res, KEVO_PHASE_COMPILE), 0.125, 0,
+              "seconds: compile");
+    is_double(kevo_eval_result_seconds(res, KEVO_PHASE_TRANSFER), 0.002, 0,
+              "seconds: transfer");
+    is_double(kevo_eval_result_seconds(res, KEVO_PHASE_RUN), 0.004, 1e-15,
+              "seconds: run and check");
+    is_double(kevo_eval_result_seconds(res, KEVO_PHASE_TIME), 0.05, 0,
+              "seconds: time");
+    is_double(kevo_eval_result_seconds(res, KEVO_PHASE_TOTAL), 0.185, 1e-15,
+              "seconds: total is compile + the worker's");
+    ok(isnan(kevo_eval_result_seconds(res, (kevo_eval_phase)9)),
+       "seconds: unknown phase is NaN");
+    kevo__eval_result_set_seconds(res, KEVO_PHASE_TOTAL, 0.25);
+    is_double(kevo_eval_result_seconds(res, KEVO_PHASE_TOTAL), 0.25, 0,
+              "seconds: the evaluator sets the total");
+
+    /* Speedups: over the reference the worker timed, over the seed once
+     * its times are attached. */
+    double ref_times[3], own[3];
+    kevo__eval_result_times(res, KEVO__BASELINE_REFERENCE, ref_times, 3);
+    kevo__eval_result_times(res, KEVO__BASELINE_SEED, own, 3);
+    is_double(ref_times[1], 2.8e-5, 0, "reference times read back");
+    is_double(own[2], 8e-6, 0, "own times read back");
+    char *json = NULL;
+    kevo_eval_result_to_json(res, &json, NULL);
+    like_str(json, "\"reference\": 1.1", "speedup over the reference");
+    like_str(json, "\"seed\": null", "no speedup over the seed yet");
+    free(json);
+    double seed_times[3] = {1.6e-4, 2.5e-5, NAN};
+    kevo_error err = KEVO__ERROR_INIT;
+    is_int(kevo__eval_result_set_baseline(res, KEVO__BASELINE_SEED,
+                                          seed_times, 2, &err),
+           KEVO_EINVAL, "baseline times must cover every shape");
+    is_int(kevo__eval_result_set_baseline(res, KEVO__BASELINE_SEED,
+                                          seed_times, 3, NULL),
+           KEVO_OK, "seed times attached");
+    is_double(shape(res, 0).seed_time, 1.6e-4, 0, "shape 0: seed time");
+    ok(isnan(shape(res, 2).seed_time), "shape 2: unknown seed time");
+    round_trip(res, "saxpy");
+
+    /* The same measurements scored as speedup over the reference. */
+    kevo_eval_result *sp = build(task, "saxpy_train_ok.json",
+                                 KEVO_SHAPES_TRAIN, &b,
+                                 &kevo__fitness_speedup_reference);
+    is_double(kevo_eval_result_fitness(sp), cbrt(1.2 * 1.12 * 1.125), 1e-12,
+              "speedup_reference fitness");
+    is_str(kevo__eval_result_fitness_name(sp), "speedup_reference",
+           "fitness function name");
+    kevo_eval_result *ss = build(task, "saxpy_train_ok.json",
+                                 KEVO_SHAPES_TRAIN, &b,
+                                 &kevo__fitness_speedup_seed);
+    is_double(kevo_eval_result_fitness(ss), 0, 0,
+              "speedup_seed fitness is 0 without seed times");
+    seed_times[2] = 1.6e-5;
+    kevo__eval_result_set_baseline(ss, KEVO__BASELINE_SEED, seed_times, 3,
+                                   NULL);
+    is_double(kevo_eval_result_fitness(ss), cbrt(2.0 * 1.0 * 2.0), 1e-12,
+              "speedup_seed fitness once seed times are attached");
+    round_trip(ss, "speedup_seed");
+
+    kevo_eval_result_free(ss);
+    kevo_eval_result_free(sp);
+    kevo_eval_result_free(res);
+    seed_build_free(&b);
+    kevo_task_free(task);
+}
+
+static void test_wrong(void)
+{
+    kevo_task *task = load_task("saxpy");
+    seed_build b;
+    seed_build_load(&b, "saxpy");
+    kevo_eval_result *res =
+        build(task, "saxpy_train_wrong.json", KEVO_SHAPES_TRAIN, &b, NULL);
+    is_int(kevo_eval_result_verdict(res), KEVO_VERDICT_WRONG, "wrong: verdict");
+    like_str(kevo_eval_result_reason(res), "z[4194303] = nan",
+             "wrong: the reason names the element");
+    is_double(kevo_eval_result_fitness(res), 0, 0, "wrong: fitness 0");
+    is_uint(kevo_eval_result_shape_count(res), 2,
+            "wrong: the shapes up to the failing one");
+    kevo_shape_result r = shape(res, 1);
+    ok(!r.correct, "wrong: shape 1 not correct");
+    ok(isnan(r.worst_got), "wrong: got null is NaN");
+    ok(isnan(r.max_abs_err), "wrong: abs error null is NaN");
+    ok(isinf(r.max_rel_err), "wrong: rel error \"inf\"");
+    ok(isnan(r.time) && isnan(r.efficiency), "wrong: shape 1 not timed");
+    is_double(shape(res, 0).efficiency, 0.8388608, 1e-12,
+              "wrong: shape 0 keeps its efficiency");
+    is_double(descriptor(res, "occupancy"), 1, 0,
+              "wrong: the worker's occupancy");
+    round_trip(res, "wrong");
+    kevo_eval_result_free(res);
+    seed_build_free(&b);
+    kevo_task_free(task);
+}
+
+static void test_sgemm(void)
+{
+    kevo_task *task = load_task("sgemm");
+    seed_build b;
+    seed_build_load(&b, "sgemm");
+    kevo_eval_result *res =
+        build(task, "sgemm_train_ok.json", KEVO_SHAPES_TRAIN, &b, NULL);
+    kevo_shape_result r = shape(res, 0);
+    /* 2 * 4096^3 flops / 5e13 = 2.74877906944e-3 s, more than 201326592 B
+     * / 3e12 B/s = 6.7108864e-5 s. */
+    is_int(r.bound, KEVO_BOUND_COMPUTE, "sgemm 4096^3: compute-bound");
+    is_double(r.floor, 2.74877906944e-3, 1e-16, "sgemm 4096^3: floor");
+    is_double(r.efficiency, 0.68719476736, 1e-12, "sgemm 4096^3: efficiency");
+    is_double(r.gflops_per_s, 34359.738368, 1e-6, "sgemm 4096^3: GFLOP/s");
+    r = shape(res, 1);
+    is_double(r.efficiency, 4.294967296e-5 / 3.5e-5, 1e-12,
+              "sgemm 1024^3: efficiency above 1");
+    ok(kevo_eval_result_suspicious(res), "sgemm: suspicious");
+    is_double(kevo_eval_result_fitness(res),
+              cbrt(0.68719476736 * (4.294967296e-5 / 3.5e-5) * 0.6442450944),
+              1e-12, "sgemm: fitness");
+    is_double(descriptor(res, "memory"), 2, 0, "sgemm: shared staging");
+    is_double(descriptor(res, "registers"), 58, 0, "sgemm: 58 registers");
+    is_double(descriptor(res, "shared_bytes"), 4096, 0, "sgemm: 4 KiB shared");
+    /* 58 registers: 2048 a warp, 8 warps a sub-partition, 32 warps, 4
+     * blocks of 8 warps: 32 / 64. */
+    is_double(descriptor(res, "occupancy"), 0.5, 0,
+              "sgemm: occupancy calculated 0.5");
+    is_int(kevo_eval_result_descriptor(res, "dram_fraction", NULL), KEVO_ERANGE,
+           "sgemm: no DRAM fraction without profiling");
+    round_trip(res, "sgemm");
+
+    /* At a higher suspicious level nothing is flagged. */
+    json_t *msg = load_json("sgemm_train_ok.json");
+    kevo_eval_context ctx = {&ceilings, NULL, NULL, 1.25};
+    kevo_eval_result *calm = NULL;
+    kevo__eval_result_new(task, kevo_task_seed(task), KEVO_SHAPES_TRAIN, msg,
+                          &b.info, &ctx, &calm, NULL);
+    ok(calm && !kevo_eval_result_suspicious(calm),
+       "sgemm: not suspicious at level 1.25");
+    kevo_eval_result_free(calm);
+    json_decref(msg);
+    kevo_eval_result_free(res);
+    seed_build_free(&b);
+    kevo_task_free(task);
+}
+
+static void test_reduce(void)
+{
+    kevo_task *task = load_task("reduce_sum");
+    seed_build b;
+    seed_build_load(&b, "reduce_sum");
+    kevo_eval_result *res =
+        build(task, "reduce_sum_train_ok.json", KEVO_SHAPES_TRAIN, &b, NULL);
+    /* reduce_partial (528 blocks of 256 at n = 2^24) outweighs
+     * reduce_final (1 block of 1024). */
+    is_double(descriptor(res, "block_size"), 256, 0,
+              "reduce: the main launch's block");
+    is_double(descriptor(res, "registers"), 26, 0,
+              "reduce: the main launch's registers");
+    is_double(descriptor(res, "shared_bytes"), 32, 0,
+              "reduce: the main launch's shared memory");
+    is_double(descriptor(res, "occupancy"), 0.75, 0,
+              "reduce: the worker's occupancy is preferred");
+    is_double(descriptor(res, "warp_ops"), 1, 0, "reduce: shuffles");
+    is_double(descriptor(res, "memory"), 0, 0,
+              "reduce: 32 bytes of shared memory are not staging");
+    char *json = NULL;
+    kevo_eval_result_to_json(res, &json, NULL);
+    like_str(json, "\"kernel\": \"reduce_final\"", "reduce: both launches");
+    like_str(json, "\"shuffles\": 10", "reduce: PTX features in the JSON");
+    free(json);
+    round_trip(res, "reduce");
+    kevo_eval_result_free(res);
+
+    /* Without the worker's attributes: the launch block and ptxas. */
+    kevo_eval_result *bare = NULL;
+    kevo__eval_result_new(task, kevo_task_seed(task), KEVO_SHAPES_TRAIN, NULL,
+                          &b.info, NULL, &bare, NULL);
+    ok(bare != NULL, "compile-only result");
+    is_int(kevo_eval_result_verdict(bare), KEVO_VERDICT_OK,
+           "compile-only: ok");
+    is_uint(kevo_eval_result_shape_count(bare), 0, "compile-only: no shapes");
+    is_double(kevo_eval_result_fitness(bare), 0, 0, "compile-only: fitness 0");
+    is_double(descriptor(bare, "block_size"), 256, 0,
+              "compile-only: block from the launch block");
+    is_double(descriptor(bare, "registers"), 26, 0,
+              "compile-only: registers from ptxas");
+    is_double(descriptor(bare, "occupancy"), 1, 0,
+              "compile-only: occupancy calculated");
+    round_trip(bare, "compile-only");
+    kevo_eval_result_free(bare);
+    seed_build_free(&b);
+    kevo_task_free(task);
+}
+
+static void test_held_out(void)
+{
+    kevo_task *task = load_task("saxpy");
+    kevo_eval_result *res = build(task, "saxpy_held_out_ok.json",
+                                  KEVO_SHAPES_HELD_OUT, NULL, NULL);
+    is_int(kevo_eval_result_shape_set(res), KEVO_SHAPES_HELD_OUT,
+           "held-out: set");
+    is_double(shape(res, 1).efficiency, 0.07, 1e-12,
+              "held-out n=77: efficiency");
+    is_double(kevo_eval_result_fitness(res), sqrt(0.5 * 0.07), 1e-12,
+              "held-out: fitness");
+    char text[64];
+    is_str(kevo__eval_result_shape_text(res, 1, text, sizeof text), "n=77",
+           "held-out: shape text");
+    is_int(kevo_eval_result_descriptor(res, "memory", NULL), KEVO_ERANGE,
+           "held-out without PTX: no memory descriptor");
+    round_trip(res, "held-out");
+    kevo_eval_result_free(res);
+    kevo_task_free(task);
+}
+
+static void test_failures(void)
+{
+    kevo_task *task = load_task("saxpy");
+    kevo_eval_result *res = NULL;
+    kevo_compile_info bad = {false, "candidate.cu(12): error: expected a ';'",
+                             "candidate.cu(12): error: expected a ';'\n",
+                             NULL, 0, 0.5, true};
+    kevo_error err = KEVO__ERROR_INIT;
+    json_t *msg = load_json("saxpy_train_ok.json");
+    is_int(kevo__eval_result_new(task, kevo_task_seed(task),
+                                 KEVO_SHAPES_TRAIN, msg, &bad, NULL, &res,
+                                 &err),
+           KEVO_OK, "compile error: a result");
+    is_int(kevo_eval_result_verdict(res), KEVO_VERDICT_COMPILE_ERROR,
+           "compile error: verdict");
+    is_str(kevo_eval_result_reason(res),
+           "candidate.cu(12): error: expected a ';'", "compile error: reason");
+    like_str(kevo_eval_result_compile_log(res), "expected a ';'",
+             "compile error: log");
+    ok(kevo_eval_result_cached(res), "compile error: from the cache");
+    is_double(kevo_eval_result_fitness(res), 0, 0, "compile error: fitness 0");
+    is_uint(kevo_eval_result_shape_count(res), 0, "compile error: no shapes");
+    is_int(kevo_eval_result_descriptor(res, "registers", NULL), KEVO_ERANGE,
+           "compile error: no descriptors");
+    round_trip(res, "compile error");
+    kevo_eval_result_free(res);
+    json_decref(msg);
+
+    seed_build b;
+    seed_build_load(&b, "saxpy");
+    is_int(kevo__eval_result_new_failure(
+               task, kevo_task_seed(task), KEVO_SHAPES_TRAIN,
+               KEVO_VERDICT_TIMEOUT, "no reply within 11000 ms", &b.info,
+               NULL, &res, NULL),
+           KEVO_OK, "timeout: a result");
+    is_int(kevo_eval_result_verdict(res), KEVO_VERDICT_TIMEOUT,
+           "timeout: verdict");
+    is_str(kevo_eval_result_reason(res), "no reply within 11000 ms",
+           "timeout: reason");
+    is_double(descriptor(res, "registers"), 12, 0,
+              "timeout: the compiled code is still described");
+    round_trip(res, "timeout");
+    kevo_eval_result_free(res);
+    is_int(kevo__eval_result_new_failure(task, kevo_task_seed(task),
+                                         KEVO_SHAPES_TRAIN,
+                                         KEVO_VERDICT_WORKER_DIED, NULL, NULL,
+                                         NULL, &res, NULL),
+           KEVO_OK, "worker died: a result");
+    is_str(kevo_eval_result_reason(res), "worker_died",
+           "worker died: the verdict's name as reason");
+    kevo_eval_result_free(res);
+    is_int(kevo__eval_result_new_failure(task, kevo_task_seed(task),
+                                         KEVO_SHAPES_TRAIN, KEVO_VERDICT_OK,
+                                         NULL, NULL, NULL, &res, NULL),
+           KEVO_EINVAL, "a failure with verdict ok is refused");
+
+    /* A PTX that does not parse leaves the PTX descriptors out. */
+    kevo_compile_info cut = b.info;
+    cut.ptx_len = strstr(b.ptx, "ret;") - b.ptx;
+    kevo__eval_result_new(task, kevo_task_seed(task), KEVO_SHAPES_TRAIN, NULL,
+                          &cut, NULL, &res, NULL);
+    is_int(kevo_eval_result_descriptor(res, "memory", NULL), KEVO_ERANGE,
+           "cut PTX: no memory descriptor");
+    is_double(descriptor(res, "registers"), 12, 0,
+              "cut PTX: registers from the log");
+    char *json = NULL;
+    kevo_eval_result_to_json(res, &json, NULL);
+    like_str(json, "does not end", "cut PTX: the JSON says why");
+    free(json);
+    kevo_eval_result_free(res);
+    seed_build_free(&b);
+    kevo_task_free(task);
+}
+
+static void test_malformed(void)
+{
+    kevo_task *task = load_task("saxpy");
+    char *text = slurp("tests/data/eval", "malformed.txt", NULL);
+    int n = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char *tab = strchr(line, '\t');
+        if (line[0] == '#' || !tab)
+            continue;
+        *tab = '\0';
+        json_t *msg = NULL;
+        kevo_error err = KEVO__ERROR_INIT;
+        kevo_eval_result *res = NULL;
+        if (kevo__json_parse(tab + 1, "malformed.txt", &msg, &err) != KEVO_OK)
+            bail_out("malformed.txt: %s", err.text);
+        kevo_status rc = kevo__eval_result_new(task, kevo_task_seed(task),
+                                               KEVO_SHAPES_TRAIN, msg, NULL,
+                                               NULL, &res, &err);
+        is_int(rc, KEVO_EWORKER, "malformed: %s", line);
+        like_str(err.text, line, "malformed: the message names the field");
+        ok(res == NULL, "malformed: no result");
+        json_decref(msg);
+        n++;
+    }
+    ok(n >= 30, "malformed: %d cases", n);
+    free(text);
+    kevo_task_free(task);
+}
+
+static void test_getters(void)
+{
+    static const char *const names[] = {
+        "ok",      "compile_error", "rejected",       "launch_error", "fault",
+        "timeout", "wrong",         "input_modified", "worker_died"};
+    for (int v = 0; v < 9; v++) {
+        kevo_verdict back = KEVO_VERDICT_OK;
+        is_str(kevo_verdict_name((kevo_verdict)v), names[v], "verdict %d", v);
+        ok(kevo__verdict_parse(names[v], &back) && back == (kevo_verdict)v,
+           "verdict %s parses", names[v]);
+    }
+    is_str(kevo_verdict_name((kevo_verdict)99), "unknown", "unknown verdict");
+
+    kevo_task *task = load_task("saxpy");
+    kevo_eval_result *res = build(task, "saxpy_held_out_ok.json",
+                                  KEVO_SHAPES_HELD_OUT, NULL, NULL);
+    kevo_shape_result r = {.size = sizeof(r) - 1};
+    is_int(kevo_eval_result_shape(res, 0, &r), KEVO_EINVAL,
+           "shape: a size too small");
+    r.size = 0;
+    is_int(kevo_eval_result_shape(res, 0, &r), KEVO_OK, "shape: size 0");
+    is_uint(r.size, sizeof(r), "shape: size set");
+    is_int(kevo_eval_result_shape(res, 2, &r), KEVO_ERANGE,
+           "shape: past the last");
+    kevo_eval_result_free(res);
+    kevo_task_free(task);
+
+    kevo_eval_result_free(NULL);
+    is_int(kevo_eval_result_verdict(NULL), KEVO_VERDICT_WORKER_DIED,
+           "NULL: verdict");
+    is_double(kevo_eval_result_fitness(NULL), 0, 0, "NULL: fitness");
+    is_uint(kevo_eval_result_shape_count(NULL), 0, "NULL: shapes");
+    is_str(kevo_eval_result_compile_log(NULL), "", "NULL: log");
+    is_int(kevo_eval_result_descriptor(NULL, "memory", NULL), KEVO_EINVAL,
+           "NULL: descriptor");
+    char *json = NULL;
+    is_int(kevo_eval_result_to_json(NULL, &json, NULL), KEVO_EINVAL,
+           "NULL: to_json");
+}
+
+static void test_options(void)
+{
+    static const struct {
+        kevo_eval_option opt;
+        const char *name;
+        int64_t def;
+    } want[] = {
+        {KEVO_EVAL_COMPILE_WORKERS, "compile_workers", 0},
+        {KEVO_EVAL_DEVICE, "device", 0},
+        {KEVO_EVAL_COMPILE_TIMEOUT_MS, "compile_timeout_ms", 30000},
+        {KEVO_EVAL_RUN_TIMEOUT_MS, "run_timeout_ms", 10000},
+        {KEVO_EVAL_WARMUP, "warmup", 3},
+        {KEVO_EVAL_MIN_REPS, "min_reps", 10},
+        {KEVO_EVAL_MAX_REPS, "max_reps", 300},
+        {KEVO_EVAL_TARGET_SPREAD_PPM, "target_spread_ppm", 10000},
+        {KEVO_EVAL_TIME_CAP_MS, "time_cap_ms", 1000},
+        {KEVO_EVAL_PROFILE, "profile", 0},
+        {KEVO_EVAL_FLUSH_L2, "flush_l2", 1},
+        {KEVO_EVAL_INPUT_SEEDS, "input_seeds", 4},
+        {KEVO_EVAL_GATE_RATIO_PPM, "gate_ratio_ppm", 700000},
+        {KEVO_EVAL_SUSPICIOUS_PPM, "suspicious_ppm", 1050000},
+        {KEVO_EVAL_SEED, "seed", 1},
+    };
+    is_int(KEVO_ARRAY_SIZE(want), KEVO__EVAL_OPTION_COUNT, "every option");
+    for (size_t i = 0; i < KEVO_ARRAY_SIZE(want); i++) {
+        int64_t lo = -5, hi = -5, def = -5;
+        kevo_eval_option back = (kevo_eval_option)99;
+        is_str(kevo_eval_option_name(want[i].opt), want[i].name,
+               "option %d: name", (int)want[i].opt);
+        ok(kevo_eval_option_from_name(want[i].name, &back) == KEVO_OK &&
+               back == want[i].opt,
+           "option %s: from its name", want[i].name);
+        ok(kevo_eval_option_bounds(want[i].opt, &lo, &hi, &def) == KEVO_OK &&
+               def == want[i].def && lo <= def && def <= hi,
+           "option %s: default %lld in [%lld, %lld]", want[i].name,
+           (long long)def, (long long)lo, (long long)hi);
+    }
+    int64_t lo, hi;
+    kevo_eval_option_bounds(KEVO_EVAL_PROFILE, &lo, &hi, NULL);
+    ok(lo == 0 && hi == 1, "profile is 0 or 1");
+    kevo_eval_option_bounds(KEVO_EVAL_SUSPICIOUS_PPM, &lo, NULL, NULL);
+    is_int(lo, 1000000, "suspicious level at least 1");
+    ok(!kevo__eval_option_live(KEVO_EVAL_DEVICE) &&
+           !kevo__eval_option_live(KEVO_EVAL_COMPILE_WORKERS) &&
+           kevo__eval_option_live(KEVO_EVAL_MAX_REPS),
+       "process options are fixed at start, timing options are not");
+    is_str(kevo_eval_option_name((kevo_eval_option)15), NULL,
+           "unknown option: no name");
+    kevo_eval_option o;
+    is_int(kevo_eval_option_from_name("warm_up", &o), KEVO_ENOENT,
+           "unknown option name");
+    is_int(kevo_eval_option_from_name(NULL, &o), KEVO_EINVAL, "NULL name");
+    is_int(kevo_eval_option_bounds((kevo_eval_option)-1, NULL, NULL, NULL),
+           KEVO_EINVAL, "unknown option: no bounds");
+}
+
+int main(void)
+{
+    test_saxpy();
+    test_wrong();
+    test_sgemm();
+    test_reduce();
+    test_held_out();
+    test_failures();
+    test_malformed();
+    test_getters();
+    test_options();
+    return done_testing();
+}

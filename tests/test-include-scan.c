@@ -1,0 +1,149 @@
+/*
+ * test-include-scan.c: the #include scan on the cases of
+ * tests/data/includes: NAME.cu is scanned; with NAME.err beside it the scan
+ * must fail with exactly that text (and that line), without it the scan
+ * must pass.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "include_scan.h"
+#include "tap.h"
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void run_case(const char *dir, const char *file)
+{
+    char *path = kevo__path_join(dir, file);
+    char *src = NULL, *want = NULL, *err_path = NULL;
+    size_t len = 0, want_len = 0;
+    kevo_error err = KEVO__ERROR_INIT;
+
+    if (!path || kevo__read_file(path, false, &src, &len, NULL) != KEVO_OK)
+        bail_out("cannot read %s", path ? path : file);
+    err_path = kevo__asprintf("%.*s.err", (int)(strlen(path) - 3), path);
+    if (!err_path)
+        bail_out("out of memory");
+    bool expect_ok =
+        kevo__read_file(err_path, true, &want, &want_len, NULL) != KEVO_OK;
+    kevo_status rc = kevo__include_scan(src, len, file, &err);
+    if (expect_ok) {
+        is_int(rc, KEVO_OK, "%s: accepted (%s)", file, err.text);
+    } else {
+        if (want_len && want[want_len - 1] == '\n')
+            want[want_len - 1] = '\0';
+        is_int(rc, KEVO_EINVALID, "%s: rejected", file);
+        is_str(err.text, want, "%s: the message", file);
+        ok(strcmp(err.source, file) == 0, "%s: names the file (%s)", file,
+           err.source);
+        int line = 0;
+        sscanf(want, "line %d:", &line);
+        is_int(err.line, line, "%s: the line", file);
+    }
+    free(path);
+    free(err_path);
+    free(src);
+    free(want);
+}
+
+static void test_data(void)
+{
+    char *dir = kevo__path_join(tap_srcdir(), "tests/data/includes");
+    DIR *d = dir ? opendir(dir) : NULL;
+    char **names = NULL;
+    size_t n = 0, cap = 0, rejected = 0;
+    struct dirent *e;
+
+    if (!d)
+        bail_out("cannot open %s", dir ? dir : "tests/data/includes");
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l < 4 || strcmp(e->d_name + l - 3, ".cu") != 0)
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            names = realloc(names, cap * sizeof *names);
+            if (!names)
+                bail_out("out of memory");
+        }
+        names[n++] = kevo__strdup(e->d_name);
+        if (strncmp(e->d_name, "ok-", 3) != 0)
+            rejected++;
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, by_name);
+    ok(n >= 40, "%zu cases in %s", n, dir);
+    ok(rejected >= 30, "%zu of them rejected", rejected);
+    for (size_t i = 0; i < n; i++) {
+        run_case(dir, names[i]);
+        free(names[i]);
+    }
+    free(names);
+    free(dir);
+}
+
+static void test_api(void)
+{
+    kevo_error err = KEVO__ERROR_INIT;
+    const char *src = "#include <mma.h>\n#include \"/etc/passwd\"\n";
+
+    /* Only len bytes are scanned. */
+    is_int(kevo__include_scan(src, 17, "a.cu", &err), KEVO_OK,
+           "the first line alone passes");
+    is_int(kevo__include_scan(src, strlen(src), NULL, &err), KEVO_EINVALID,
+           "both lines fail");
+    is_str(err.source, "", "no name: no source");
+    is_int(err.line, 2, "on line 2");
+    is_int(kevo__include_scan(src, strlen(src), "a.cu", NULL), KEVO_EINVALID,
+           "without an error record");
+    is_int(kevo__include_scan("", 0, "a.cu", NULL), KEVO_OK, "empty source");
+    is_int(kevo__include_scan(NULL, 0, "a.cu", NULL), KEVO_OK, "NULL source");
+
+    /* A NUL inside len does not end the scan. */
+    const char nul[] = "int a;\0\n#include <stdio.h>\n";
+    kevo_error_init(&err);
+    is_int(kevo__include_scan(nul, sizeof nul - 1, "n.cu", &err), KEVO_EINVALID,
+           "a NUL byte does not hide what follows");
+
+    /* A very long name is cut short in the message. */
+    kevo_buf b = {0};
+    kevo__buf_puts(&b, "#include \"/");
+    for (int i = 0; i < 500; i++)
+        kevo__buf_puts(&b, "x");
+    kevo__buf_puts(&b, "\"\n");
+    kevo_error_init(&err);
+    is_int(kevo__include_scan(b.data, b.len, "long.cu", &err), KEVO_EINVALID,
+           "a long name is rejected");
+    like_str(err.text, "xxx...\" is not allowed", "  and shortened");
+    kevo__buf_free(&b);
+
+    /* The suite's own kernels pass. */
+    const char *files[] = {"saxpy_seed.cu", "softmax_seed.cu", "sgemm_seed.cu",
+                           "histogram_seed.cu", "nbody_seed.cu"};
+    for (size_t i = 0; i < KEVO_ARRAY_SIZE(files); i++) {
+        char *path =
+            kevo__asprintf("%s/examples/tasks/%s", tap_srcdir(), files[i]);
+        char *text = NULL;
+        size_t len = 0;
+        if (!path || kevo__read_file(path, true, &text, &len, NULL) != KEVO_OK)
+            bail_out("cannot read %s", path ? path : files[i]);
+        kevo_error_init(&err);
+        is_int(kevo__include_scan(text, len, files[i], &err), KEVO_OK,
+               "%s passes (%s)", files[i], err.text);
+        free(text);
+        free(path);
+    }
+}
+
+int main(void)
+{
+    test_data();
+    test_api();
+    return done_testing();
+}

@@ -1,0 +1,946 @@
+/*
+ * test-operator.c: the operator host. Loads the skeleton plugin and the
+ * params module from the build tree, refuses every kind of broken plugin
+ * (built in make check from tests/plugins/) with a message that names the
+ * file, puts in-process descriptors through the same checks, and drives
+ * synchronous and asynchronous operators through the whole request cycle:
+ * children, failures, lineage, the checks of emit_child, the host table's
+ * queries, request lifetimes and the plugins' exported symbols.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kevo_private.h"
+#include "tap.h"
+
+static kevo_error err;
+static char builddir[1024];
+static kevo_task *task;
+static kevo_candidate *parent; /* the saxpy seed, fitted to the task */
+
+static kevo_error *fresh(void)
+{
+    kevo_error_init(&err);
+    return &err;
+}
+
+static char *build_path(const char *rel)
+{
+    char *p = kevo__path_join(builddir, rel);
+    if (!p)
+        bail_out("out of memory");
+    return p;
+}
+
+static kevo_operator_host *new_host(uint64_t seed)
+{
+    kevo_operator_host *host = NULL;
+    if (kevo_operator_host_new(task, seed, &host, fresh()) != KEVO_OK)
+        bail_out("kevo_operator_host_new: %s", err.text);
+    /* Operators' warnings would clutter the TAP output. */
+    kevo_operator_host_set_log(host, KEVO_LOG_ERROR, NULL, NULL, NULL);
+    return host;
+}
+
+static kevo_candidate *for_task(const char *source)
+{
+    kevo_candidate *c = NULL;
+    if (kevo_candidate_new_for_task(task, source, "test.cu", &c, fresh()) !=
+        KEVO_OK)
+        bail_out("kevo_candidate_new_for_task: %s", err.text);
+    return c;
+}
+
+static kevo_operator_request request(const kevo_candidate *from, uint32_t n)
+{
+    kevo_operator_request r = {.size = sizeof r};
+    r.parent = from;
+    r.n_children = n;
+    r.prompt_id = -1;
+    return r;
+}
+
+/* Submits one request and returns its result (the operator must be
+ * synchronous). */
+static kevo_operator_result *run_one(kevo_operator_host *host,
+                                     kevo_operator *op,
+                                     const kevo_operator_request *req)
+{
+    uint64_t id = 0;
+    if (kevo_operator_submit(op, req, &id, fresh()) != KEVO_OK)
+        bail_out("kevo_operator_submit: %s", err.text);
+    kevo_operator_result *res = NULL;
+    if (kevo_operator_host_next_result(host, &res) != KEVO_OK)
+        bail_out("no result for request %llu", (unsigned long long)id);
+    if (kevo_operator_result_id(res) != id)
+        bail_out("result %llu for request %llu",
+                 (unsigned long long)kevo_operator_result_id(res),
+                 (unsigned long long)id);
+    return res;
+}
+
+/* How many parameters of a and b differ. */
+static int differences(const kevo_candidate *a, const kevo_candidate *b)
+{
+    const kevo_vars *va = kevo_candidate_assignment(a);
+    const kevo_vars *vb = kevo_candidate_assignment(b);
+    int d = 0;
+    for (size_t i = 0; i < kevo_vars_count(va); i++) {
+        int64_t v;
+        if (kevo_vars_get(vb, kevo_vars_name(va, i), &v) != KEVO_OK ||
+            v != kevo_vars_value(va, i))
+            d++;
+    }
+    return d;
+}
+
+/* ---- the skeleton plugin ---------------------------------------------------
+ */
+
+static void test_skeleton(void)
+{
+    kevo_operator_host *host = new_host(1);
+    const char *name = NULL;
+    is_int(kevo_operator_host_load(host, "skeleton", &name, fresh()), KEVO_OK,
+           "the skeleton loads by name from KEVO_OPERATOR_PATH");
+    is_str(name, "skeleton", "its registered name");
+    is_int(kevo_operator_host_load(host, "skeleton", NULL, fresh()), KEVO_OK,
+           "loading it again does nothing");
+
+    kevo_operator *op = NULL;
+    is_int(kevo_operator_new(host, "skeleton", "sk", "{\"tries\": 0}", &op,
+                             fresh()),
+           KEVO_EINVALID, "a bad config: init fails");
+    like_str(err.text, "\"tries\" must be an integer", "with init's message");
+    like_str(err.text, "skeleton.so", "naming the file");
+    ok(op == NULL, "no instance");
+    is_int(kevo_operator_new(host, "skeleton", "sk", "[1]", &op, fresh()),
+           KEVO_EINVALID, "a config that is not an object");
+    is_int(kevo_operator_new(host, "skeleton", "sk", "{", &op, fresh()),
+           KEVO_EPARSE, "a config that is not JSON");
+    is_int(kevo_operator_new(host, "skeleton", "sk", "{\"tries\": 8}", &op,
+                             fresh()),
+           KEVO_OK, "an instance");
+    is_str(kevo_operator_name(op), "sk", "its name");
+    is_str(kevo_operator_plugin(op)->name, "skeleton", "its plugin");
+    is_str(kevo_operator_plugin(op)->version, "1.0", "the plugin's version");
+    kevo_operator *again = NULL;
+    is_int(kevo_operator_new(host, "skeleton", "sk", NULL, &again, fresh()),
+           KEVO_EEXIST, "instance names are unique");
+
+    kevo_candidate *p = kevo_candidate_copy(parent);
+    kevo_candidate_set_id(p, 7);
+    uint64_t pid = 7;
+    kevo_candidate_set_lineage(p, &pid, 0, NULL, -1, 4, NULL);
+    kevo_operator_request req = request(p, 3);
+    req.prompt_id = 12;
+    kevo_operator_result *res = run_one(host, op, &req);
+    is_str(kevo_operator_result_operator(res), "sk", "result of sk");
+    is_uint(kevo_operator_result_child_count(res), 3, "three children");
+    is_uint(kevo_operator_result_failure_count(res), 0, "no failure");
+    for (size_t i = 0; i < kevo_operator_result_child_count(res); i++) {
+        const kevo_candidate *c = kevo_operator_result_child(res, i);
+        is_str(kevo_candidate_source(c), kevo_candidate_source(p),
+               "child %zu keeps the source", i);
+        is_int(differences(c, p), 1, "child %zu changes one parameter", i);
+        is_int(kevo_candidate_check(c, NULL, NULL), KEVO_OK,
+               "child %zu is in its domains", i);
+        is_uint(kevo_candidate_parent_count(c), 1, "child %zu: one parent", i);
+        is_uint(kevo_candidate_parent(c, 0), 7, "child %zu: parent id", i);
+        is_str(kevo_candidate_operator(c), "sk", "child %zu: operator", i);
+        is_int(kevo_candidate_prompt(c), 12, "child %zu: prompt id", i);
+        is_uint(kevo_candidate_generation(c), 5, "child %zu: generation", i);
+        is_uint(kevo_candidate_id(c), 0, "child %zu: no id yet", i);
+        like_str(kevo_operator_result_child_note(res, i), " -> ",
+                 "child %zu: a note", i);
+        ok(kevo_operator_host_seen(host, c), "child %zu is seen", i);
+    }
+    ok(kevo_operator_result_child(res, 3) == NULL, "child 3: none");
+    ok(kevo_operator_result_child_note(res, 3) == NULL, "note 3: none");
+    kevo_candidate *taken = kevo_operator_result_take_child(res, 0);
+    ok(taken != NULL, "take a child");
+    ok(kevo_operator_result_child(res, 0) == NULL, "the result lets it go");
+    ok(kevo_operator_result_take_child(res, 0) == NULL, "taken only once");
+    kevo_candidate_free(taken);
+    kevo_operator_result_free(res);
+    kevo_operator_result *none = NULL;
+    is_int(kevo_operator_host_next_result(host, &none), KEVO_DONE,
+           "no more results");
+
+    /* A parent with no parameters. */
+    kevo_candidate *plain =
+        for_task("/* kevo:launch\n"
+                 " *   saxpy<<<ceil_div(n, 256), 256>>>(a, x, y, z, n)\n"
+                 " */\n"
+                 "extern \"C\" __global__ void saxpy(float a, const float *x,"
+                 " const float *y, float *z, int n) {}\n");
+    req = request(plain, 1);
+    res = run_one(host, op, &req);
+    is_uint(kevo_operator_result_child_count(res), 0, "no params: no child");
+    is_uint(kevo_operator_result_failure_count(res), 1, "but a failure");
+    is_str(kevo_operator_result_failure_kind(res, 0), KEVO_FAIL_UNSUPPORTED,
+           "of kind unsupported");
+    like_str(kevo_operator_result_failure_reason(res, 0), "no parameters",
+             "saying why");
+    ok(kevo_operator_result_failure_kind(res, 1) == NULL, "failure 1: none");
+    ok(kevo_operator_result_failure_reason(res, 1) == NULL, "reason 1: none");
+    kevo_operator_result_free(res);
+    kevo_candidate_free(plain);
+    kevo_candidate_free(p);
+    kevo_operator_host_free(host);
+}
+
+/* ---- broken plugins ----------------------------------------------------- */
+
+typedef struct broken_case {
+    const char *file; /* under tests/plugins/.libs */
+    kevo_status code;
+    const char *text;
+} broken_case;
+
+static void test_broken(void)
+{
+    static const broken_case cases[] = {
+        {"bad_major.so", KEVO_EFORMAT, "this kevo speaks major version 1"},
+        {"newer_minor.so", KEVO_EFORMAT, "newer than this kevo's 1.0"},
+        {"small_struct.so", KEVO_EFORMAT, "smaller than the"},
+        {"no_entry.so", KEVO_EINVALID, "no symbol kevo_operator_entry"},
+        {"null_propose.so", KEVO_EINVALID, "function propose is NULL"},
+        {"unresolved.so", KEVO_EEXTERNAL, "kevo_test_no_such_function"},
+    };
+    kevo_operator_host *host = new_host(1);
+    for (size_t i = 0; i < KEVO_ARRAY_SIZE(cases); i++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "tests/plugins/.libs/%s", cases[i].file);
+        char *path = build_path(rel);
+        is_int(kevo_operator_host_load(host, path, NULL, fresh()),
+               cases[i].code, "%s is refused", cases[i].file);
+        like_str(err.text, cases[i].text, "%s: the reason", cases[i].file);
+        like_str(err.text, path, "%s: the message names the file",
+                 cases[i].file);
+        is_str(err.source, path, "%s: the error's source", cases[i].file);
+        free(path);
+    }
+    /* By name through KEVO_OPERATOR_PATH: the same checks. */
+    is_int(kevo_operator_host_load(host, "bad_major", NULL, fresh()),
+           KEVO_EFORMAT, "by name: wrong major");
+    like_str(err.text, "tests/plugins/.libs/bad_major.so", "names the file");
+    is_int(kevo_operator_host_load(host, "wrong_name", NULL, fresh()),
+           KEVO_EINVALID, "a file whose operator has another name");
+    like_str(err.text, "defines operator 'someone_else'", "says which");
+
+    /* Not found: every directory searched is listed. */
+    is_int(kevo_operator_host_load(host, "no_such_operator", NULL, fresh()),
+           KEVO_ENOENT, "an operator on no directory of the path");
+    like_str(err.text, "no_such_operator.so", "names the file looked for");
+    like_str(err.text, "KEVO_OPERATOR_PATH", "names the variable");
+    char *dir = build_path("tests/plugins/.libs");
+    like_str(err.text, dir, "lists the path's directories");
+    free(dir);
+    like_str(err.text, KEVO_OPERATOR_DIR, "and the installed directory");
+    is_int(kevo_operator_new(host, "no_such_operator", NULL, NULL,
+                             &(kevo_operator *){NULL}, fresh()),
+           KEVO_ENOENT, "kevo_operator_new loads, with the same error");
+    is_int(kevo_operator_host_load(host, "/nonexistent/x.so", NULL, fresh()),
+           KEVO_ENOENT, "a path to no file");
+    like_str(err.text, "/nonexistent/x.so", "names it");
+    is_int(kevo_operator_host_load(host, "not an identifier", NULL, fresh()),
+           KEVO_EINVAL, "a name that is no identifier");
+
+    /* A file that is no shared object: dlopen's own message. */
+    char tmpl[] = "/tmp/kevo-op-XXXXXX";
+    if (!mkdtemp(tmpl))
+        bail_out("mkdtemp failed");
+    char *garbage = kevo__path_join(tmpl, "garbage.so");
+    FILE *f = fopen(garbage, "w");
+    if (!f)
+        bail_out("cannot write %s", garbage);
+    fputs("this is not an ELF file\n", f);
+    fclose(f);
+    is_int(kevo_operator_host_load(host, garbage, NULL, fresh()),
+           KEVO_EEXTERNAL, "a file that is not a shared object");
+    like_str(err.text, "cannot load operator plugin", "dlopen failed");
+    like_str(err.text, "garbage.so", "names the file");
+    unlink(garbage);
+    rmdir(tmpl);
+    free(garbage);
+
+    /* A failing init: its message, its file; nothing registered. */
+    kevo_operator *op = NULL;
+    is_int(kevo_operator_new(host, "failing_init", "f", "{\"url\": 1}", &op,
+                             fresh()),
+           KEVO_EINVALID, "an init that fails");
+    like_str(err.text, "init failed", "says init failed");
+    like_str(err.text, "cannot be reached", "with the plugin's message");
+    like_str(err.text, "{\"url\": 1}", "which saw its config");
+    like_str(err.text, "failing_init.so", "names the file");
+    like_str(err.text, "operator 'f'", "names the instance");
+    ok(op == NULL, "no instance");
+    kevo_operator_host_free(host);
+}
+
+/* ---- in-process descriptors ------------------------------------------------
+ */
+
+static kevo_status noop_init(const kevo_host_api *api, kevo_host_ctx *ctx,
+                             const char *config_json, void **state)
+{
+    (void)api;
+    (void)ctx;
+    (void)config_json;
+    *state = NULL;
+    return KEVO_OK;
+}
+
+static kevo_status noop_propose(void *state, const kevo_operator_request *req)
+{
+    (void)state;
+    (void)req;
+    return KEVO_OK;
+}
+
+static void noop_fini(void *state)
+{
+    (void)state;
+}
+
+#define DESC(nm)                                                               \
+    {                                                                          \
+        .abi_major = KEVO_OPERATOR_ABI_MAJOR,                                  \
+        .abi_minor = KEVO_OPERATOR_ABI_MINOR,                                  \
+        .struct_size = sizeof(kevo_operator_desc), .name = nm, .version = "0", \
+        .init = noop_init, .propose = noop_propose, .fini = noop_fini          \
+    }
+
+static void test_register(void)
+{
+    kevo_operator_host *host = new_host(1);
+    kevo_operator_desc good = DESC("good");
+    kevo_operator_desc twin = DESC("good");
+    kevo_operator_desc d;
+
+    d = good;
+    d.abi_major = 0;
+    is_int(kevo_operator_host_register(host, &d, "builtin.c", fresh()),
+           KEVO_EFORMAT, "in-process: wrong major");
+    like_str(err.text, "builtin.c", "names the origin");
+    d = good;
+    d.abi_minor = KEVO_OPERATOR_ABI_MINOR + 3;
+    is_int(kevo_operator_host_register(host, &d, NULL, fresh()), KEVO_EFORMAT,
+           "in-process: newer minor");
+    like_str(err.text, "in-process operator", "a default origin");
+    d = good;
+    d.struct_size = 8;
+    is_int(kevo_operator_host_register(host, &d, NULL, fresh()), KEVO_EFORMAT,
+           "in-process: struct too small");
+    kevo_operator_desc bigger = DESC("bigger");
+    bigger.struct_size = sizeof bigger + 64;
+    is_int(kevo_operator_host_register(host, &bigger, NULL, fresh()), KEVO_OK,
+           "in-process: a larger struct (a newer release's) is accepted");
+    d = good;
+    d.init = NULL;
+    is_int(kevo_operator_host_register(host, &d, NULL, fresh()), KEVO_EINVALID,
+           "in-process: no init");
+    like_str(err.text, "init is NULL", "says which");
+    d = good;
+    d.fini = NULL;
+    is_int(kevo_operator_host_register(host, &d, NULL, fresh()), KEVO_EINVALID,
+           "in-process: no fini");
+    d = good;
+    d.name = "two words";
+    is_int(kevo_operator_host_register(host, &d, NULL, fresh()), KEVO_EINVALID,
+           "in-process: a bad name");
+    d = good;
+    d.version = NULL;
+    is_int(kevo_operator_host_register(host, &d, NULL, fresh()), KEVO_EINVALID,
+           "in-process: no version");
+    is_int(kevo_operator_host_register(host, NULL, NULL, fresh()), KEVO_EINVAL,
+           "in-process: NULL");
+    is_int(kevo_operator_host_register(host, &good, "a.c", fresh()), KEVO_OK,
+           "in-process: a good descriptor");
+    is_int(kevo_operator_host_register(host, &good, "a.c", fresh()), KEVO_OK,
+           "registering it again does nothing");
+    is_int(kevo_operator_host_register(host, &twin, "b.c", fresh()),
+           KEVO_EEXIST, "another descriptor with its name");
+    like_str(err.text, "already registered, from a.c", "says from where");
+    kevo_operator *op = NULL;
+    is_int(kevo_operator_new(host, "good", NULL, NULL, &op, fresh()), KEVO_OK,
+           "an instance of an in-process operator");
+    is_str(kevo_operator_name(op), "good", "named after it by default");
+    is_int(kevo_operator_new(host, "good", "not-an-id", NULL, &op, fresh()),
+           KEVO_EINVAL, "an instance name that is no identifier");
+
+    /* A synchronous operator that never calls done, and one whose propose
+     * fails. */
+    kevo_operator_request req = request(parent, 1);
+    kevo_operator *noop = NULL;
+    kevo_operator_new(host, "good", "lazy", NULL, &noop, NULL);
+    kevo_operator_result *res = run_one(host, noop, &req);
+    is_uint(kevo_operator_result_failure_count(res), 1,
+            "a request not ended by a synchronous operator fails");
+    is_str(kevo_operator_result_failure_kind(res, 0), KEVO_FAIL_INTERNAL,
+           "kind internal");
+    like_str(kevo_operator_result_failure_reason(res, 0),
+             "without ending the request", "saying why");
+    is_uint(kevo_operator_in_flight(noop), 0, "and it is no longer in flight");
+    kevo_operator_result_free(res);
+
+    /* Bad requests. */
+    uint64_t id;
+    kevo_operator_request bad = req;
+    bad.size = 16;
+    is_int(kevo_operator_submit(noop, &bad, &id, fresh()), KEVO_EINVAL,
+           "a request too small");
+    bad = req;
+    bad.parent = NULL;
+    is_int(kevo_operator_submit(noop, &bad, &id, fresh()), KEVO_EINVAL,
+           "a request without parent");
+    bad = req;
+    bad.n_children = 0;
+    is_int(kevo_operator_submit(noop, &bad, &id, fresh()), KEVO_EINVAL,
+           "a request for no child");
+    bad = req;
+    bad.n_inspirations = 2;
+    is_int(kevo_operator_submit(noop, &bad, &id, fresh()), KEVO_EINVAL,
+           "inspirations counted but missing");
+    kevo_operator_host_free(host);
+}
+
+/* ---- a probe: an in-process operator that exercises the host table ------ */
+
+typedef struct probe_record {
+    kevo_status emit[16];
+    char last[16][512];
+    int nemit;
+    char task_name[64], task_args[512], task_dims[512], task_cost[256];
+    char device[128], run_dir[256], params[512], assignment[256];
+    char summary[512], parent_summary[64], prompt[64], insp_summary[64];
+    size_t elites;
+    int elite_same_source;
+    double draws[4];
+    int seen_parent, seen_child;
+    kevo_status check_ok, check_range, check_unknown, check_json;
+    kevo_status check_held_out;
+    char held_out_msg[512];
+    kevo_status fail_unknown, done_twice;
+} probe_record;
+
+static probe_record rec;
+static const kevo_host_api *probe_api;
+static kevo_host_ctx *probe_ctx;
+
+static kevo_status probe_init(const kevo_host_api *api, kevo_host_ctx *ctx,
+                              const char *config_json, void **state)
+{
+    (void)config_json;
+    probe_api = api;
+    probe_ctx = ctx;
+    *state = NULL;
+    is_uint(api->size, sizeof(kevo_host_api), "the table's size");
+    is_uint(api->abi_major, KEVO_OPERATOR_ABI_MAJOR, "the table's major");
+    ok(KEVO_HOST_API_HAS(api, done), "KEVO_HOST_API_HAS");
+    return KEVO_OK;
+}
+
+static void copy_str(char *dst, size_t size, const char *s)
+{
+    snprintf(dst, size, "%s", s ? s : "(null)");
+}
+
+static void emit(uint64_t id, const char *source, const char *assignment)
+{
+    const kevo_host_api *api = probe_api;
+    if (rec.nemit == 16)
+        bail_out("the probe emits too much");
+    int i = rec.nemit++;
+    rec.emit[i] = api->emit_child(probe_ctx, id, source, assignment, "probe");
+    copy_str(rec.last[i], sizeof rec.last[i], api->last_error(probe_ctx));
+}
+
+static const char held_out_source[] =
+    "// kevo:param\n"
+    "//   VEC in {1, 2, 4} = 1\n"
+    "//   require n % VEC == 0\n"
+    "/* kevo:launch\n"
+    " *   saxpy<<<ceil_div(n, 256 * VEC), 256>>>(a, x, y, z, n)\n"
+    " */\n"
+    "extern \"C\" __global__ void saxpy(float a, const float *x,"
+    " const float *y, float *z, int n) {}\n";
+
+static kevo_status probe_propose(void *state, const kevo_operator_request *req)
+{
+    (void)state;
+    const kevo_host_api *api = probe_api;
+    kevo_host_ctx *ctx = probe_ctx;
+    const char *src = api->cand_source(ctx, req->parent);
+    char *s;
+
+    copy_str(rec.task_name, sizeof rec.task_name, api->task_name(ctx));
+    copy_str(rec.task_args, sizeof rec.task_args, api->task_args(ctx));
+    copy_str(rec.task_dims, sizeof rec.task_dims, api->task_dims(ctx));
+    copy_str(rec.task_cost, sizeof rec.task_cost, api->task_cost(ctx));
+    copy_str(rec.device, sizeof rec.device, api->device_json(ctx));
+    copy_str(rec.run_dir, sizeof rec.run_dir, api->run_dir(ctx));
+    copy_str(rec.parent_summary, sizeof rec.parent_summary,
+             req->parent_summary_json);
+    copy_str(rec.prompt, sizeof rec.prompt, req->prompt_json);
+    copy_str(rec.insp_summary, sizeof rec.insp_summary,
+             req->n_inspirations ? req->inspirations[0].summary_json : NULL);
+    s = api->cand_params(ctx, req->parent);
+    copy_str(rec.params, sizeof rec.params, s);
+    api->free(ctx, s);
+    s = api->cand_assignment(ctx, req->parent);
+    copy_str(rec.assignment, sizeof rec.assignment, s);
+    api->free(ctx, s);
+    rec.elites = api->elite_count(ctx);
+    if (rec.elites) {
+        rec.elite_same_source =
+            strcmp(api->cand_source(ctx, api->elite(ctx, 0)), src) == 0;
+        s = api->elite_summary(ctx, 0);
+        copy_str(rec.summary, sizeof rec.summary, s);
+        api->free(ctx, s);
+    }
+    rec.draws[0] = api->uniform01(ctx);
+    rec.draws[1] = (double)api->uniform_int(ctx, 1000);
+    rec.draws[2] = api->gaussian(ctx, 1.0);
+    rec.draws[3] = api->uniform01(ctx);
+
+    rec.seen_parent = api->seen(ctx, req->parent, NULL);
+    rec.check_ok = api->check(ctx, req->parent, "{\"BLOCK\": 512}");
+    rec.check_range = api->check(ctx, req->parent, "{\"BLOCK\": 100}");
+    rec.check_unknown = api->check(ctx, req->parent, "{\"NOPE\": 1}");
+    rec.check_json = api->check(ctx, req->parent, "{\"BLOCK\": ");
+
+    if (req->second_parent) {
+        /* The held-out probe: VEC=2 holds at every training shape and
+         * breaks n % VEC == 0 only at the held-out ones. */
+        rec.check_held_out =
+            api->check(ctx, req->second_parent, "{\"VEC\": 2}");
+        copy_str(rec.held_out_msg, sizeof rec.held_out_msg,
+                 api->last_error(ctx));
+        api->done(ctx, req->id);
+        return KEVO_OK;
+    }
+
+    emit(req->id, src, "{\"BLOCK\": 512}"); /* 0: ok */
+    rec.seen_child = api->seen(ctx, req->parent, "{\"BLOCK\": 512}");
+    emit(req->id, src, "{\"BLOCK\": 512}");          /* 1: duplicate */
+    emit(req->id, src, NULL);                        /* 2: the parent */
+    emit(req->id, src, "{\"BLOCK\": 100}");          /* 3: domain */
+    emit(req->id, src, "{\"NOPE\": 1}");             /* 4: unknown */
+    emit(req->id, "__global__ void k() {}\n", NULL); /* 5: no launch */
+    emit(req->id, "/* kevo:launch\n *   k<<<1, 2048>>>(x)\n */\n", NULL);
+    emit(req->id, src, "{\"BLOCK\": \"x\"}");         /* 7: not int */
+    emit(req->id + 1000, src, "{\"BLOCK\": 1024}");   /* 8: bad id */
+    emit(req->id, src, "{\"VEC\": 4, \"ITEMS\": 8}"); /* 9: ok */
+    rec.fail_unknown = api->fail(ctx, req->id + 1000, "parse", "x");
+    api->fail(ctx, req->id, KEVO_FAIL_PARSE, "the reply had no code");
+    api->fail(ctx, req->id, NULL, NULL);
+    api->log(ctx, KEVO_LOG_WARN, "probe done with %d emits", rec.nemit);
+    api->done(ctx, req->id);
+    rec.done_twice = api->done(ctx, req->id);
+    return KEVO_OK;
+}
+
+static const kevo_operator_desc probe_desc = {
+    .abi_major = KEVO_OPERATOR_ABI_MAJOR,
+    .abi_minor = KEVO_OPERATOR_ABI_MINOR,
+    .struct_size = sizeof(kevo_operator_desc),
+    .name = "probe",
+    .version = "1",
+    .init = probe_init,
+    .propose = probe_propose,
+    .fini = noop_fini,
+};
+
+typedef struct log_lines {
+    char text[4][256];
+    int n;
+} log_lines;
+
+static void collect_log(void *user, kevo_log_level level, const char *op_name,
+                        const char *message)
+{
+    log_lines *l = user;
+    if (l->n < 4)
+        snprintf(l->text[l->n++], sizeof l->text[0], "%d %s %s", (int)level,
+                 op_name, message);
+}
+
+static void test_probe(void)
+{
+    kevo_operator_host *host = new_host(99);
+    log_lines logs = {0};
+    kevo_archive *archive = NULL;
+    is_int(kevo_operator_host_set_log(host, KEVO_LOG_WARN, collect_log, &logs,
+                                      fresh()),
+           KEVO_OK, "a log callback");
+    is_int(kevo_operator_host_set_device(host, NULL, "{\"dram_gbs\": 3350}",
+                                         fresh()),
+           KEVO_OK, "device ceilings");
+    is_int(kevo_operator_host_set_device(host, NULL, "[1]", fresh()),
+           KEVO_EINVALID, "ceilings that are not an object");
+    is_int(kevo_operator_host_set_device(host, NULL, "{", fresh()), KEVO_EPARSE,
+           "ceilings that are not JSON");
+    is_int(kevo_operator_host_set_run_dir(host, "/tmp/run-1", fresh()), KEVO_OK,
+           "a run directory");
+    if (kevo_archive_new_for_task(task, &archive, fresh()) != KEVO_OK)
+        bail_out("archive: %s", err.text);
+    double where[2] = {1, 256};
+    kevo_archive_insert(archive, parent, 0.5, where, NULL, NULL, NULL);
+    is_int(kevo_operator_host_set_archive(host, archive, fresh()), KEVO_OK,
+           "an archive");
+    is_int(kevo_operator_host_mark_seen(host, parent, fresh()), KEVO_OK,
+           "the parent was evaluated");
+    ok(kevo_operator_host_seen(host, parent), "so it is seen");
+    is_int(kevo_operator_host_register(host, &probe_desc, NULL, fresh()),
+           KEVO_OK, "the probe registers");
+    kevo_operator *op = NULL;
+    is_int(kevo_operator_new(host, "probe", NULL, NULL, &op, fresh()), KEVO_OK,
+           "a probe");
+
+    /* The caller's request goes away after submit; the probe reads the
+     * host's copies. */
+    char *summary = kevo__strdup("{\"fitness\": 0.5}");
+    char *prompt = kevo__strdup("{\"strategy\": \"x\"}");
+    char *insp_summary = kevo__strdup("{\"fitness\": 0.25}");
+    kevo_operator_inspiration insp = {parent, insp_summary};
+    kevo_operator_request req = request(parent, 2);
+    req.parent_summary_json = summary;
+    req.prompt_json = prompt;
+    req.inspirations = &insp;
+    req.n_inspirations = 1;
+    uint64_t id = 0;
+    memset(&rec, 0, sizeof rec);
+    is_int(kevo_operator_submit(op, &req, &id, fresh()), KEVO_OK, "submit");
+    free(summary);
+    free(prompt);
+    free(insp_summary);
+
+    double first[4];
+    memcpy(first, rec.draws, sizeof first);
+    is_str(rec.task_name, "saxpy", "task_name");
+    like_str(rec.task_args, "x: f32 buffer, in, count n\n", "task_args: x");
+    like_str(rec.task_args, "n: i32 scalar = n\n", "task_args: n");
+    like_str(rec.task_args, "a: f32 scalar, drawn at random", "task_args: a");
+    is_str(rec.task_dims,
+           "{\"dims\":[\"n\"],\"shapes\":[{\"n\":16777216},{\"n\":4194304},"
+           "{\"n\":1000000}]}",
+           "task_dims: training shapes only");
+    is_str(rec.task_cost, "bytes: 12*n\nflops: 2*n\npeak: fp32\n", "task_cost");
+    is_str(rec.device, "{\"dram_gbs\": 3350}", "device_json");
+    is_str(rec.run_dir, "/tmp/run-1", "run_dir");
+    is_str(rec.parent_summary, "{\"fitness\": 0.5}", "the parent's summary");
+    is_str(rec.prompt, "{\"strategy\": \"x\"}", "the prompt");
+    is_str(rec.insp_summary, "{\"fitness\": 0.25}", "an inspiration");
+    like_str(rec.params, "{\"name\":\"BLOCK\"", "cand_params");
+    like_str(rec.params, "\"values\":[64,128,256,512,1024]", "with values");
+    is_str(rec.assignment, "{\"BLOCK\":256,\"VEC\":1,\"ITEMS\":1}",
+           "cand_assignment");
+    is_uint(rec.elites, 1, "elite_count");
+    ok(rec.elite_same_source, "elite 0 is the parent");
+    like_str(rec.summary, "\"fitness\":0.5", "elite_summary: fitness");
+    like_str(rec.summary, "\"descriptor\":{", "elite_summary: descriptor");
+    ok(rec.draws[0] >= 0 && rec.draws[0] < 1, "uniform01");
+    ok(rec.draws[1] >= 0 && rec.draws[1] < 1000, "uniform_int");
+    ok(rec.seen_parent, "seen: the parent");
+    ok(rec.seen_child, "seen: a child just emitted");
+    is_int(rec.check_ok, KEVO_OK, "check: a valid assignment");
+    is_int(rec.check_range, KEVO_ERANGE, "check: out of the domain");
+    is_int(rec.check_unknown, KEVO_ENOENT, "check: an unknown parameter");
+    is_int(rec.check_json, KEVO_EPARSE, "check: JSON that does not parse");
+
+    is_int(rec.emit[0], KEVO_OK, "emit: a child");
+    is_int(rec.emit[1], KEVO_EEXIST, "emit: the same child again");
+    like_str(rec.last[1], "already evaluated or proposed", "says so");
+    is_int(rec.emit[2], KEVO_EEXIST, "emit: the parent unchanged");
+    like_str(rec.last[2], "its parent unchanged", "says so");
+    is_int(rec.emit[3], KEVO_ERANGE, "emit: a value out of its domain");
+    like_str(rec.last[3], "BLOCK=100", "names the value");
+    is_int(rec.emit[4], KEVO_ENOENT, "emit: an unknown parameter");
+    like_str(rec.last[4], "NOPE", "names it");
+    is_int(rec.emit[5], KEVO_EINVALID, "emit: source without kevo:launch");
+    like_str(rec.last[5], "probe#", "names the child's origin");
+    ok(rec.emit[6] != KEVO_OK, "emit: a launch that does not fit the task");
+    is_int(rec.emit[7], KEVO_EINVALID, "emit: a value that is no integer");
+    is_int(rec.emit[8], KEVO_EINVAL, "emit: an unknown request");
+    like_str(rec.last[8], "not in flight", "says so");
+    is_int(rec.emit[9], KEVO_OK, "emit: a second child");
+    is_int(rec.fail_unknown, KEVO_EINVAL, "fail: an unknown request");
+    is_int(rec.done_twice, KEVO_EINVAL, "done: twice");
+
+    kevo_operator_result *res = NULL;
+    is_int(kevo_operator_host_next_result(host, &res), KEVO_OK, "a result");
+    is_uint(kevo_operator_result_id(res), id, "for the request");
+    is_uint(kevo_operator_result_child_count(res), 2, "two children");
+    is_uint(kevo_operator_result_failure_count(res), 2, "two failures");
+    is_str(kevo_operator_result_failure_kind(res, 0), "parse", "kind");
+    is_str(kevo_operator_result_failure_reason(res, 0), "the reply had no code",
+           "reason");
+    is_str(kevo_operator_result_failure_kind(res, 1), KEVO_FAIL_INTERNAL,
+           "a NULL kind becomes internal");
+    is_str(kevo_operator_result_failure_reason(res, 1), "no reason given",
+           "a NULL reason is filled in");
+    const kevo_candidate *c = kevo_operator_result_child(res, 1);
+    int64_t v = 0;
+    kevo_vars_get(kevo_candidate_assignment(c), "ITEMS", &v);
+    is_int(v, 8, "the second child has ITEMS=8");
+    kevo_vars_get(kevo_candidate_assignment(c), "BLOCK", &v);
+    is_int(v, 256, "and the parent's BLOCK");
+    kevo_operator_result_free(res);
+    is_int(logs.n, 1, "one line logged at warn or above");
+    is_str(logs.text[0], "1 probe probe done with 10 emits",
+           "with level, operator and text");
+
+    /* Held-out shapes: checked, never shown. */
+    kevo_candidate *ho = for_task(held_out_source);
+    req = request(parent, 1);
+    req.second_parent = ho;
+    memset(&rec, 0, sizeof rec);
+    kevo_operator_result_free(run_one(host, op, &req));
+    is_int(rec.check_held_out, KEVO_ECONSTRAINT,
+           "check: a constraint broken at a held-out shape only");
+    like_str(rec.held_out_msg, "held-out shape", "says where");
+    ok(!strstr(rec.held_out_msg, "1000003") && !strstr(rec.held_out_msg, "77"),
+       "without the held-out values: %s", rec.held_out_msg);
+    kevo_candidate_free(ho);
+
+    /* The same seed and instance name draw the same numbers. */
+    kevo_operator_host_free(host);
+    host = new_host(99);
+    kevo_operator_host_register(host, &probe_desc, NULL, NULL);
+    kevo_operator_new(host, "probe", NULL, NULL, &op, NULL);
+    req = request(parent, 1);
+    memset(&rec, 0, sizeof rec);
+    kevo_operator_result_free(run_one(host, op, &req));
+    ok(memcmp(first, rec.draws, sizeof first) == 0,
+       "the same seed: the same draws");
+    kevo_operator_host_free(host);
+    kevo_archive_free(archive);
+}
+
+/* ---- an asynchronous operator ------------------------------------------- */
+
+typedef struct async_state {
+    const kevo_host_api *api;
+    kevo_host_ctx *ctx;
+    const kevo_operator_request *reqs[8];
+    int n;
+} async_state;
+
+static kevo_status async_init(const kevo_host_api *api, kevo_host_ctx *ctx,
+                              const char *config_json, void **state)
+{
+    (void)config_json;
+    async_state *s = api->alloc(ctx, sizeof *s);
+    if (!s)
+        return KEVO_ENOMEM;
+    memset(s, 0, sizeof *s);
+    s->api = api;
+    s->ctx = ctx;
+    *state = s;
+    return KEVO_OK;
+}
+
+static kevo_status async_propose(void *state, const kevo_operator_request *req)
+{
+    async_state *s = state;
+    if (s->n == 8) {
+        s->api->error(s->ctx, "too many requests at once");
+        return KEVO_ELIMIT;
+    }
+    s->reqs[s->n++] = req; /* valid until done */
+    return KEVO_OK;
+}
+
+/* Ends the oldest request per call: a child for odd ids, a failure for
+ * even ones. Reads the request (and its summary) long after submit. */
+static size_t async_poll(void *state, int timeout_ms)
+{
+    (void)timeout_ms;
+    async_state *s = state;
+    if (s->n == 0)
+        return 0;
+    const kevo_operator_request *req = s->reqs[0];
+    const kevo_host_api *api = s->api;
+    if (req->id % 2) {
+        char assignment[64];
+        snprintf(assignment, sizeof assignment, "{\"BLOCK\": %d}",
+                 req->id % 4 == 1 ? 128 : 64);
+        api->emit_child(s->ctx, req->id, api->cand_source(s->ctx, req->parent),
+                        assignment, req->parent_summary_json);
+    } else {
+        api->fail(s->ctx, req->id, KEVO_FAIL_TIMEOUT, "too slow");
+    }
+    api->done(s->ctx, req->id);
+    memmove(s->reqs, s->reqs + 1, (size_t)--s->n * sizeof s->reqs[0]);
+    return (size_t)s->n;
+}
+
+static void async_fini(void *state)
+{
+    async_state *s = state;
+    s->api->free(s->ctx, s);
+}
+
+static const kevo_operator_desc async_desc = {
+    .abi_major = KEVO_OPERATOR_ABI_MAJOR,
+    .abi_minor = KEVO_OPERATOR_ABI_MINOR,
+    .struct_size = sizeof(kevo_operator_desc),
+    .name = "async",
+    .version = "1",
+    .init = async_init,
+    .propose = async_propose,
+    .poll = async_poll,
+    .fini = async_fini,
+};
+
+static void test_async(void)
+{
+    kevo_operator_host *host = new_host(5);
+    kevo_operator_host_register(host, &async_desc, NULL, NULL);
+    kevo_operator *a = NULL, *b = NULL;
+    kevo_operator_new(host, "async", "a", NULL, &a, NULL);
+    kevo_operator_new(host, "async", "b", NULL, &b, NULL);
+    ok(a && b, "two asynchronous instances");
+    uint64_t ids[4];
+    for (int i = 0; i < 4; i++) {
+        char *summary = kevo__asprintf("summary %d", i);
+        kevo_operator_request req = request(parent, 1);
+        req.parent_summary_json = summary;
+        is_int(kevo_operator_submit(i < 2 ? a : b, &req, &ids[i], fresh()),
+               KEVO_OK, "submit %d", i);
+        free(summary);
+    }
+    is_uint(kevo_operator_in_flight(a), 2, "a has two in flight");
+    is_uint(kevo_operator_in_flight(b), 2, "b has two in flight");
+    kevo_operator_result *res = NULL;
+    is_int(kevo_operator_host_next_result(host, &res), KEVO_DONE,
+           "nothing has ended yet");
+    size_t left = 99;
+    int rounds = 0;
+    while (left && rounds++ < 10)
+        kevo_operator_host_poll(host, 50, &left, NULL);
+    is_uint(left, 0, "polling ends every request");
+    ok(rounds <= 3, "in a few rounds (%d)", rounds);
+    int children = 0, failures = 0, seen[4] = {0};
+    while (kevo_operator_host_next_result(host, &res) == KEVO_OK) {
+        for (int i = 0; i < 4; i++)
+            seen[i] += kevo_operator_result_id(res) == ids[i];
+        for (size_t k = 0; k < kevo_operator_result_child_count(res); k++) {
+            children++;
+            like_str(kevo_operator_result_child_note(res, k), "summary ",
+                     "the request's summary outlived the caller's copy");
+        }
+        for (size_t k = 0; k < kevo_operator_result_failure_count(res); k++) {
+            failures++;
+            is_str(kevo_operator_result_failure_kind(res, k), KEVO_FAIL_TIMEOUT,
+                   "a timeout");
+        }
+        kevo_operator_result_free(res);
+    }
+    ok(seen[0] == 1 && seen[1] == 1 && seen[2] == 1 && seen[3] == 1,
+       "one result per request");
+    is_int(children, 2, "two children");
+    is_int(failures, 2, "two failures");
+
+    /* One instance alone: its poll gets the whole timeout. */
+    kevo_operator_request req = request(parent, 1);
+    kevo_operator_submit(a, &req, NULL, NULL);
+    kevo_operator_host_poll(host, 10, &left, NULL);
+    is_uint(left, 0, "one busy instance");
+    kevo_operator_result_free(
+        (kevo_operator_host_next_result(host, &res), res));
+
+    /* Propose failing: the request ends with the plugin's message. */
+    for (int i = 0; i < 9; i++)
+        kevo_operator_submit(b, &req, NULL, NULL);
+    is_uint(kevo_operator_in_flight(b), 8, "b holds eight");
+    int limited = 0;
+    while (kevo_operator_host_next_result(host, &res) == KEVO_OK) {
+        if (kevo_operator_result_failure_count(res) == 1 &&
+            strstr(kevo_operator_result_failure_reason(res, 0),
+                   "propose failed: too many requests at once"))
+            limited++;
+        kevo_operator_result_free(res);
+    }
+    is_int(limited, 1, "the ninth failed with the plugin's message");
+    /* Freed with eight requests in flight: fini drops them; valgrind
+     * checks that nothing leaks. */
+    kevo_operator_host_free(host);
+}
+
+/* ---- plugins reach kevo only through the table ----------------------------
+ */
+
+static void test_symbols(void)
+{
+    const char *nm = getenv("NM");
+    const char *libs[] = {"operators/.libs/params.so",
+                          "examples/.libs/skeleton.so"};
+    for (size_t i = 0; i < KEVO_ARRAY_SIZE(libs); i++) {
+        char *path = build_path(libs[i]);
+        char *cmd =
+            kevo__asprintf("%s -D %s 2>/dev/null", nm && *nm ? nm : "nm", path);
+        FILE *p = cmd ? popen(cmd, "r") : NULL;
+        if (!p)
+            bail_out("cannot run nm");
+        char line[512];
+        int undefined_kevo = 0, exported = 0, entry = 0;
+        while (fgets(line, sizeof line, p)) {
+            char addr[64], type[8], name[256];
+            int n = sscanf(line, "%63s %7s %255s", addr, type, name);
+            if (n == 2 && strcmp(addr, "U") == 0 &&
+                strncmp(type, "kevo_", 5) == 0)
+                undefined_kevo++;
+            if (n == 3 && strcmp(type, "T") == 0) {
+                exported++;
+                entry += strcmp(name, "kevo_operator_entry") == 0;
+            }
+        }
+        pclose(p);
+        is_int(undefined_kevo, 0, "%s needs no kevo_ symbol", libs[i]);
+        is_int(entry, 1, "%s exports kevo_operator_entry", libs[i]);
+        is_int(exported, 1, "%s exports no other function", libs[i]);
+        free(cmd);
+        free(path);
+    }
+}
+
+int main(void)
+{
+    const char *b = getenv("KEVO_BUILDDIR");
+    snprintf(builddir, sizeof builddir, "%s", b && *b ? b : ".");
+    char *path = kevo__asprintf("%s/examples/.libs:%s/operators/.libs::"
+                                "%s/tests/plugins/.libs",
+                                builddir, builddir, builddir);
+    setenv(KEVO_OPERATOR_PATH_ENV, path, 1);
+    free(path);
+    char *task_file =
+        kevo__path_join(tap_srcdir(), "examples/tasks/saxpy.json");
+    if (kevo_task_load(task_file, &task, fresh()) != KEVO_OK)
+        bail_out("%s", err.text);
+    free(task_file);
+    parent = for_task(kevo_candidate_source(kevo_task_seed(task)));
+
+    kevo_operator_host *host = NULL;
+    is_int(kevo_operator_host_new(NULL, 1, &host, fresh()), KEVO_EINVAL,
+           "a host needs a task");
+    ok(host == NULL, "none made");
+    kevo_operator_host_free(NULL);
+
+    test_skeleton();
+    test_broken();
+    test_register();
+    test_probe();
+    test_async();
+    test_symbols();
+
+    kevo_candidate_free(parent);
+    kevo_task_free(task);
+    return done_testing();
+}

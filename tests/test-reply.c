@@ -1,0 +1,538 @@
+/*
+ * test-reply.c: the llm operator's reply parser (operators/llm/reply.c).
+ *
+ * Data-driven over tests/data/reply/: every NAME.reply is parsed against
+ * NAME.parent (when it exists; otherwise with no parent), with the child
+ * limit in NAME.max when it exists. When NAME.err exists, the parse must
+ * fail: its first line is the failure kind's name and its second line the
+ * whole reason. Otherwise NAME.out is the expected child, and NAME.note,
+ * when it exists, the expected note of what was done. Every child found is
+ * also fed back as a fenced whole kernel and must come out unchanged, and
+ * must be a source that kevo's own block parser accepts (a candidate).
+ * Adding a case needs no change here.
+ *
+ * Then every allocation the parser makes, on several replies, fails in
+ * turn (through glibc's replaceable malloc; skipped where that cannot be
+ * done, as under valgrind, which replaces malloc itself): each parse either
+ * gives the same result as without the failure or fails as nomem, and
+ * leaves nothing allocated.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kevo.h>
+
+#include "reply.h"
+#include "tap.h"
+
+/* ---- allocation failures ------------------------------------------------- */
+
+/* fail_in: allocations left before one fails (-1: none will); live: blocks
+ * allocated and not freed. */
+static long fail_in = -1;
+static long live;
+
+#if defined(__GLIBC__)
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+extern void __libc_free(void *p);
+
+static int injected(void)
+{
+    if (fail_in < 0)
+        return 0;
+    return fail_in-- == 0;
+}
+
+void *malloc(size_t n)
+{
+    void *p = injected() ? NULL : __libc_malloc(n);
+    live += p != NULL;
+    return p;
+}
+
+void *calloc(size_t n, size_t size)
+{
+    void *p = injected() ? NULL : __libc_calloc(n, size);
+    live += p != NULL;
+    return p;
+}
+
+void *realloc(void *old, size_t n)
+{
+    void *p = injected() ? NULL : __libc_realloc(old, n);
+    live += p != NULL && old == NULL;
+    return p;
+}
+
+void free(void *p)
+{
+    live -= p != NULL;
+    __libc_free(p);
+}
+#endif
+
+/* A whole file in a new NUL-terminated buffer (NULL when it cannot be
+ * read); its length in *len. */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *data = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (cap - n < 4096) {
+            cap = cap ? cap * 2 : 8192;
+            char *grown = realloc(data, cap + 1);
+            if (!grown)
+                bail_out("out of memory");
+            data = grown;
+        }
+        size_t got = fread(data + n, 1, cap - n, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    fclose(f);
+    data[n] = '\0';
+    if (len)
+        *len = n;
+    return data;
+}
+
+static char *path_of(const char *dir, const char *stem, const char *ext)
+{
+    size_t n = strlen(dir) + strlen(stem) + strlen(ext) + 2;
+    char *p = malloc(n);
+    if (!p)
+        bail_out("out of memory");
+    snprintf(p, n, "%s/%s%s", dir, stem, ext);
+    return p;
+}
+
+static char *read_case(const char *dir, const char *stem, const char *ext,
+                       size_t *len)
+{
+    char *p = path_of(dir, stem, ext);
+    char *data = slurp(p, len);
+    free(p);
+    return data;
+}
+
+/* The second line of an .err file, or the text after the first line. */
+static void split_err(char *text, const char **kind, const char **reason)
+{
+    char *nl = strchr(text, '\n');
+    *kind = text;
+    *reason = "";
+    if (nl) {
+        *nl = '\0';
+        *reason = nl + 1;
+        nl = strchr(nl + 1, '\n');
+        if (nl)
+            *nl = '\0';
+    }
+}
+
+/* A child comes back unchanged when it is sent as a fenced whole kernel
+ * with no parent. */
+static void check_round_trip(const char *stem, const char *child)
+{
+    if (strstr(child, "```") || strstr(child, "SEARCH"))
+        return;
+    size_t n = strlen(child) + 64;
+    char *reply = malloc(n);
+    if (!reply)
+        bail_out("out of memory");
+    snprintf(reply, n, "Here it is:\n```cuda\n%s```\nDone.\n", child);
+    kevo_reply_result r;
+    kevo__reply_parse(reply, strlen(reply), NULL, 0, &r);
+    is_str(kevo__reply_kind_name(r.kind), "ok", "%s: the child parses again",
+           stem);
+    /* ... to the same child, with its line endings made LF. */
+    char *lf = strdup(child);
+    if (!lf)
+        bail_out("out of memory");
+    size_t w = 0;
+    for (size_t i = 0; child[i]; i++) {
+        size_t j = i;
+        while (child[j] == '\r')
+            j++;
+        if (j > i && child[j] == '\n')
+            i = j;
+        lf[w++] = child[i];
+    }
+    lf[w] = '\0';
+    is_str(r.child, lf, "%s: ... to the same child", stem);
+    free(lf);
+    kevo__reply_result_free(&r);
+    free(reply);
+}
+
+static size_t ncases_ok, ncases_err;
+
+static void run_case(const char *dir, const char *stem)
+{
+    size_t reply_len = 0;
+    char *reply = read_case(dir, stem, ".reply", &reply_len);
+    char *parent = read_case(dir, stem, ".parent", NULL);
+    char *want_out = read_case(dir, stem, ".out", NULL);
+    char *want_err = read_case(dir, stem, ".err", NULL);
+    char *want_note = read_case(dir, stem, ".note", NULL);
+    char *max = read_case(dir, stem, ".max", NULL);
+    size_t max_child = max ? strtoull(max, NULL, 10) : 0;
+    if (!reply)
+        bail_out("%s/%s.reply cannot be read", dir, stem);
+
+    kevo_reply_result r;
+    kevo_reply_kind kind =
+        kevo__reply_parse(reply, reply_len, parent, max_child, &r);
+    is_int(kind, r.kind, "%s: the result holds the kind returned", stem);
+    ok(r.reason != NULL, "%s: a reason or note is given", stem);
+    if (want_err) {
+        const char *wkind, *wreason;
+        split_err(want_err, &wkind, &wreason);
+        is_str(kevo__reply_kind_name(kind), wkind, "%s: fails as %s", stem,
+               wkind);
+        is_str(r.reason, wreason, "%s: reason", stem);
+        ok(r.child == NULL && r.child_len == 0 &&
+               r.form == KEVO_REPLY_FORM_NONE && !r.launch_restored &&
+               !r.param_restored,
+           "%s: no child on failure", stem);
+        ncases_err++;
+    } else if (want_out) {
+        is_str(kevo__reply_kind_name(kind), "ok", "%s: gives a child", stem);
+        if (kind != KEVO_REPLY_OK)
+            diag("%s", r.reason ? r.reason : "(no reason)");
+        is_str(r.child, want_out, "%s: the child is %s.out", stem, stem);
+        ok(r.child && r.child_len == strlen(r.child) &&
+               r.child[r.child_len - 1] == '\n',
+           "%s: child_len is its length, and it ends in a newline", stem);
+        ok(r.form != KEVO_REPLY_FORM_NONE, "%s: the form is set", stem);
+        if (want_note) {
+            want_note[strcspn(want_note, "\n")] = '\0';
+            is_str(r.reason, want_note, "%s: note", stem);
+        }
+        if (r.child) {
+            check_round_trip(stem, r.child);
+            kevo_error err;
+            kevo_error_init(&err);
+            kevo_candidate *cand = NULL;
+            is_int(kevo_candidate_new(r.child, stem, &cand, &err), KEVO_OK,
+                   "%s: the child's blocks parse", stem);
+            if (!cand)
+                diag("%s", err.text);
+            kevo_candidate_free(cand);
+        }
+        ncases_ok++;
+    } else {
+        ok(0, "%s: has a .out or a .err file", stem);
+    }
+    kevo__reply_result_free(&r);
+    ok(r.child == NULL && r.reason == NULL && r.kind == KEVO_REPLY_OK,
+       "%s: free empties the result", stem);
+    free(reply);
+    free(parent);
+    free(want_out);
+    free(want_err);
+    free(want_note);
+    free(max);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void test_data(void)
+{
+    size_t n = strlen(tap_srcdir()) + sizeof "/tests/data/reply";
+    char *dir = malloc(n);
+    if (!dir)
+        bail_out("out of memory");
+    snprintf(dir, n, "%s/tests/data/reply", tap_srcdir());
+    DIR *d = opendir(dir);
+    if (!d)
+        bail_out("cannot open %s", dir);
+    char **stems = NULL;
+    size_t count = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len <= 6 || strcmp(de->d_name + len - 6, ".reply") != 0)
+            continue;
+        if (count == cap) {
+            cap = cap ? cap * 2 : 64;
+            stems = realloc(stems, cap * sizeof *stems);
+            if (!stems)
+                bail_out("out of memory");
+        }
+        stems[count] = strdup(de->d_name);
+        if (!stems[count])
+            bail_out("out of memory");
+        stems[count][len - 6] = '\0';
+        count++;
+    }
+    closedir(d);
+    qsort(stems, count, sizeof *stems, cmp_names);
+    for (size_t i = 0; i < count; i++) {
+        run_case(dir, stems[i]);
+        free(stems[i]);
+    }
+    ok(count >= 25, "%zu cases in tests/data/reply", count);
+    ok(ncases_ok >= 10 && ncases_err >= 10, "%zu give a child, %zu fail",
+       ncases_ok, ncases_err);
+    free(stems);
+    free(dir);
+}
+
+static const char parent_src[] =
+    "/* kevo:launch\n"
+    " *   scale<<<ceil_div(n, BLOCK), BLOCK>>>(x, y, n)\n"
+    " */\n"
+    "// kevo:param\n"
+    "//   BLOCK in {128, 256} = 256\n"
+    "\n"
+    "__global__ void scale(const float *x, float *y, int n)\n"
+    "{\n"
+    "    int i = blockIdx.x * BLOCK + threadIdx.x;\n"
+    "    if (i < n)\n"
+    "        y[i] = 2.0f * x[i];\n"
+    "}\n";
+
+static void test_kind_names(void)
+{
+    static const char *const want[] = {
+        "ok",        "empty",          "nul_byte",       "no_code",
+        "truncated", "malformed_edit", "edit_not_found", "edit_ambiguous",
+        "no_parent", "unchanged",      "too_large",      "launch_block_lost",
+        "nomem"};
+    size_t n = sizeof want / sizeof want[0];
+    is_int(n, KEVO_REPLY_NOMEM + 1, "every kind has a name here");
+    for (size_t k = 0; k < n; k++)
+        is_str(kevo__reply_kind_name((kevo_reply_kind)k), want[k],
+               "kind %zu has its name", k);
+    is_str(kevo__reply_kind_name((kevo_reply_kind)99), "unknown",
+           "a kind out of range is unknown");
+    is_str(kevo__reply_kind_name((kevo_reply_kind)-1), "unknown",
+           "a negative kind is unknown");
+}
+
+static void test_edge_inputs(void)
+{
+    kevo_reply_result r;
+    is_int(kevo__reply_parse(NULL, 10, parent_src, 0, &r), KEVO_REPLY_EMPTY,
+           "a NULL reply is empty");
+    is_str(r.reason, "the reply is empty", "... and says so");
+    kevo__reply_result_free(&r);
+    kevo__reply_result_free(NULL);
+    ok(1, "freeing NULL does nothing");
+
+    static const char nul[] = "```cuda\n__global__ void k() {}\0\n```\n";
+    is_int(kevo__reply_parse(nul, sizeof nul - 1, parent_src, 0, &r),
+           KEVO_REPLY_NUL_BYTE, "a NUL byte inside the reply");
+    is_str(r.reason, "the reply holds a NUL byte at offset 30",
+           "... names its offset");
+    kevo__reply_result_free(&r);
+
+    /* The default limit: a reply over 8 MiB is refused unread. */
+    size_t big = 8 * KEVO_REPLY_DEFAULT_MAX_CHILD + 1;
+    char *huge = malloc(big);
+    if (!huge)
+        bail_out("out of memory");
+    memset(huge, 'x', big);
+    is_int(kevo__reply_parse(huge, big, parent_src, 0, &r),
+           KEVO_REPLY_TOO_LARGE, "a reply over the default limit");
+    is_str(r.reason, "the reply is 8388609 bytes, over the limit of 8388608",
+           "... says by how much");
+    kevo__reply_result_free(&r);
+
+    /* A child of 1 MiB + 9 bytes (the fence's content and its newline):
+     * too large under the default limit. */
+    size_t body = KEVO_REPLY_DEFAULT_MAX_CHILD + 16;
+    const char *head = "```cuda\n/* kevo:launch k<<<1, 1>>>() */\n"
+                       "__global__ void k() {}\n//";
+    const char *tail = "\n```\n";
+    size_t hl = strlen(head), tl = strlen(tail);
+    memcpy(huge, head, hl);
+    memset(huge + hl, 'x', body - hl);
+    memcpy(huge + body, tail, tl);
+    is_int(kevo__reply_parse(huge, body + tl, NULL, 0, &r),
+           KEVO_REPLY_TOO_LARGE, "a child over the default limit");
+    is_str(r.reason, "the child is 1048585 bytes, over the limit of 1048576",
+           "... says by how much");
+    kevo__reply_result_free(&r);
+    free(huge);
+}
+
+static void test_flags(void)
+{
+    kevo_reply_result r;
+    const char *whole = "```cu\n"
+                        "__global__ void scale(const float *x, float *y, "
+                        "int n)\n"
+                        "{\n"
+                        "    int i = blockIdx.x * BLOCK + threadIdx.x;\n"
+                        "    if (i < n) y[i] = 3.0f * x[i];\n"
+                        "}\n";
+    is_int(kevo__reply_parse(whole, strlen(whole), parent_src, 0, &r),
+           KEVO_REPLY_OK, "an unclosed fence with complete code");
+    ok(r.launch_restored && r.param_restored && r.fence_unterminated &&
+           r.form == KEVO_REPLY_FORM_WHOLE && r.nedits == 0,
+       "... restores both blocks, from an unclosed fence, as a whole kernel");
+    is_str(r.reason,
+           "whole kernel from the reply's fenced block (```cu, 5 lines); the "
+           "fence is not closed, but its code is complete; kevo:launch block "
+           "restored from the parent; kevo:param block restored from the "
+           "parent",
+           "... and says so");
+    size_t blocks_len = (size_t)(strstr(parent_src, "__global__") - parent_src);
+    ok(r.child && strncmp(r.child, parent_src, blocks_len) == 0,
+       "... with the parent's blocks first, then a blank line");
+    kevo__reply_result_free(&r);
+
+    const char *edits = "<<<<<<< SEARCH\n"
+                        "y[i] = 2.0f * x[i];\n"
+                        "=======\n"
+                        "y[i] = 4.0f * x[i];\n"
+                        ">>>>>>> REPLACE\n"
+                        "<<<<<<< SEARCH\n"
+                        "    if (i < n)\n"
+                        "=======\n"
+                        "    if (i < n && n > 0)\n"
+                        ">>>>>>> REPLACE\n";
+    is_int(kevo__reply_parse(edits, strlen(edits), parent_src, 0, &r),
+           KEVO_REPLY_OK, "two edits");
+    ok(r.form == KEVO_REPLY_FORM_EDITS && r.nedits == 2 && !r.launch_restored &&
+           !r.param_restored && !r.fence_unterminated,
+       "... as edits, with nothing restored");
+    like_str(r.child, "        y[i] = 4.0f * x[i];\n",
+             "... re-indenting the first");
+    like_str(r.child, "    if (i < n && n > 0)\n",
+             "... and the second applied");
+    kevo__reply_result_free(&r);
+
+    /* The same reply twice gives the same result. */
+    kevo_reply_result a, b;
+    kevo__reply_parse(edits, strlen(edits), parent_src, 0, &a);
+    kevo__reply_parse(edits, strlen(edits), parent_src, 0, &b);
+    is_str(a.child, b.child, "parsing is deterministic");
+    is_str(a.reason, b.reason, "... notes included");
+    kevo__reply_result_free(&a);
+    kevo__reply_result_free(&b);
+
+    /* A child limit of exactly the child's size is enough. */
+    const char *exact = "```\n/* kevo:launch k<<<1, 1>>>() */\n"
+                        "__global__ void k() {}\n```\n";
+    size_t want = strlen(exact) - 8;
+    is_int(kevo__reply_parse(exact, strlen(exact), NULL, want, &r),
+           KEVO_REPLY_OK, "a child exactly at the limit");
+    is_int(r.child_len, want, "... of that size");
+    kevo__reply_result_free(&r);
+    is_int(kevo__reply_parse(exact, strlen(exact), NULL, want - 1, &r),
+           KEVO_REPLY_TOO_LARGE, "one byte over the limit");
+    kevo__reply_result_free(&r);
+}
+
+static int same(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* Fails each allocation of a parse in turn. */
+static void fail_each_allocation(const char *name, const char *reply,
+                                 const char *parent)
+{
+    kevo_reply_result want, r;
+    kevo__reply_parse(reply, strlen(reply), parent, 0, &want);
+    int bad = 0;
+    long n = 0;
+    for (;; n++) {
+        long before = live;
+        fail_in = n;
+        kevo_reply_kind kind =
+            kevo__reply_parse(reply, strlen(reply), parent, 0, &r);
+        int hit = fail_in < 0;
+        fail_in = -1;
+        if (hit ? kind != KEVO_REPLY_NOMEM || r.child ||
+                      !same(r.reason, "out of memory")
+                : kind != want.kind || !same(r.child, want.child) ||
+                      !same(r.reason, want.reason)) {
+            if (!bad++)
+                diag("%s: allocation %ld failing gives %s: %s", name, n,
+                     kevo__reply_kind_name(kind),
+                     r.reason ? r.reason : "(no reason)");
+        }
+        kevo__reply_result_free(&r);
+        if (live != before && !bad++)
+            diag("%s: allocation %ld failing leaks %ld blocks", name, n,
+                 live - before);
+        if (!hit)
+            break;
+    }
+    ok(!bad, "%s: each of its %ld allocations can fail cleanly", name, n);
+    kevo__reply_result_free(&want);
+}
+
+static void test_allocation_failures(void)
+{
+    /* Called through a volatile pointer, so the compiler cannot drop the
+     * allocation. */
+    void *(*volatile alloc)(size_t) = malloc;
+    fail_in = 0;
+    void *probe = alloc(1);
+    fail_in = -1;
+    if (probe) {
+        free(probe);
+        diag("malloc cannot be made to fail here: allocation failures "
+             "not tested");
+        return;
+    }
+    const char *whole = "Two fences:\n```cuda\n"
+                        "/* kevo:launch scale<<<n, 1>>>(x, y, n) */\n"
+                        "```\nand\n```cuda\n"
+                        "__global__ void scale(const float *x, float *y, "
+                        "int n)\n{\n    y[0] = BLOCK * x[0];\n}\n```\n";
+    fail_each_allocation("whole kernel, blocks restored", whole, parent_src);
+    const char *edits = "<<<<<<< SEARCH\n"
+                        "y[i] = 2.0f * x[i];\n"
+                        "=======\n"
+                        "y[i] = 4.0f * x[i];\n"
+                        ">>>>>>> REPLACE\n"
+                        "<<<<<<< SEARCH\n"
+                        "/* kevo:launch\n"
+                        "=======\n"
+                        "/*   kevo:launch\n"
+                        ">>>>>>> REPLACE\n";
+    fail_each_allocation("edits, launch block restored", edits, parent_src);
+    const char *missing = "<<<<<<< SEARCH\n"
+                          "y[i] = 2.0f * x[i];\n"
+                          "=======\n"
+                          "y[i] = 4.0f * x[i];\n"
+                          ">>>>>>> REPLACE\n"
+                          "<<<<<<< SEARCH\n"
+                          "y[i] = 2.0f * x[i];\n"
+                          "=======\n"
+                          ">>>>>>> REPLACE\n";
+    fail_each_allocation("edit not found", missing, parent_src);
+    const char *cut = "```cuda\n__global__ void k(int *p)\n{\n    p[0] = (";
+    fail_each_allocation("truncated fence", cut, parent_src);
+    const char *bare = "#include <cuda_fp16.h>\n"
+                       "__global__ void scale(const float *x, float *y, int "
+                       "n) { y[0] = x[0]; }\n";
+    fail_each_allocation("bare code", bare, parent_src);
+}
+
+int main(void)
+{
+    test_data();
+    test_kind_names();
+    test_edge_inputs();
+    test_flags();
+    test_allocation_failures();
+    return done_testing();
+}
