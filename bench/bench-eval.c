@@ -25,12 +25,12 @@
 
 #include <kevo.h>
 
-static const char *small_tasks[] = {"saxpy",     "reduce_sum", "transpose",
-                                    "softmax",   "layernorm",  "stencil2d",
+static const char *small_tasks[] = {"saxpy",    "reduce_sum", "transpose",
+                                    "softmax",  "layernorm",  "stencil2d",
                                     "histogram"};
-static const char *all_tasks[] = {"saxpy",     "reduce_sum", "transpose",
-                                  "softmax",   "layernorm",  "stencil2d",
-                                  "sgemm",     "nbody",      "histogram"};
+static const char *all_tasks[] = {"saxpy",   "reduce_sum", "transpose",
+                                  "softmax", "layernorm",  "stencil2d",
+                                  "sgemm",   "nbody",      "histogram"};
 
 static double now(void)
 {
@@ -60,10 +60,10 @@ static bool fits(const kevo_task *task, const kevo_candidate *cand,
     size_t n = kevo_task_shape_count(task, KEVO_SHAPES_TRAIN);
     for (size_t s = 0; s < n; s++) {
         kevo_vars *env = kevo_vars_copy(device);
-        bool good = env &&
-                    kevo_task_shape_vars(task, KEVO_SHAPES_TRAIN, s, env) ==
-                        KEVO_OK &&
-                    kevo_candidate_check(cand, env, NULL) == KEVO_OK;
+        bool good =
+            env &&
+            kevo_task_shape_vars(task, KEVO_SHAPES_TRAIN, s, env) == KEVO_OK &&
+            kevo_candidate_check(cand, env, NULL) == KEVO_OK;
         kevo_vars_free(env);
         if (!good)
             return false;
@@ -182,8 +182,7 @@ static void seeds(kevo_evaluator *ev, const char *dir)
                    r.time_spread * 100, r.time_cv * 100, r.efficiency,
                    r.bound == KEVO_BOUND_COMPUTE ? "compute" : "memory");
         }
-        printf("%-11s fitness %.3f%s%s\n", "",
-               kevo_eval_result_fitness(res),
+        printf("%-11s fitness %.3f%s%s\n", "", kevo_eval_result_fitness(res),
                kevo_eval_result_verdict(res) == KEVO_VERDICT_OK ? "" : ": ",
                kevo_eval_result_verdict(res) == KEVO_VERDICT_OK
                    ? ""
@@ -244,8 +243,8 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < ntasks; i++) {
         tasks[i] = load(dir, small_tasks[i]);
         cands[i] = calloc(max ? max : 1, sizeof *cands[i]);
-        ncands[i] = variants(tasks[i], kevo_evaluator_device(ev), max,
-                             cands[i]);
+        ncands[i] =
+            variants(tasks[i], kevo_evaluator_device(ev), max, cands[i]);
         total += ncands[i];
     }
     printf("throughput: %zu variants of the seeds of %zu small tasks, "

@@ -37,7 +37,7 @@ static kevo_task *first_shape_only(const char *path)
     while (json_array_size(shapes) > 1)
         json_array_remove(shapes, json_array_size(shapes) - 1);
     char *cut = json_dumps(root, 0);
-    if (!cut || kevo_task_load_string(cut, path, &one, &err) != KEVO_OK) {
+    if (!cut || kevo_task_load_string(cut, path, NULL, &one, &err) != KEVO_OK) {
         fprintf(stderr, "bench-timing: %s\n", err.text);
         exit(1);
     }
@@ -92,8 +92,7 @@ int main(int argc, char **argv)
     double sum = 0, floor = 0;
     printf("bench-timing: %s seed, shape 0, %d evaluations on %s\n",
            kevo_task_name(task), runs, kevo_evaluator_device_name(ev));
-    printf("%4s %12s %8s %8s %6s\n", "run", "median us", "+-%", "cv %",
-           "reps");
+    printf("%4s %12s %8s %8s %6s\n", "run", "median us", "+-%", "cv %", "reps");
     for (int i = 0; i < runs; i++) {
         kevo_eval_result *res = NULL;
         if (kevo_evaluator_evaluate(ev, task, kevo_task_seed(task), 0, &res,

@@ -23,4 +23,3 @@ void cli_json_string(const char *s)
     }
     putchar('"');
 }
-

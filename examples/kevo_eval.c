@@ -115,8 +115,8 @@ static bool apply_sets(kevo_evaluator *ev, const eval_cli *cli)
             return false;
         }
         if (kevo_eval_option_from_name(name, &opt) != KEVO_OK) {
-            fprintf(stderr, "%s: --set %s: no evaluator option '%s'\n",
-                    program, cli->sets[i], name);
+            fprintf(stderr, "%s: --set %s: no evaluator option '%s'\n", program,
+                    cli->sets[i], name);
             return false;
         }
         if (!parse_int(value, &v)) {
@@ -216,8 +216,7 @@ static void shape_text(const kevo_task *task, kevo_shape_set set, size_t i,
     buf[0] = '\0';
     for (size_t d = 0; dims && d < kevo_task_dim_count(task) && n < size; d++)
         n += (size_t)snprintf(buf + n, size - n, "%s%s=%lld", d ? " " : "",
-                              kevo_task_dim_name(task, d),
-                              (long long)dims[d]);
+                              kevo_task_dim_name(task, d), (long long)dims[d]);
 }
 
 static void print_num(double v, int decimals, int width)
@@ -254,7 +253,7 @@ static void print_table(const kevo_task *task, const kevo_eval_result *res)
         print_num(s.gflops_per_s, 1, 9);
         putchar(' ');
         print_num(s.efficiency, 3, 6);
-        printf(" %-7s ", isnan(s.efficiency)               ? "-"
+        printf(" %-7s ", isnan(s.efficiency)             ? "-"
                          : s.bound == KEVO_BOUND_COMPUTE ? "compute"
                                                          : "memory");
         if (!isnan(s.dram_read_bytes))
@@ -267,9 +266,8 @@ static void print_table(const kevo_task *task, const kevo_eval_result *res)
         if (!s.correct && s.worst_arg)
             printf("  worst: %s[%llu] = %.9g, reference %.9g (%llu bad "
                    "elements)\n",
-                   s.worst_arg, (unsigned long long)s.worst_index,
-                   s.worst_got, s.worst_want,
-                   (unsigned long long)s.bad_elements);
+                   s.worst_arg, (unsigned long long)s.worst_index, s.worst_got,
+                   s.worst_want, (unsigned long long)s.bad_elements);
     }
 }
 
@@ -300,7 +298,8 @@ static void print_speedups(const kevo_eval_result *res)
 static void print_kernel_line(const kevo_eval_result *res)
 {
     double regs, spills, smem, occ;
-    printf("compile %.2f s%s", kevo_eval_result_seconds(res, KEVO_PHASE_COMPILE),
+    printf("compile %.2f s%s",
+           kevo_eval_result_seconds(res, KEVO_PHASE_COMPILE),
            kevo_eval_result_cached(res) ? " (cached)" : "");
     if (kevo_eval_result_descriptor(res, "registers", &regs) == KEVO_OK)
         printf(", %.0f registers", regs);
@@ -360,8 +359,8 @@ static kevo_candidate *load_kernel(const kevo_task *task, const char *path,
         int64_t v;
         if (!split_assignment(cli->params[i], name, sizeof name, &value) ||
             !parse_int(value, &v)) {
-            fprintf(stderr, "%s: --param %s: expected NAME=INTEGER\n",
-                    program, cli->params[i]);
+            fprintf(stderr, "%s: --param %s: expected NAME=INTEGER\n", program,
+                    cli->params[i]);
             goto fail;
         }
         if (kevo_candidate_set_param(cand, name, v, &err) != KEVO_OK) {
@@ -516,9 +515,11 @@ done:
 int cmd_peaks(int argc, char **argv)
 {
     static const struct option options[] = {
-        {"json", no_argument, NULL, 'j'}, {"all", no_argument, NULL, 'a'},
+        {"json", no_argument, NULL, 'j'},
+        {"all", no_argument, NULL, 'a'},
         {"set", required_argument, NULL, 's'},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     eval_cli cli = {.timing = true};
     int status = EXIT_USAGE, c;

@@ -220,4 +220,3 @@ int cmd_tasks(int argc, char **argv)
                checked == 1 ? "" : "s", checked - invalid, invalid);
     return status;
 }
-

@@ -17,8 +17,8 @@
 #define KEVO__NPEAKS 5 /* the kevo_peak values */
 
 typedef struct kevo__ceilings {
-    double bandwidth;            /* bytes read + written per second */
-    double peak[KEVO__NPEAKS];   /* operations per second, by kevo_peak */
+    double bandwidth;          /* bytes read + written per second */
+    double peak[KEVO__NPEAKS]; /* operations per second, by kevo_peak */
     bool has_bandwidth;
     bool has_peak[KEVO__NPEAKS];
     char *path;   /* the cache file; NULL: not cached */

@@ -50,6 +50,7 @@ typedef struct job {
 
 typedef struct slot {
     job *job;         /* the job it compiles, or NULL */
+    bool hello;       /* the process said hello */
     int64_t deadline; /* of that job, kevo__now_ms() time */
     kevo__ipc_reader *reader;
     bool down;        /* no process: the last restart failed */
@@ -310,10 +311,9 @@ static void cache_store(kevo__compile_pool *pool, const job *j,
         .nvrtc = r->nvrtc,
         .seconds = r->seconds,
     };
-    kevo_error err = KEVO__ERROR_INIT;
     if (pool->cache &&
-        kevo__compile_cache_store(pool->cache, j->key, &e, &err) != KEVO_OK)
-        fprintf(stderr, "kevo: compile cache: %s\n", err.text);
+        kevo__compile_cache_store(pool->cache, j->key, &e, NULL) != KEVO_OK)
+        pool->stats.cache_errors++;
 }
 
 /* A result from a cache entry (which it empties); NULL on no memory. */
@@ -368,16 +368,30 @@ static void restart_slot(kevo__compile_pool *pool, size_t i, int *status)
     }
     kevo__ipc_reader_reset(s->reader);
     s->job = NULL;
+    s->hello = false;
     pool->stats.restarts++;
     if (kevo__procpool_restart(pool->procs, i, status, &err) != KEVO_OK) {
         s->down = true;
         s->retry_at = kevo__now_ms() + RESTART_RETRY_MS;
         snprintf(s->down_error, sizeof s->down_error, "%s", err.text);
-        fprintf(stderr, "kevo: cannot restart compile process %zu: %s\n", i,
-                err.text);
     } else {
         s->down = false;
     }
+}
+
+/* Ends slot i's process and leaves the slot without one until a while
+ * later: for a process that fails before it ever worked, so that a broken
+ * installation does not turn into a storm of restarts. */
+static void park_slot(kevo__compile_pool *pool, size_t i, const char *why)
+{
+    slot *s = &pool->slots[i];
+    kevo__proc_kill(kevo__procpool_proc(pool->procs, i), NULL);
+    kevo__procpool_set_busy(pool->procs, i, false);
+    kevo__ipc_reader_reset(s->reader);
+    s->hello = false;
+    s->down = true;
+    s->retry_at = kevo__now_ms() + RESTART_RETRY_MS;
+    snprintf(s->down_error, sizeof s->down_error, "%s", why);
 }
 
 /* The slot's job failed because its process ended or broke the protocol:
@@ -398,7 +412,16 @@ static void slot_failed(kevo__compile_pool *pool, size_t i, bool protocol,
      * exit status or signal is what gets reported. */
     if (!protocol)
         kevo__proc_finish(kevo__procpool_proc(pool->procs, i), 500, &status);
-    restart_slot(pool, i, status == -1 ? &status : NULL);
+    if (s->hello || j) {
+        restart_slot(pool, i, status == -1 ? &status : NULL);
+    } else {
+        char reason[KEVO_ERROR_TEXT_SIZE];
+        snprintf(reason, sizeof reason, "the compile process %s: %s",
+                 protocol ? "broke the protocol"
+                          : kevo__wait_status_text(status, text, sizeof text),
+                 why);
+        park_slot(pool, i, reason);
+    }
     if (!j)
         return;
     pool->stats.deaths++;
@@ -568,9 +591,18 @@ static void handle_frame(kevo__compile_pool *pool, size_t i, kevo__frame *f)
         if (!json_is_true(json_object_get(f->json, "ok"))) {
             const char *e =
                 json_string_value(json_object_get(f->json, "error"));
-            snprintf(why, sizeof why, "it cannot compile: %s",
+            job *j = s->job;
+            snprintf(why, sizeof why, "the compile process cannot compile: %s",
                      e ? e : "no reason given");
-            slot_failed(pool, i, true, why);
+            park_slot(pool, i, why);
+            if (j) {
+                /* It never ran: another process may take it. */
+                s->job = NULL;
+                pool->running--;
+                queue_push(pool, j, true);
+            }
+        } else {
+            s->hello = true;
         }
         return;
     }
@@ -914,6 +946,7 @@ static kevo_status first_hello(kevo__compile_pool *pool, const char *worker,
         return rc;
     }
     pool->nvrtc = kevo__strdup(nvrtc);
+    pool->slots[0].hello = true;
     kevo__frame_clear(&f);
     if (!pool->nvrtc)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");

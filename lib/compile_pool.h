@@ -57,8 +57,8 @@ typedef struct kevo__compile_pool_config {
  * cfg may be NULL for all defaults. Returns the pool, or NULL with err set:
  * KEVO_ENOENT / KEVO_EIO when the worker cannot be started or the cache
  * directory cannot be made, KEVO_EEXTERNAL when the worker reports that
- * NVRTC does not work, KEVO_ETIMEDOUT / KEVO_EFORMAT for a worker that
- * does not answer or answers garbage.
+ * NVRTC does not work, KEVO_ETIMEDOUT for a worker that does not say
+ * hello in time, KEVO_EWORKER for one that ends or says something else.
  */
 kevo__compile_pool *kevo__compile_pool_new(const kevo__compile_pool_config *cfg,
                                            kevo_error *err);
@@ -138,10 +138,11 @@ kevo_status kevo__compile_pool_submit(kevo__compile_pool *pool,
  * finished). While waiting it reads replies, enforces time limits,
  * restarts failed processes and dispatches queued jobs. Stores the result
  * (the caller frees it) in *result, or NULL when none finished in time.
- * Returns KEVO_OK (also with NULL), KEVO_DONE (and NULL) when no job is
- * queued, running or finished-but-unfetched, or KEVO_ENOMEM / KEVO_EIO
- * when the pool itself fails (a process that cannot be restarted: jobs that
- * needed it then fail with that reason rather than hang).
+ * Returns KEVO_OK (also with NULL), or KEVO_DONE (and NULL) when no job is
+ * queued, running or finished-but-unfetched. Trouble with the processes is
+ * never an error of this call: when no process can be started again, the
+ * queued jobs finish as failures that say why ("no compile process: ..."),
+ * so nothing hangs.
  */
 kevo_status kevo__compile_pool_poll(kevo__compile_pool *pool, int timeout_ms,
                                     kevo__compile_result **result,
@@ -181,6 +182,7 @@ typedef struct kevo__compile_pool_stats {
     uint64_t failed;   /* finished with !ok, whatever the reason */
     uint64_t cache_hits;
     uint64_t cache_misses; /* looked up and not found (or corrupt) */
+    uint64_t cache_errors; /* entries that could not be written */
     uint64_t rejected;     /* by the include scan */
     uint64_t dispatched;   /* sent to a compile process */
     uint64_t timeouts;

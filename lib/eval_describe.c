@@ -139,7 +139,9 @@ static void launch_facts_fill(launch_facts *f, const kevo_ptxscan *scan,
     f->occupancy = NAN;
     f->occupancy_from = NULL;
     f->occupancy_limit = NULL;
-    if (w && isfinite(w->occupancy)) {
+    /* The worker says 0 when the driver's calculator failed: a launch that
+     * cannot run at all is a launch error, not a result. */
+    if (w && isfinite(w->occupancy) && w->occupancy > 0) {
         f->occupancy = w->occupancy;
         f->occupancy_from = "worker";
     } else if (f->threads > 0 && f->registers >= 0 && f->shared >= 0) {

@@ -234,8 +234,9 @@ bool kevo__eval_result_add_shapes(kevo_eval_result *res, size_t n);
  * the speedups. (eval_result.c) */
 void kevo__eval_result_recompute(kevo_eval_result *res);
 
-/* Keeps the compile step's outcome (log, seconds, cached, compiled).
- * false when out of memory. (eval_result.c) */
+/* Keeps the compile step's outcome (log, seconds, cached, compiled);
+ * without one (NULL) the candidate counts as compiled unless the verdict
+ * is a compile error. false when out of memory. (eval_result.c) */
 bool kevo__eval_result_set_compile(kevo_eval_result *res,
                                    const kevo_compile_info *compile);
 
@@ -264,6 +265,10 @@ kevo_status kevo__eval_describe(kevo_eval_result *res, const kevo_task *task,
  * read + written) / time / bandwidth at the largest profiled shape (by
  * the cost model's bytes). (eval_describe.c) */
 void kevo__eval_describe_dram(kevo_eval_result *res);
+
+/* The phases' names in JSON, by kevo_eval_phase, NULL-terminated.
+ * (eval_result_json.c) */
+extern const char *const kevo__eval_phase_names[];
 
 /* JSON for a double that may be NaN (null) or infinite ("inf", "-inf");
  * NULL when out of memory. (eval_result_json.c) */

@@ -112,8 +112,11 @@ bool kevo__eval_result_add_shapes(kevo_eval_result *res, size_t n)
 bool kevo__eval_result_set_compile(kevo_eval_result *res,
                                    const kevo_compile_info *compile)
 {
-    if (!compile)
+    if (!compile) {
+        /* Unknown: it ran, so it compiled, unless the verdict says not. */
+        res->compiled = res->verdict != KEVO_VERDICT_COMPILE_ERROR;
         return true;
+    }
     char *log = kevo__strdup(compile->log ? compile->log : "");
     if (!log)
         return false;
@@ -184,6 +187,8 @@ kevo_status kevo__eval_result_new_failure(
     if (!res || !kevo__eval_result_set_compile(res, compile))
         goto fail;
     res->verdict = verdict;
+    if (!compile)
+        res->compiled = verdict != KEVO_VERDICT_COMPILE_ERROR;
     res->reason = kevo__strdup(reason ? reason : kevo_verdict_name(verdict));
     if (!res->reason)
         goto fail;

@@ -74,8 +74,20 @@ static kevo_status opt_count(reader *rd, const json_t *obj, const char *key,
     return rc;
 }
 
+/* Reads an optional attribute of a kernel: an integer in [0, max], or -1
+ * or null for one the worker could not read (left at -1). */
+static kevo_status opt_attr(reader *rd, const json_t *obj, const char *key,
+                            int64_t max, int64_t *out)
+{
+    const json_t *v = member(obj, key);
+    if (!v || json_is_null(v) ||
+        (json_is_integer(v) && json_integer_value(v) == -1))
+        return KEVO_OK;
+    return opt_count(rd, obj, key, max, out);
+}
+
 /* The "time" object of a shape: the median is required and must be a
- * positive number of seconds. */
+ * positive number of seconds, or null for a shape that was not timed. */
 static kevo_status read_time(reader *rd, const json_t *t, kevo_eval_shape *s,
                              bool reference)
 {
@@ -89,11 +101,11 @@ static kevo_status read_time(reader *rd, const json_t *t, kevo_eval_shape *s,
                                "\"median\" is missing");
     size_t mark = kevo__jpath_key(&rd->path, "median");
     rc = kevo__json_number_nf(m, ORIGIN, &rd->path, &median, rd->err);
-    if (rc == KEVO_OK && !(isfinite(median) && median > 0))
+    if (rc == KEVO_OK && !isnan(median) && !(isfinite(median) && median > 0))
         rc = kevo__json_fail(rd->err, KEVO_EINVALID, ORIGIN, &rd->path,
                              "%g is not a positive number of seconds", median);
     kevo__jpath_pop(&rd->path, mark);
-    if (rc != KEVO_OK)
+    if (rc != KEVO_OK || isnan(median)) /* null: no time was taken */
         return rc;
     if (reference) {
         s->r.reference_time = median;
@@ -312,14 +324,14 @@ static kevo_status read_kernel(reader *rd, const json_t *o,
                                "\"name\" is missing");
     WITH_KEY(rd, "name",
              kevo__json_string(v, ORIGIN, &rd->path, &k->name, rd->err));
-    if ((rc = opt_count(rd, o, "registers", 65536, &k->registers)) != KEVO_OK ||
-        (rc = opt_count(rd, o, "local_bytes", INT64_MAX, &k->local_bytes)) !=
+    if ((rc = opt_attr(rd, o, "registers", 65536, &k->registers)) != KEVO_OK ||
+        (rc = opt_attr(rd, o, "local_bytes", INT64_MAX, &k->local_bytes)) !=
             KEVO_OK ||
-        (rc = opt_count(rd, o, "static_smem", INT64_MAX, &k->static_smem)) !=
+        (rc = opt_attr(rd, o, "static_smem", INT64_MAX, &k->static_smem)) !=
             KEVO_OK ||
-        (rc = opt_count(rd, o, "max_threads", 65536, &k->max_threads)) !=
+        (rc = opt_attr(rd, o, "max_threads", 65536, &k->max_threads)) !=
             KEVO_OK ||
-        (rc = opt_count(rd, o, "dyn_smem", INT64_MAX, &k->dyn_smem)) !=
+        (rc = opt_attr(rd, o, "dyn_smem", INT64_MAX, &k->dyn_smem)) !=
             KEVO_OK ||
         (rc = opt_number(rd, o, "occupancy", &k->occupancy)) != KEVO_OK)
         return rc;
@@ -368,6 +380,13 @@ static kevo_status read_message(reader *rd, const json_t *msg,
         return rc;
 
     const char *verdict = NULL;
+    v = member(msg, "ok");
+    if (v && json_is_false(v) && !member(msg, "verdict")) {
+        const json_t *e = member(msg, "error");
+        return kevo__json_fail(
+            rd->err, KEVO_EINVALID, ORIGIN, &rd->path, "the worker failed: %s",
+            json_is_string(e) ? json_string_value(e) : "(no error given)");
+    }
     if (!(v = member(msg, "verdict")))
         return kevo__json_fail(rd->err, KEVO_EINVALID, ORIGIN, &rd->path,
                                "\"verdict\" is missing");

@@ -17,12 +17,12 @@
 
 #include <kevo/eval.h>
 
+#include "../fitness/fitness.h"
 #include "candidate_private.h"
 #include "ceilings.h"
 #include "compile_pool.h"
 #include "devprops.h"
 #include "eval_private.h"
-#include "../fitness/fitness.h"
 #include "gpu_client.h"
 #include "include_scan.h"
 #include "launch_args.h"
@@ -462,7 +462,8 @@ typedef struct figures {
 static void figures_of(const kevo_evaluator *ev, figures *f)
 {
     memset(f, 0, sizeof *f);
-    f->ceilings.bandwidth = ev->ceilings.has_bandwidth ? ev->ceilings.bandwidth : 0;
+    f->ceilings.bandwidth =
+        ev->ceilings.has_bandwidth ? ev->ceilings.bandwidth : 0;
     for (int p = 0; p < KEVO__PEAK_COUNT; p++)
         f->ceilings.peak[p] = kevo__ceilings_peak(&ev->ceilings, (kevo_peak)p);
     f->ctx.ceilings = ev->compile_only ? NULL : &f->ceilings;
@@ -517,7 +518,7 @@ static void job_finish(kevo_evaluator *ev, job *j, kevo_eval_result *res)
                                       1e3);
     j->result = res;
     j->state = JOB_DONE;
-        kevo_shape_set set = job_set(j);
+    kevo_shape_set set = job_set(j);
     if (j->hidden && kevo_eval_result_verdict(res) == KEVO_VERDICT_OK)
         kevo__eval_result_times(res, KEVO__BASELINE_SEED,
                                 j->tr->seed_times[set],
@@ -529,7 +530,7 @@ static kevo_status finish_failure(kevo_evaluator *ev, job *j,
                                   kevo_verdict verdict, const char *reason,
                                   kevo_error *err)
 {
-        kevo_eval_result *res = NULL;
+    kevo_eval_result *res = NULL;
     kevo_compile_info ci;
     figures f;
     figures_of(ev, &f);
@@ -671,7 +672,7 @@ static kevo_status compiled(kevo_evaluator *ev, kevo__compile_result *cr,
         return finish_failure(ev, j, KEVO_VERDICT_COMPILE_ERROR,
                               cr->error ? cr->error : "compile error", err);
     if (j->flags & KEVO_EVAL_COMPILE) {
-                kevo_eval_result *res = NULL;
+        kevo_eval_result *res = NULL;
         kevo_compile_info ci;
         figures f;
         figures_of(ev, &f);
@@ -831,7 +832,7 @@ static kevo_status gpu_step(kevo_evaluator *ev, int timeout_ms, kevo_error *err)
         return finish_failure(ev, j, KEVO_VERDICT_WORKER_DIED, gerr.text, err);
     }
     kevo_shape_set set = job_set(j);
-        kevo_eval_result *res = NULL;
+    kevo_eval_result *res = NULL;
     kevo_compile_info ci;
     figures f;
     figures_of(ev, &f);
@@ -848,7 +849,7 @@ static kevo_status gpu_step(kevo_evaluator *ev, int timeout_ms, kevo_error *err)
         kevo__gpu_client_restart(ev->gpu, NULL);
         return finish_failure(ev, j, KEVO_VERDICT_WORKER_DIED, why, err);
     }
-        take_reference_times(j->tr, set, res);
+    take_reference_times(j->tr, set, res);
     size_t nshapes = kevo_task_shape_count(j->tr->task, set);
     kevo__eval_result_set_baseline(res, KEVO__BASELINE_SEED,
                                    j->tr->seed_times[set], nshapes, NULL);

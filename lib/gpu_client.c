@@ -24,6 +24,7 @@ struct kevo__gpu_client {
     json_t *device_info;
     int driver;
     bool busy;
+    int64_t sent_ms; /* when the request out was sent */
     int64_t deadline;
     unsigned long restarts;
 };
@@ -213,6 +214,7 @@ kevo_status kevo__gpu_client_send(kevo__gpu_client *c, const json_t *msg,
         return fail_and_restart(c, KEVO_EWORKER, what, err);
     }
     c->busy = true;
+    c->sent_ms = kevo__now_ms();
     c->deadline = deadline_ms;
     return KEVO_OK;
 }
@@ -254,8 +256,9 @@ kevo_status kevo__gpu_client_poll(kevo__gpu_client *c, int timeout_ms,
         if (c->deadline >= 0 && now >= c->deadline) {
             char what[128];
             snprintf(what, sizeof what,
-                     "no reply within the deadline: killed after %lld ms",
-                     (long long)(now - start_ms));
+                     "no reply within the deadline: killed %.1f s after the "
+                     "request",
+                     (double)(now - c->sent_ms) / 1e3);
             return fail_and_restart(c, KEVO_ETIMEDOUT, what, err);
         }
         if (until >= 0 && now >= until)

@@ -87,9 +87,20 @@ out:
 /* ---- the seen set ----------------------------------------------------------
  */
 
-uint64_t kevo__op_seen_key(const char *source, const kevo_vars *assignment)
+uint64_t kevo__op_source_hash(const char *source)
 {
-    uint64_t h = kevo__hash_bytes(KEVO__HASH_INIT, source, strlen(source) + 1);
+    return kevo__hash_bytes(KEVO__HASH_INIT, source, strlen(source) + 1);
+}
+
+uint64_t kevo__op_candidate_key(const kevo_candidate *cand)
+{
+    return kevo__op_seen_key(kevo__op_source_hash(kevo_candidate_source(cand)),
+                             kevo_candidate_assignment(cand));
+}
+
+uint64_t kevo__op_seen_key(uint64_t source_hash, const kevo_vars *assignment)
+{
+    uint64_t h = source_hash;
     size_t n = kevo_vars_count(assignment);
     /* The names in sorted order, so the key does not depend on the order
      * in which an assignment was built. */
@@ -480,8 +491,10 @@ out:
 static kevo_status probe(kevo_operator *op, const kevo_candidate *c,
                          const char *assignment_json, kevo_candidate **out)
 {
-    uint64_t h = kevo_candidate_hash(c);
-    if (op->probe && op->probe_of == c && op->probe_hash == h) {
+    /* The same candidate as last time: the same address and source. */
+    if (op->probe && op->probe_of == c &&
+        strcmp(kevo_candidate_source(op->probe), kevo_candidate_source(c)) ==
+            0) {
         const kevo_vars *a = kevo_candidate_assignment(c);
         for (size_t i = 0; i < kevo_vars_count(a); i++)
             kevo_candidate_set_param(op->probe, kevo_vars_name(a, i),
@@ -492,7 +505,8 @@ static kevo_status probe(kevo_operator *op, const kevo_candidate *c,
         if (!(op->probe = kevo_candidate_copy(c)))
             return kevo__op_fail(op, KEVO_ENOMEM, "out of memory");
         op->probe_of = c;
-        op->probe_hash = h;
+        op->probe_source_hash =
+            kevo__op_source_hash(kevo_candidate_source(op->probe));
     }
     *out = op->probe;
     return apply_assignment(op, op->probe, assignment_json);
@@ -560,9 +574,9 @@ static int api_seen(kevo_host_ctx *ctx, const kevo_candidate *c,
     kevo_candidate *p = NULL;
     if (!c || probe(op, c, assignment_json, &p) != KEVO_OK)
         return 0;
-    return kevo__op_seen_has(op->host,
-                             kevo__op_seen_key(kevo_candidate_source(p),
-                                               kevo_candidate_assignment(p)));
+    return kevo__op_seen_has(
+        op->host,
+        kevo__op_seen_key(op->probe_source_hash, kevo_candidate_assignment(p)));
 }
 
 static kevo_status api_check(kevo_host_ctx *ctx, const kevo_candidate *c,
@@ -626,10 +640,8 @@ static kevo_status api_emit_child(kevo_host_ctx *ctx, uint64_t req_id,
         goto out;
     child = fresh;
     fresh = NULL;
-    uint64_t key = kevo__op_seen_key(kevo_candidate_source(child),
-                                     kevo_candidate_assignment(child));
-    if (key == kevo__op_seen_key(kevo_candidate_source(p->parent),
-                                 kevo_candidate_assignment(p->parent))) {
+    uint64_t key = kevo__op_candidate_key(child);
+    if (key == kevo__op_candidate_key(p->parent)) {
         rc = kevo__op_fail(op, KEVO_EEXIST,
                            "emit_child: the child is its parent unchanged");
         goto out;

@@ -260,8 +260,7 @@ kevo_status kevo_operator_host_mark_seen(kevo_operator_host *host,
         return kevo__error_set(err, KEVO_EINVAL,
                                "kevo_operator_host_mark_seen: %s is NULL",
                                !host ? "host" : "cand");
-    uint64_t key = kevo__op_seen_key(kevo_candidate_source(cand),
-                                     kevo_candidate_assignment(cand));
+    uint64_t key = kevo__op_candidate_key(cand);
     if (kevo__op_seen_add(host, key) != KEVO_OK)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     return KEVO_OK;
@@ -272,9 +271,7 @@ int kevo_operator_host_seen(const kevo_operator_host *host,
 {
     if (!host || !cand)
         return 0;
-    return kevo__op_seen_has(
-        host, kevo__op_seen_key(kevo_candidate_source(cand),
-                                kevo_candidate_assignment(cand)));
+    return kevo__op_seen_has(host, kevo__op_candidate_key(cand));
 }
 
 /* ---- plugins ------------------------------------------------------------- */

@@ -74,7 +74,7 @@ struct kevo_operator {
      * assignment reset) while the plugin checks the same one again. */
     kevo_candidate *probe;
     const kevo_candidate *probe_of;
-    uint64_t probe_hash;
+    uint64_t probe_source_hash; /* kevo__op_source_hash of its source */
 };
 
 struct kevo_operator_host {
@@ -122,9 +122,13 @@ extern const kevo_host_api kevo__host_api;
 /* The task's texts task_args, task_dims and task_cost, built once. */
 kevo_status kevo__op_task_texts(kevo_operator_host *host, kevo_error *err);
 
-/* The key of a source and an assignment in the seen set: independent of
- * the order of the assignment's names. */
-uint64_t kevo__op_seen_key(const char *source, const kevo_vars *assignment);
+/* The key of a source and an assignment in the seen set: the source's hash
+ * (kevo__op_source_hash) combined with the assignment, independent of the
+ * order of its names. */
+uint64_t kevo__op_source_hash(const char *source);
+uint64_t kevo__op_seen_key(uint64_t source_hash, const kevo_vars *assignment);
+/* Both at once, for a candidate. */
+uint64_t kevo__op_candidate_key(const kevo_candidate *cand);
 bool kevo__op_seen_has(const kevo_operator_host *host, uint64_t key);
 kevo_status kevo__op_seen_add(kevo_operator_host *host, uint64_t key);
 

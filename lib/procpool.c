@@ -67,9 +67,13 @@ static void child_exec(const char *path, char *const argv[], int in_fd,
         goto fail;
     /* Everything but 0, 1, 2 and the error pipe goes (close-on-exec as a
      * fallback where close_range is missing). */
-    if (err_fd > 3)
-        close_range(3, (unsigned)err_fd - 1, 0);
-    close_range((unsigned)err_fd + 1, ~0u, 0);
+    if ((err_fd > 3 && close_range(3, (unsigned)err_fd - 1, 0) != 0) ||
+        close_range((unsigned)err_fd + 1, ~0u, 0) != 0) {
+        for (int fd = 3; fd < 4096; fd++) {
+            if (fd != err_fd)
+                close(fd);
+        }
+    }
     execv(path, argv);
 fail:
     e = errno;
@@ -168,19 +172,29 @@ void kevo__proc_kill(kevo__proc *proc, int *status)
 
 bool kevo__proc_reap(kevo__proc *proc, int *status)
 {
-    int st = -1;
+    int st = -1, rc;
+    siginfo_t info;
     if (!proc || proc->pid <= 0)
         return false;
-    pid_t r;
-    while ((r = waitpid(proc->pid, &st, WNOHANG)) < 0 && errno == EINTR)
+    /* Look without reaping first: while the child is a zombie its process
+     * group cannot be reused, so what it left behind can still be killed
+     * without hitting a stranger. */
+    memset(&info, 0, sizeof info);
+    while ((rc = waitid(P_PID, (id_t)proc->pid, &info,
+                        WEXITED | WNOHANG | WNOWAIT)) < 0 &&
+           errno == EINTR)
         ;
-    if (r == 0)
+    if (rc == 0 && info.si_pid == 0)
         return false;
-    /* r < 0 (ECHILD: someone else reaped it) counts as ended too. */
-    kill(-proc->pid, SIGKILL);
+    if (rc == 0) {
+        kill(-proc->pid, SIGKILL);
+        while (waitpid(proc->pid, &st, 0) < 0 && errno == EINTR)
+            ;
+    }
+    /* rc < 0 (ECHILD: someone else reaped it) counts as ended too. */
     reset_proc(proc);
     if (status)
-        *status = r > 0 ? st : -1;
+        *status = rc == 0 ? st : -1;
     return true;
 }
 

@@ -82,8 +82,10 @@ void kevo__ptxscan_free(kevo_ptxscan *scan);
 /*
  * Scans len bytes of PTX text (no NUL needed) into scan: every function's
  * instruction counts and shared memory. Returns KEVO_OK, KEVO_EPARSE
- * naming the line of a comment, string or function body that does not
- * end, or KEVO_ENOMEM.
+ * naming the line of a comment, string, statement or function body that
+ * does not end, or KEVO_ENOMEM. After a failure scan holds what was read
+ * before it, without the totals: free it (and init it again to go on with
+ * a log alone).
  */
 kevo_status kevo__ptxscan_ptx(kevo_ptxscan *scan, const char *ptx, size_t len,
                               kevo_error *err);

@@ -58,7 +58,7 @@ typedef struct loopback_request {
     char *behaviour; /* the behaviour it got */
     int status;      /* the status sent, 0 when none was */
     long input_tokens, output_tokens; /* the usage reported, 200s only */
-    double received; /* seconds on the monotonic clock */
+    double received;                  /* seconds on the monotonic clock */
 } loopback_request;
 
 /* Starts a server. Returns NULL (with a message on stderr) on failure. */

@@ -106,22 +106,26 @@ static void check_entries(const char *ptx, const char *arch)
     size_t entries = 0;
     for (const char *p = ptx; (p = strstr(p, ".entry ")) != NULL; p++)
         entries++;
-    ok(found == 2 * KEVO__NDTYPES + KEVO_ARRAY_SIZE(fixed) &&
-           entries == found,
+    ok(found == 2 * KEVO__NDTYPES + KEVO_ARRAY_SIZE(fixed) && entries == found,
        "%s: the PTX has the %zu kernels the worker looks up, and no other",
        arch, found);
     if (missing.data)
         diag("missing:%s", missing.data);
     kevo__buf_free(&missing);
 
-    /* The block reduction keeps KEVO__CMP_BLOCK kevo__cmp in shared
-     * memory: the sizes agree when the host struct matches kv_cmp. */
-    char *reduce = entry_text(ptx, "kevo_internal_compare_reduce");
+    /* The block reduction keeps KEVO__CMP_BLOCK kv_cmp in shared memory:
+     * the sizes agree when the host's struct matches kv_cmp. */
     char size[32];
-    snprintf(size, sizeof(size), "[%zu]", KEVO__CMP_BLOCK * sizeof(kevo__cmp));
-    ok(sizeof(kevo__cmp) == 64 && reduce && strstr(reduce, size),
+    bool found_size = false;
+    snprintf(size, sizeof(size), "[%zu];", KEVO__CMP_BLOCK * sizeof(kevo__cmp));
+    for (const char *p = ptx; (p = strstr(p, ".shared .align 8")) != NULL;
+         p++) {
+        const char *eol = strchr(p, '\n');
+        const char *at = strstr(p, size);
+        found_size = found_size || (at && (!eol || at < eol));
+    }
+    ok(sizeof(kevo__cmp) == 64 && found_size,
        "%s: kv_cmp has the 64 bytes of kevo__cmp", arch);
-    free(reduce);
 }
 
 static void test_compile(void)
@@ -235,8 +239,7 @@ static void test_hello(void)
         const char *uuid = json_string_value(json_object_get(d, "uuid"));
         ok(cc >= 50 && json_integer_value(json_object_get(d, "sm_count")) > 0 &&
                json_integer_value(json_object_get(d, "l2_bytes")) > 0 &&
-               json_integer_value(json_object_get(d, "max_smem_per_block")) >
-                   0,
+               json_integer_value(json_object_get(d, "max_smem_per_block")) > 0,
            "a GPU: its properties, named as expressions name them (cc %d)",
            (int)cc);
         ok(uuid && strncmp(uuid, "GPU-", 4) == 0 &&

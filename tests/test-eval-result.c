@@ -1,8 +1,8 @@
 /*
  * test-eval-result.c: evaluation results built from GPU worker result
- * messages (tests/data/eval/*.json) and the NVRTC output of the suite's
- * seeds (tests/data/ptx): the getters, the fitness and the speedups, the
- * behaviour descriptors, JSON written and read back, malformed messages,
+ * messages (the JSON files of tests/data/eval) and the NVRTC output of the
+ * suite's seeds (tests/data/ptx): the getters, the fitness and the speedups,
+ * the behaviour descriptors, JSON written and read back, malformed messages,
  * failure results, and the evaluator's option table.
  */
 #include "config.h"
@@ -86,8 +86,7 @@ static kevo_eval_result *build(const kevo_task *task, const char *file,
     kevo_eval_result *res = NULL;
     kevo_error err = KEVO__ERROR_INIT;
     if (kevo__eval_result_new(task, kevo_task_seed(task), set, msg,
-                              b ? &b->info : NULL, &ctx, &res,
-                              &err) != KEVO_OK)
+                              b ? &b->info : NULL, &ctx, &res, &err) != KEVO_OK)
         bail_out("%s: %s", file, err.text);
     json_decref(msg);
     return res;
@@ -116,20 +115,17 @@ static void round_trip(const kevo_eval_result *res, const char *what)
     json_t *v = NULL;
     kevo_eval_result *back = NULL;
     kevo_error err = KEVO__ERROR_INIT;
-    ok(kevo_eval_result_to_json(res, &a, &err) == KEVO_OK, "%s: to JSON",
-       what);
+    ok(kevo_eval_result_to_json(res, &a, &err) == KEVO_OK, "%s: to JSON", what);
     ok(a && kevo__json_parse(a, what, &v, &err) == KEVO_OK,
        "%s: the JSON parses", what);
-    ok(v && kevo__eval_result_from_json(v, what, NULL, &back, &err) ==
-                KEVO_OK,
+    ok(v && kevo__eval_result_from_json(v, what, NULL, &back, &err) == KEVO_OK,
        "%s: read back (%s)", what, err.text);
     ok(back && kevo_eval_result_to_json(back, &b, &err) == KEVO_OK,
        "%s: to JSON again", what);
     ok(a && b && strcmp(a, b) == 0, "%s: the same text", what);
     if (back) {
-        is_double(kevo_eval_result_fitness(back),
-                  kevo_eval_result_fitness(res), 0, "%s: same fitness",
-                  what);
+        is_double(kevo_eval_result_fitness(back), kevo_eval_result_fitness(res),
+                  0, "%s: same fitness", what);
         is_int(kevo_eval_result_verdict(back), kevo_eval_result_verdict(res),
                "%s: same verdict", what);
         is_uint(kevo_candidate_hash(kevo_eval_result_candidate(back)),
@@ -247,27 +243,25 @@ static void test_saxpy(void)
     free(json);
     double seed_times[3] = {1.6e-4, 2.5e-5, NAN};
     kevo_error err = KEVO__ERROR_INIT;
-    is_int(kevo__eval_result_set_baseline(res, KEVO__BASELINE_SEED,
-                                          seed_times, 2, &err),
+    is_int(kevo__eval_result_set_baseline(res, KEVO__BASELINE_SEED, seed_times,
+                                          2, &err),
            KEVO_EINVAL, "baseline times must cover every shape");
-    is_int(kevo__eval_result_set_baseline(res, KEVO__BASELINE_SEED,
-                                          seed_times, 3, NULL),
+    is_int(kevo__eval_result_set_baseline(res, KEVO__BASELINE_SEED, seed_times,
+                                          3, NULL),
            KEVO_OK, "seed times attached");
     is_double(shape(res, 0).seed_time, 1.6e-4, 0, "shape 0: seed time");
     ok(isnan(shape(res, 2).seed_time), "shape 2: unknown seed time");
     round_trip(res, "saxpy");
 
     /* The same measurements scored as speedup over the reference. */
-    kevo_eval_result *sp = build(task, "saxpy_train_ok.json",
-                                 KEVO_SHAPES_TRAIN, &b,
-                                 &kevo__fitness_speedup_reference);
+    kevo_eval_result *sp = build(task, "saxpy_train_ok.json", KEVO_SHAPES_TRAIN,
+                                 &b, &kevo__fitness_speedup_reference);
     is_double(kevo_eval_result_fitness(sp), cbrt(1.2 * 1.12 * 1.125), 1e-12,
               "speedup_reference fitness");
     is_str(kevo__eval_result_fitness_name(sp), "speedup_reference",
            "fitness function name");
-    kevo_eval_result *ss = build(task, "saxpy_train_ok.json",
-                                 KEVO_SHAPES_TRAIN, &b,
-                                 &kevo__fitness_speedup_seed);
+    kevo_eval_result *ss = build(task, "saxpy_train_ok.json", KEVO_SHAPES_TRAIN,
+                                 &b, &kevo__fitness_speedup_seed);
     is_double(kevo_eval_result_fitness(ss), 0, 0,
               "speedup_seed fitness is 0 without seed times");
     seed_times[2] = 1.6e-5;
@@ -393,8 +387,7 @@ static void test_reduce(void)
     kevo__eval_result_new(task, kevo_task_seed(task), KEVO_SHAPES_TRAIN, NULL,
                           &b.info, NULL, &bare, NULL);
     ok(bare != NULL, "compile-only result");
-    is_int(kevo_eval_result_verdict(bare), KEVO_VERDICT_OK,
-           "compile-only: ok");
+    is_int(kevo_eval_result_verdict(bare), KEVO_VERDICT_OK, "compile-only: ok");
     is_uint(kevo_eval_result_shape_count(bare), 0, "compile-only: no shapes");
     is_double(kevo_eval_result_fitness(bare), 0, 0, "compile-only: fitness 0");
     is_double(descriptor(bare, "block_size"), 256, 0,
@@ -412,8 +405,8 @@ static void test_reduce(void)
 static void test_held_out(void)
 {
     kevo_task *task = load_task("saxpy");
-    kevo_eval_result *res = build(task, "saxpy_held_out_ok.json",
-                                  KEVO_SHAPES_HELD_OUT, NULL, NULL);
+    kevo_eval_result *res =
+        build(task, "saxpy_held_out_ok.json", KEVO_SHAPES_HELD_OUT, NULL, NULL);
     is_int(kevo_eval_result_shape_set(res), KEVO_SHAPES_HELD_OUT,
            "held-out: set");
     is_double(shape(res, 1).efficiency, 0.07, 1e-12,
@@ -434,14 +427,17 @@ static void test_failures(void)
 {
     kevo_task *task = load_task("saxpy");
     kevo_eval_result *res = NULL;
-    kevo_compile_info bad = {false, "candidate.cu(12): error: expected a ';'",
+    kevo_compile_info bad = {false,
+                             "candidate.cu(12): error: expected a ';'",
                              "candidate.cu(12): error: expected a ';'\n",
-                             NULL, 0, 0.5, true};
+                             NULL,
+                             0,
+                             0.5,
+                             true};
     kevo_error err = KEVO__ERROR_INIT;
     json_t *msg = load_json("saxpy_train_ok.json");
-    is_int(kevo__eval_result_new(task, kevo_task_seed(task),
-                                 KEVO_SHAPES_TRAIN, msg, &bad, NULL, &res,
-                                 &err),
+    is_int(kevo__eval_result_new(task, kevo_task_seed(task), KEVO_SHAPES_TRAIN,
+                                 msg, &bad, NULL, &res, &err),
            KEVO_OK, "compile error: a result");
     is_int(kevo_eval_result_verdict(res), KEVO_VERDICT_COMPILE_ERROR,
            "compile error: verdict");
@@ -462,8 +458,8 @@ static void test_failures(void)
     seed_build_load(&b, "saxpy");
     is_int(kevo__eval_result_new_failure(
                task, kevo_task_seed(task), KEVO_SHAPES_TRAIN,
-               KEVO_VERDICT_TIMEOUT, "no reply within 11000 ms", &b.info,
-               NULL, &res, NULL),
+               KEVO_VERDICT_TIMEOUT, "no reply within 11000 ms", &b.info, NULL,
+               &res, NULL),
            KEVO_OK, "timeout: a result");
     is_int(kevo_eval_result_verdict(res), KEVO_VERDICT_TIMEOUT,
            "timeout: verdict");
@@ -473,10 +469,9 @@ static void test_failures(void)
               "timeout: the compiled code is still described");
     round_trip(res, "timeout");
     kevo_eval_result_free(res);
-    is_int(kevo__eval_result_new_failure(task, kevo_task_seed(task),
-                                         KEVO_SHAPES_TRAIN,
-                                         KEVO_VERDICT_WORKER_DIED, NULL, NULL,
-                                         NULL, &res, NULL),
+    is_int(kevo__eval_result_new_failure(
+               task, kevo_task_seed(task), KEVO_SHAPES_TRAIN,
+               KEVO_VERDICT_WORKER_DIED, NULL, NULL, NULL, &res, NULL),
            KEVO_OK, "worker died: a result");
     is_str(kevo_eval_result_reason(res), "worker_died",
            "worker died: the verdict's name as reason");
@@ -504,6 +499,39 @@ static void test_failures(void)
     kevo_task_free(task);
 }
 
+/* What the worker says when it could not read something. */
+static void test_worker_unknowns(void)
+{
+    kevo_task *task = load_task("saxpy");
+    seed_build b;
+    seed_build_load(&b, "saxpy");
+    json_t *msg = json_pack(
+        "{s:s,s:s,s:[{s:s,s:i,s:i,s:i,s:i,s:[i,i,i],s:i,s:f}],"
+        "s:[{s:s,s:i,s:b,s:{s:n,s:i,s:i}}]}",
+        "verdict", "wrong", "reason", "z[0] = nan, want 1", "kernels", "name",
+        "saxpy", "registers", -1, "local_bytes", -1, "static_smem", -1,
+        "max_threads", -1, "block", 256, 1, 1, "dyn_smem", 0, "occupancy", 0.0,
+        "shapes", "set", "train", "index", 0, "correct", 0, "time", "median",
+        "reps", 0, "kernels_per_rep", 0);
+    kevo_eval_result *res = NULL;
+    kevo_error err = KEVO__ERROR_INIT;
+    is_int(kevo__eval_result_new(task, kevo_task_seed(task), KEVO_SHAPES_TRAIN,
+                                 msg, &b.info, NULL, &res, &err),
+           KEVO_OK, "attributes of -1 and a null median are accepted (%s)",
+           err.text);
+    if (res) {
+        is_double(descriptor(res, "registers"), 12, 0,
+                  "registers the worker could not read come from ptxas");
+        is_double(descriptor(res, "occupancy"), 1, 0,
+                  "an occupancy of 0 from the worker is calculated instead");
+        ok(isnan(shape(res, 0).time), "a null median is no time");
+    }
+    kevo_eval_result_free(res);
+    json_decref(msg);
+    seed_build_free(&b);
+    kevo_task_free(task);
+}
+
 static void test_malformed(void)
 {
     kevo_task *task = load_task("saxpy");
@@ -519,9 +547,9 @@ static void test_malformed(void)
         kevo_eval_result *res = NULL;
         if (kevo__json_parse(tab + 1, "malformed.txt", &msg, &err) != KEVO_OK)
             bail_out("malformed.txt: %s", err.text);
-        kevo_status rc = kevo__eval_result_new(task, kevo_task_seed(task),
-                                               KEVO_SHAPES_TRAIN, msg, NULL,
-                                               NULL, &res, &err);
+        kevo_status rc =
+            kevo__eval_result_new(task, kevo_task_seed(task), KEVO_SHAPES_TRAIN,
+                                  msg, NULL, NULL, &res, &err);
         is_int(rc, KEVO_EWORKER, "malformed: %s", line);
         like_str(err.text, line, "malformed: the message names the field");
         ok(res == NULL, "malformed: no result");
@@ -547,8 +575,8 @@ static void test_getters(void)
     is_str(kevo_verdict_name((kevo_verdict)99), "unknown", "unknown verdict");
 
     kevo_task *task = load_task("saxpy");
-    kevo_eval_result *res = build(task, "saxpy_held_out_ok.json",
-                                  KEVO_SHAPES_HELD_OUT, NULL, NULL);
+    kevo_eval_result *res =
+        build(task, "saxpy_held_out_ok.json", KEVO_SHAPES_HELD_OUT, NULL, NULL);
     kevo_shape_result r = {.size = sizeof(r) - 1};
     is_int(kevo_eval_result_shape(res, 0, &r), KEVO_EINVAL,
            "shape: a size too small");
@@ -637,6 +665,7 @@ int main(void)
     test_reduce();
     test_held_out();
     test_failures();
+    test_worker_unknowns();
     test_malformed();
     test_getters();
     test_options();

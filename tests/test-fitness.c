@@ -205,9 +205,8 @@ static json_t *message(kevo_shape_set set, const double *eff, size_t n)
         json_array_append_new(
             shapes, json_pack("{s:s,s:i,s:{s:I},s:b,s:o}", "set",
                               set == KEVO_SHAPES_TRAIN ? "train" : "held_out",
-                              "index", (int)i, "dims", "n",
-                              (json_int_t)dims[0], "correct", !wrong, "time",
-                              time));
+                              "index", (int)i, "dims", "n", (json_int_t)dims[0],
+                              "correct", !wrong, "time", time));
         if (wrong) {
             verdict = "wrong";
             break;
@@ -221,8 +220,8 @@ static json_t *message(kevo_shape_set set, const double *eff, size_t n)
     return msg;
 }
 
-static kevo_eval_result *result(kevo_shape_set set, const double *eff,
-                                size_t n, double level)
+static kevo_eval_result *result(kevo_shape_set set, const double *eff, size_t n,
+                                double level)
 {
     json_t *msg = message(set, eff, n);
     kevo_eval_context ctx = {&dev, NULL, NULL, level};
@@ -303,8 +302,7 @@ static void test_gate(void)
 
     double poor[] = {0.5, 0.5};
     ok(!gate(train, poor, 2, 0.7, why, sizeof why), "gate: 0.5 < 0.56");
-    is_str(why,
-           "held-out fitness 0.5 < 0.7 x training fitness 0.8 = 0.56",
+    is_str(why, "held-out fitness 0.5 < 0.7 x training fitness 0.8 = 0.56",
            "gate: why a ratio miss fails");
     ok(gate(train, poor, 2, 0.6, why, sizeof why), "gate: 0.5 >= 0.6 x 0.8");
     ok(gate(train, poor, 2, 0, NULL, 0), "gate: ratio 0 and no why");
@@ -366,8 +364,9 @@ static void test_gate(void)
                           msg, NULL, &ctx, &ho, NULL);
     ok(!kevo_gate_check(t, ho, 0.7, why, sizeof why),
        "gate: different fitness functions");
-    like_str(why, "different fitness functions (roofline, "
-                  "speedup_reference)",
+    like_str(why,
+             "different fitness functions (roofline, "
+             "speedup_reference)",
              "why");
     kevo_eval_result_free(ho);
     json_decref(msg);

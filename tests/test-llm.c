@@ -637,7 +637,8 @@ static void test_engine(void)
     is_int(rs.outcome, LLM_TIMEOUT, "a slow reply times out");
     is_int(rs.attempts, 3, "timeouts are retried");
     like_str(rs.reason, "no complete reply within 0.4 s", "timeout: reason");
-    ok(kevo__llm_now() - t0 < 5, "three timeouts of 0.4 s end well before a 6 s reply");
+    ok(kevo__llm_now() - t0 < 5,
+       "three timeouts of 0.4 s end well before a 6 s reply");
     kevo__llm_http_free(h);
 
     /* The admit hook: a budget refuses before anything is sent. */
@@ -1187,10 +1188,20 @@ static void test_plugin(const char *builddir)
     is_int(leaks, 0, "no failure reason, child or note holds the key");
     ok(host_log.data && strstr(host_log.data, "request") != NULL,
        "the operator logged");
+    like_str(host_log.data,
+             "failed (edit): the reply gave no child: edit_not_found",
+             "a failure is logged with its kind and reason");
+    like_str(host_log.data, ": a child from alpha (whole kernel",
+             "a child is logged with its model");
+    like_str(host_log.data, "the token budget is spent",
+             "the budget stop is logged");
     ok(host_log.data && !strstr(host_log.data, KEY), "the log holds no key");
 
     kevo_operator_host_free(host);
     host = NULL;
+    like_str(host_log.data, "llm_cheap: 2 requests, 1 calls (1 attempts), 0 "
+                            "children; ",
+             "each instance logs a summary at its end");
 
     int files = 0, hits = 0, requests = 0;
     char dir[sizeof(run) + 8];

@@ -506,7 +506,7 @@ static void test_allocation_failures(void)
                         "<<<<<<< SEARCH\n"
                         "/* kevo:launch\n"
                         "=======\n"
-                        "/*   kevo:launch\n"
+                        "/* launches:\n"
                         ">>>>>>> REPLACE\n";
     fail_each_allocation("edits, launch block restored", edits, parent_src);
     const char *missing = "<<<<<<< SEARCH\n"

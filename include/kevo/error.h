@@ -40,9 +40,9 @@ typedef enum kevo_status {
     KEVO_ELIMIT = 15,      /* over a stated limit (memory, size, count) */
     KEVO_DONE = 16,        /* not an error: a reader has no more items */
     KEVO_EEXTERNAL = 17,   /* a library kevo uses failed; see domain, foreign */
-    KEVO_ETIMEDOUT = 18,   /* a wait, a compile or a run passed its time limit */
-    KEVO_ENODEV = 19,      /* no usable GPU (no driver, no device) */
-    KEVO_EWORKER = 20      /* a worker process died or broke the protocol */
+    KEVO_ETIMEDOUT = 18, /* a wait, a compile or a run passed its time limit */
+    KEVO_ENODEV = 19,    /* no usable GPU (no driver, no device) */
+    KEVO_EWORKER = 20    /* a worker process died or broke the protocol */
 } kevo_status;
 
 /* Where a foreign error code in kevo_error.foreign comes from. */

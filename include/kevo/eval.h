@@ -65,8 +65,8 @@ KEVO_API const char *kevo_verdict_name(kevo_verdict verdict);
 /* Integer options of an evaluator, set before kevo_evaluator_start()
  * (the timing and profiling options may also be changed after). */
 typedef enum kevo_eval_option {
-    KEVO_EVAL_COMPILE_WORKERS = 0,  /* compile processes; 0: one per core */
-    KEVO_EVAL_DEVICE = 1,           /* the CUDA device index */
+    KEVO_EVAL_COMPILE_WORKERS = 0,    /* compile processes; 0: one per core */
+    KEVO_EVAL_DEVICE = 1,             /* the CUDA device index */
     KEVO_EVAL_COMPILE_TIMEOUT_MS = 2, /* per compile */
     KEVO_EVAL_RUN_TIMEOUT_MS = 3,     /* per evaluation on the GPU, beyond
                                          the timing cap */
@@ -97,8 +97,9 @@ typedef enum kevo_eval_string_option {
 } kevo_eval_string_option;
 
 /* Flags of kevo_evaluator_start(). */
-#define KEVO_EVAL_START_COMPILE_ONLY 0x1u /* start no GPU worker: compile
-                                             and describe only */
+#define KEVO_EVAL_START_COMPILE_ONLY                                           \
+    0x1u /* start no GPU worker: compile                                       \
+            and describe only */
 
 /* Flags of kevo_evaluator_submit() and kevo_evaluator_evaluate(). */
 #define KEVO_EVAL_HELD_OUT 0x1u  /* the held-out shapes, for the gate */
@@ -120,9 +121,8 @@ KEVO_API kevo_status kevo_eval_option_from_name(const char *name,
  * in *lo, *hi and *def (each may be NULL). Returns KEVO_OK or KEVO_EINVAL
  * for an unknown option.
  */
-KEVO_API kevo_status kevo_eval_option_bounds(kevo_eval_option opt,
-                                             int64_t *lo, int64_t *hi,
-                                             int64_t *def);
+KEVO_API kevo_status kevo_eval_option_bounds(kevo_eval_option opt, int64_t *lo,
+                                             int64_t *hi, int64_t *def);
 
 /*
  * kevo_evaluator_new: an evaluator with default options in *out; no process
@@ -141,8 +141,8 @@ KEVO_API void kevo_evaluator_free(kevo_evaluator *ev);
  * a process option after kevo_evaluator_start().
  */
 KEVO_API kevo_status kevo_evaluator_set_int(kevo_evaluator *ev,
-                                            kevo_eval_option opt,
-                                            int64_t value, kevo_error *err);
+                                            kevo_eval_option opt, int64_t value,
+                                            kevo_error *err);
 
 /* kevo_evaluator_get_int: the option's current value (its default when
  * never set), or -1 for an unknown option. */
@@ -228,12 +228,9 @@ KEVO_API size_t kevo_evaluator_pending(const kevo_evaluator *ev);
  * meanwhile stay queued for kevo_evaluator_wait(). Returns as
  * kevo_evaluator_submit() and kevo_evaluator_wait().
  */
-KEVO_API kevo_status kevo_evaluator_evaluate(kevo_evaluator *ev,
-                                             const kevo_task *task,
-                                             const kevo_candidate *cand,
-                                             unsigned flags,
-                                             kevo_eval_result **out,
-                                             kevo_error *err);
+KEVO_API kevo_status kevo_evaluator_evaluate(
+    kevo_evaluator *ev, const kevo_task *task, const kevo_candidate *cand,
+    unsigned flags, kevo_eval_result **out, kevo_error *err);
 
 /* ---- results ------------------------------------------------------------ */
 
@@ -261,15 +258,15 @@ typedef struct kevo_shape_result {
     const char *worst_arg; /* the output with the worst element, or NULL */
     uint64_t worst_index;
     double worst_got, worst_want;
-    double time;      /* median repetition time */
+    double time; /* median repetition time */
     double time_min, time_max, time_cv, time_spread;
-    uint32_t reps;             /* timed repetitions */
-    uint32_t kernels_per_rep;  /* kernels the candidate launched per run */
-    double bytes, flops;       /* the task's cost model at this shape */
-    double floor;              /* max(bytes / bandwidth, flops / peak) */
-    double efficiency;         /* floor / time */
+    uint32_t reps;            /* timed repetitions */
+    uint32_t kernels_per_rep; /* kernels the candidate launched per run */
+    double bytes, flops;      /* the task's cost model at this shape */
+    double floor;             /* max(bytes / bandwidth, flops / peak) */
+    double efficiency;        /* floor / time */
     kevo_bound bound;
-    double gbytes_per_s, gflops_per_s; /* cost model over time */
+    double gbytes_per_s, gflops_per_s;        /* cost model over time */
     double dram_read_bytes, dram_write_bytes; /* profiler */
     double achieved_occupancy;                /* profiler, 0 to 1 */
     double seed_time, reference_time; /* the task's seed and reference */

@@ -24,7 +24,8 @@
  * once and finishes its requests inside later poll() calls.
  *
  * Threads: the host is not thread-safe. A plugin calls the host's functions
- * only from inside init, propose and poll, on the thread that called them.
+ * only from inside init, propose and poll (and api->free and api->log from
+ * fini), on the thread that called them.
  */
 #ifndef KEVO_OPERATOR_H
 #define KEVO_OPERATOR_H
@@ -43,9 +44,9 @@ extern "C" {
 /* ---- the plugin ABI ----------------------------------------------------
  * The major version changes when the descriptor, the request or the host
  * table changes incompatibly; the host then refuses older plugins. The minor
- * version grows when something is appended (a host function at the end of
- * kevo_host_api, a field in a reserved slot); a plugin built against a newer
- * minor than the host's may use what the host lacks, so the host refuses
+ * version grows when something is added in a reserved slot (a host
+ * function of kevo_host_api, a field of a struct); a plugin built against a
+ * newer minor than the host's may use what the host lacks, so the host refuses
  * it. */
 #define KEVO_OPERATOR_ABI_MAJOR 1
 #define KEVO_OPERATOR_ABI_MINOR 0
@@ -235,11 +236,16 @@ typedef struct kevo_host_api {
      * parameters; note (may be NULL) says in a few words what changed. All
      * three are copied. The host checks the child as check() does, sets its
      * lineage and keeps it. Returns KEVO_OK; KEVO_EPARSE or KEVO_EINVALID
-     * for source whose blocks do not parse or fit the task; KEVO_ENOENT,
-     * KEVO_ERANGE or KEVO_ECONSTRAINT for a bad assignment; KEVO_EEXIST for
-     * a child already seen; KEVO_EINVAL for an unknown or finished req_id;
-     * KEVO_ENOMEM. On failure the reason is in last_error() and nothing was
-     * kept; the plugin may repair the child or report a failure.
+     * for source whose blocks do not parse or fit the task (also for an
+     * assignment that is not a JSON object of integers); KEVO_ENOENT for
+     * an unknown parameter; KEVO_ERANGE for a value outside its domain or
+     * a launch outside CUDA's limits; KEVO_ECONSTRAINT for a broken
+     * constraint; KEVO_ELIMIT for too much shared memory; an expression
+     * error (KEVO_EOVERFLOW, KEVO_EDIVZERO, KEVO_EUNDEFINED); KEVO_EEXIST
+     * for the parent unchanged or a child already seen; KEVO_EINVAL for an
+     * unknown or finished req_id; KEVO_ENOMEM. On failure the reason is in
+     * last_error() and nothing was kept; the plugin may repair the child or
+     * report a failure.
      */
     kevo_status (*emit_child)(kevo_host_ctx *ctx, uint64_t req_id,
                               const char *source, const char *assignment_json,
@@ -300,8 +306,10 @@ typedef struct kevo_operator_desc {
      * are still in flight.
      */
     size_t (*poll)(void *state, int timeout_ms);
-    /* Required. Frees the instance, abandoning requests still in flight
-     * (the host fails them with kind "internal"). */
+    /* Required. Frees the instance. Requests still in flight are
+     * abandoned: the plugin frees what it holds for them and ends none;
+     * the host drops them. Of the host functions, fini may call only
+     * api->free and api->log. */
     void (*fini)(void *state);
 
     void *reserved[8];

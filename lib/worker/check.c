@@ -48,9 +48,9 @@ kevo_status kevo__check_inputs(kevo__gpu *g, const kevo__shape *s,
         CUdeviceptr x = s->buf[a], y = s->pristine[a], first = g->word;
         uint64_t nbytes = s->bytes[a], at = 0;
         void *params[] = {&x, &y, &nbytes, &first};
-        kevo_status rc = kevo__cu_check(
-            kevo__cu.cuMemsetD8(first, 0xff, sizeof(uint64_t)), "cuMemsetD8",
-            err);
+        kevo_status rc =
+            kevo__cu_check(kevo__cu.cuMemsetD8(first, 0xff, sizeof(uint64_t)),
+                           "cuMemsetD8", err);
         if (rc == KEVO_OK)
             rc = kevo__gpu_launch(g->equal,
                                   kevo__gpu_blocks(g, nbytes / 16 + 1, 256),

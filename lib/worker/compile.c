@@ -12,13 +12,17 @@
  * in "lowered" (null where NVRTC has none). "cacheable" is false for a
  * failure that says nothing about the source (NVRTC out of memory, an
  * internal error), which the core must not cache. The time limit is the
- * core's to enforce: it kills this process.
+ * core's to enforce: it kills this process. As a last resort, should the
+ * core be gone, the process ends itself (SIGALRM) a few seconds after the
+ * limit.
  */
 #include "config.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -26,6 +30,10 @@
 
 #include "include_scan.h"
 #include "worker.h"
+
+/* How long after a job's time limit the process ends itself, when the
+ * core has not killed it first. */
+#define ALARM_GRACE_MS 5000
 
 /* A parsed request. Strings are borrowed from the request's JSON. */
 typedef struct job {
@@ -337,6 +345,20 @@ done:
     return rc;
 }
 
+/* Ends the process by SIGALRM (default action) a while after timeout_ms;
+ * 0 disarms. */
+static void arm_alarm(json_int_t timeout_ms)
+{
+    struct itimerval it;
+    memset(&it, 0, sizeof it);
+    if (timeout_ms > 0) {
+        long long ms = (long long)timeout_ms + ALARM_GRACE_MS;
+        it.it_value.tv_sec = (time_t)(ms / 1000);
+        it.it_value.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+    }
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
 int kevo__worker_compile_main(int in_fd, int out_fd)
 {
     kevo_error err = KEVO__ERROR_INIT;
@@ -357,6 +379,7 @@ int kevo__worker_compile_main(int in_fd, int out_fd)
         return KEVO__WORKER_EXIT_UNAVAILABLE;
     }
     snprintf(nvrtc, sizeof nvrtc, "%d.%d", major, minor);
+    signal(SIGALRM, SIG_DFL);
     hello = json_pack("{s:s, s:b, s:s, s:s}", "op", "hello", "ok", 1, "mode",
                       "compile", "nvrtc", nvrtc);
     if (!hello || kevo__ipc_send(out_fd, hello, NULL, 0, -1, &err) != KEVO_OK) {
@@ -388,7 +411,11 @@ int kevo__worker_compile_main(int in_fd, int out_fd)
         } else if (!parse_job(frame.json, &j, why, sizeof why)) {
             rc = kevo__worker_reply_error(out_fd, "compiled", id, why, &err);
         } else {
-            if (!compile_job(&j, &o)) {
+            arm_alarm(
+                json_integer_value(json_object_get(frame.json, "timeout_ms")));
+            bool compiled = compile_job(&j, &o);
+            arm_alarm(0);
+            if (!compiled) {
                 rc = kevo__worker_reply_error(out_fd, "compiled", id,
                                               "out of memory in the compile "
                                               "worker",

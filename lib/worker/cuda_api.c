@@ -22,7 +22,11 @@ typedef struct symbol {
     size_t offset;
 } symbol;
 
-#define KEVO__CU_SYMBOL(name) {#name, offsetof(kevo__cu_api, name)},
+/* The symbol name after cuda.h's macros: "cuMemAlloc_v2" for cuMemAlloc,
+ * the entry point with exactly the prototype the header declares. */
+#define KEVO__STR(x) KEVO__STR2(x)
+#define KEVO__STR2(x) #x
+#define KEVO__CU_SYMBOL(name) {KEVO__STR(name), offsetof(kevo__cu_api, name)},
 #define KEVO__CUPTI_SYMBOL(name) {#name, offsetof(kevo__cupti_api, name)},
 
 static const symbol cu_required[] = {KEVO__CU_FUNCTIONS(KEVO__CU_SYMBOL)};
@@ -30,25 +34,16 @@ static const symbol cu_optional[] = {
     KEVO__CU_OPTIONAL_FUNCTIONS(KEVO__CU_SYMBOL)};
 static const symbol cupti_required[] = {
     KEVO__CUPTI_FUNCTIONS(KEVO__CUPTI_SYMBOL)};
-static const symbol cupti_profiler[] = {
-    KEVO__CUPTI_PROFILER_FUNCTIONS(KEVO__CUPTI_SYMBOL)
-        KEVO__CUPTI_HOST_FUNCTIONS(KEVO__CUPTI_SYMBOL)};
+static const symbol cupti_profiler[] = {KEVO__CUPTI_PROFILER_FUNCTIONS(
+    KEVO__CUPTI_SYMBOL) KEVO__CUPTI_HOST_FUNCTIONS(KEVO__CUPTI_SYMBOL)};
 
-typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
-                                CUdriverProcAddressQueryResult *);
-
-/* Resolves syms into table through cuGetProcAddress; returns the name of
- * the first one missing, or NULL. */
-static const char *resolve_cu(get_proc_fn get_proc, const symbol *syms,
-                              size_t n, void *table)
+/* Resolves syms into table with dlsym; returns the name of the first one
+ * missing, or NULL. */
+static const char *resolve(void *lib, const symbol *syms, size_t n, void *table)
 {
     for (size_t i = 0; i < n; i++) {
-        void *f = NULL;
-        CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
-        if (get_proc(syms[i].name, &f, CUDA_VERSION,
-                     CU_GET_PROC_ADDRESS_LEGACY_STREAM,
-                     &status) != CUDA_SUCCESS ||
-            status != CU_GET_PROC_ADDRESS_SUCCESS || !f)
+        void *f = dlsym(lib, syms[i].name);
+        if (!f)
             return syms[i].name;
         memcpy((char *)table + syms[i].offset, &f, sizeof(f));
     }
@@ -63,16 +58,9 @@ kevo_status kevo__cu_load(kevo_error *err)
     if (!lib)
         return kevo__error_set(err, KEVO_ENODEV, "no CUDA driver: %s",
                                dlerror());
-    get_proc_fn get_proc = (get_proc_fn)dlsym(lib, "cuGetProcAddress_v2");
-    if (!get_proc) {
-        dlclose(lib);
-        return kevo__error_set(err, KEVO_ENODEV,
-                               "the CUDA driver is too old: it lacks "
-                               "cuGetProcAddress_v2 (CUDA 12.0)");
-    }
     memset(&kevo__cu, 0, sizeof(kevo__cu));
-    const char *missing = resolve_cu(get_proc, cu_required,
-                                     KEVO_ARRAY_SIZE(cu_required), &kevo__cu);
+    const char *missing =
+        resolve(lib, cu_required, KEVO_ARRAY_SIZE(cu_required), &kevo__cu);
     if (missing) {
         dlclose(lib);
         return kevo__error_set(err, KEVO_ENODEV,
@@ -82,7 +70,7 @@ kevo_status kevo__cu_load(kevo_error *err)
                                CUDA_VERSION % 1000 / 10);
     }
     for (size_t i = 0; i < KEVO_ARRAY_SIZE(cu_optional); i++) {
-        if (resolve_cu(get_proc, &cu_optional[i], 1, &kevo__cu))
+        if (resolve(lib, &cu_optional[i], 1, &kevo__cu))
             memset((char *)&kevo__cu + cu_optional[i].offset, 0,
                    sizeof(void *));
     }
@@ -90,32 +78,18 @@ kevo_status kevo__cu_load(kevo_error *err)
     return KEVO_OK;
 }
 
-/* Resolves syms with dlsym into kevo__cupti; the first missing name or
- * NULL. */
-static const char *resolve_cupti(void *lib, const symbol *syms, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        void *f = dlsym(lib, syms[i].name);
-        if (!f)
-            return syms[i].name;
-        memcpy((char *)&kevo__cupti + syms[i].offset, &f, sizeof(f));
-    }
-    return NULL;
-}
-
 /* The CUPTI library in dir (NULL: the loader's search path). */
 static void *open_cupti(const char *dir, kevo_buf *tried)
 {
     static const char *const names[] = {"libcupti.so.13", "libcupti.so"};
     for (size_t i = 0; i < KEVO_ARRAY_SIZE(names); i++) {
-        char *path = dir ? kevo__path_join(dir, names[i])
-                         : kevo__strdup(names[i]);
+        char *path =
+            dir ? kevo__path_join(dir, names[i]) : kevo__strdup(names[i]);
         if (!path)
             return NULL;
         void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         if (!lib)
-            kevo__buf_printf(tried, "%s%s", tried->len ? "; " : "",
-                             dlerror());
+            kevo__buf_printf(tried, "%s%s", tried->len ? "; " : "", dlerror());
         free(path);
         if (lib)
             return lib;
@@ -163,16 +137,16 @@ kevo_status kevo__cupti_load(kevo_error *err)
         goto done;
     }
     memset(&kevo__cupti, 0, sizeof(kevo__cupti));
-    const char *missing = resolve_cupti(lib, cupti_required,
-                                        KEVO_ARRAY_SIZE(cupti_required));
+    const char *missing = resolve(
+        lib, cupti_required, KEVO_ARRAY_SIZE(cupti_required), &kevo__cupti);
     if (missing) {
         dlclose(lib);
         rc = kevo__error_set(err, KEVO_ENOENT, "the CUPTI library lacks %s",
                              missing);
         goto done;
     }
-    kevo__cupti.profiler =
-        !resolve_cupti(lib, cupti_profiler, KEVO_ARRAY_SIZE(cupti_profiler));
+    kevo__cupti.profiler = !resolve(
+        lib, cupti_profiler, KEVO_ARRAY_SIZE(cupti_profiler), &kevo__cupti);
     libcupti = lib;
 done:
     kevo__buf_free(&tried);
@@ -222,8 +196,7 @@ kevo_status kevo__cu_check(CUresult r, const char *what, kevo_error *err)
                                    kevo__cu_error_name(r), text);
 }
 
-kevo_status kevo__cupti_check(CUptiResult r, const char *what,
-                              kevo_error *err)
+kevo_status kevo__cupti_check(CUptiResult r, const char *what, kevo_error *err)
 {
     if (r == CUPTI_SUCCESS)
         return KEVO_OK;
@@ -232,8 +205,7 @@ kevo_status kevo__cupti_check(CUptiResult r, const char *what,
         kevo__cupti.cuptiGetResultString(r, &text) != CUPTI_SUCCESS || !text)
         text = "CUPTI error";
     return kevo__error_set_foreign(err, KEVO_EEXTERNAL, KEVO_DOMAIN_CUPTI,
-                                   (long)r, "%s: %s (%d)", what, text,
-                                   (int)r);
+                                   (long)r, "%s: %s (%d)", what, text, (int)r);
 }
 
 CUresult kevo__cu_error_of(const kevo_error *err)

@@ -2,12 +2,13 @@
  * cuda_api.h: the CUDA driver API and CUPTI, reached through dlopen() so
  * that kevo-worker runs (and reports cleanly) on a machine without them.
  *
- * kevo__cu_load() fills kevo__cu with every driver function kevo uses,
- * resolved with cuGetProcAddress at the API version of the headers it was
- * built with (so "cuMemAlloc" is the same entry point the headers declare).
- * Call sites read `kevo__cu.cuMemAlloc(&p, n)`; the cuda.h macros that map
- * a name to its versioned symbol apply to the field names too, so the
- * fields have exactly the prototypes of the functions in cuda.h.
+ * kevo__cu_load() fills kevo__cu with every driver function kevo uses.
+ * Call sites read `kevo__cu.cuMemAlloc(&p, n)`. The cuda.h macros that map
+ * a name to its versioned symbol (cuMemAlloc to cuMemAlloc_v2) apply to the
+ * field names too, and each field is looked up by that versioned name, so
+ * every entry point has exactly the prototype the header declares. (Not
+ * cuGetProcAddress at CUDA_VERSION: it hands out the newest ABI of a name,
+ * such as the cuCtxSynchronize that takes a context in CUDA 13.)
  *
  * kevo__cupti_load() does the same for the CUPTI functions of the activity
  * API and the range profiler; where CUPTI is missing the worker times with
@@ -164,8 +165,7 @@ bool kevo__cu_sticky(CUresult r);
 kevo_status kevo__cu_check(CUresult r, const char *what, kevo_error *err);
 
 /* As kevo__cu_check for a CUPTI result ("<what>: CUPTI_ERROR_X"). */
-kevo_status kevo__cupti_check(CUptiResult r, const char *what,
-                              kevo_error *err);
+kevo_status kevo__cupti_check(CUptiResult r, const char *what, kevo_error *err);
 
 /* The CUresult behind an error that kevo__cu_check recorded, or
  * CUDA_SUCCESS when err holds no CUDA error. */

@@ -53,7 +53,8 @@ static kevo_status compile_kernels(const char *arch, char **image,
         (log = calloc(1, log_size + 1)) != NULL)
         nvrtcGetProgramLog(prog, log);
     if (r == NVRTC_SUCCESS)
-        r = cubin ? nvrtcGetCUBINSize(prog, &size) : nvrtcGetPTXSize(prog, &size);
+        r = cubin ? nvrtcGetCUBINSize(prog, &size)
+                  : nvrtcGetPTXSize(prog, &size);
     if (r == NVRTC_SUCCESS && !(*image = calloc(1, size + 1)))
         rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     if (r == NVRTC_SUCCESS && rc == KEVO_OK)
@@ -232,20 +233,19 @@ static kevo_status gpu_open(kevo__gpu *g, int device, kevo_error *err)
 
     g->npartial = (unsigned)(g->sm_count * 4);
     g->flush_words = ((uint64_t)g->l2_bytes * 2 + 15) / 16;
-    rc = kevo__cu_check(kevo__cu.cuMemAlloc(&g->partial, (g->npartial + 1) *
-                                                             sizeof(kevo__cmp)),
-                        "cuMemAlloc", err);
+    rc = kevo__cu_check(
+        kevo__cu.cuMemAlloc(&g->partial, (g->npartial + 1) * sizeof(kevo__cmp)),
+        "cuMemAlloc", err);
     if (rc == KEVO_OK)
-        rc = kevo__cu_check(kevo__cu.cuMemAlloc(&g->word, 8), "cuMemAlloc",
-                            err);
+        rc =
+            kevo__cu_check(kevo__cu.cuMemAlloc(&g->word, 8), "cuMemAlloc", err);
+    if (rc == KEVO_OK)
+        rc = kevo__cu_check(kevo__cu.cuMemAlloc(&g->flush, g->flush_words * 16),
+                            "cuMemAlloc", err);
     if (rc == KEVO_OK)
         rc = kevo__cu_check(
-            kevo__cu.cuMemAlloc(&g->flush, g->flush_words * 16), "cuMemAlloc",
+            kevo__cu.cuMemsetD8(g->flush, 0, g->flush_words * 16), "cuMemsetD8",
             err);
-    if (rc == KEVO_OK)
-        rc = kevo__cu_check(
-            kevo__cu.cuMemsetD8(g->flush, 0, g->flush_words * 16),
-            "cuMemsetD8", err);
     if (rc != KEVO_OK)
         return rc;
 
@@ -303,21 +303,26 @@ kevo_status kevo__gpu_send(int fd, json_t *msg)
 
 static json_t *device_json(const kevo__gpu *g)
 {
-    int clock = 0, mem_clock = 0, bus = 0;
-    kevo__cu.cuDeviceGetAttribute(&clock, CU_DEVICE_ATTRIBUTE_CLOCK_RATE,
-                                  g->dev);
-    kevo__cu.cuDeviceGetAttribute(
-        &mem_clock, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, g->dev);
-    kevo__cu.cuDeviceGetAttribute(
-        &bus, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, g->dev);
+    static const CUdevice_attribute attrs[] = {
+        CU_DEVICE_ATTRIBUTE_CLOCK_RATE, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE,
+        CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH};
+    int v[3]; /* 0 where the driver does not say */
+    for (size_t i = 0; i < 3; i++) {
+        if (kevo__cu.cuDeviceGetAttribute(&v[i], attrs[i], g->dev) !=
+            CUDA_SUCCESS)
+            v[i] = 0;
+    }
+    int clock = v[0], mem_clock = v[1], bus = v[2];
     json_t *d = json_pack("{s:i, s:s, s:s, s:I, s:i, s:i, s:i}", "index",
                           g->index, "name", g->name, "uuid", g->uuid,
                           "total_mem", (json_int_t)g->total_mem, "clock_khz",
                           clock, "mem_clock_khz", mem_clock, "bus_width", bus);
     for (size_t i = 0; d && i < kevo_vars_count(g->props); i++) {
         if (json_object_set_new(d, kevo_vars_name(g->props, i),
-                                json_integer(kevo_vars_value(g->props, i))))
-            return json_decref(d), NULL;
+                                json_integer(kevo_vars_value(g->props, i)))) {
+            json_decref(d);
+            return NULL;
+        }
     }
     return d;
 }
@@ -333,8 +338,10 @@ static json_t *hello_json(const kevo__gpu *g)
                             "driver", g->driver, "cupti", g->cupti, "timer",
                             g->cupti ? "cupti" : "events", "nvrtc", nvrtc);
     if (msg && !g->cupti &&
-        json_object_set_new(msg, "cupti_note", json_string(g->cupti_note)))
-        return json_decref(msg), NULL;
+        json_object_set_new(msg, "cupti_note", json_string(g->cupti_note))) {
+        json_decref(msg);
+        return NULL;
+    }
     return msg;
 }
 
@@ -346,27 +353,27 @@ static int on_peaks(kevo__gpu *g, const json_t *req, int out_fd)
     json_t *peaks = NULL, *errors = NULL, *reply;
     kevo_error e = KEVO__ERROR_INIT;
     double t0 = kevo__seconds_now();
-    if (!json_is_array(which)) {
-        reply = json_pack("{s:s, s:O?, s:b, s:s}", "op", "peaks", "id", id,
-                          "ok", 0, "error", "\"which\" must be an array");
-    } else if (kevo__peaks_measure(g, which, &peaks, &errors, &e) != KEVO_OK) {
-        if (kevo__gpu_fatal(&e)) {
-            reply = json_pack("{s:s, s:O?, s:b, s:s}", "op", "peaks", "id", id,
-                              "ok", 0, "error", e.text);
-            kevo__gpu_send(out_fd, reply);
-            return 4;
-        }
+    bool fatal = false;
+    if (!json_is_array(which))
+        kevo__error_set(&e, KEVO_EFORMAT, "\"which\" must be an array");
+    else if (kevo__peaks_measure(g, which, &peaks, &errors, &e) != KEVO_OK)
+        fatal = kevo__gpu_fatal(&e);
+    if (e.code != KEVO_OK) {
         reply = json_pack("{s:s, s:O?, s:b, s:s}", "op", "peaks", "id", id,
                           "ok", 0, "error", e.text);
     } else {
-        reply = json_pack("{s:s, s:O?, s:b, s:o, s:f}", "op", "peaks", "id",
-                          id, "ok", 1, "peaks", peaks, "seconds",
+        reply = json_pack("{s:s, s:O?, s:b, s:o, s:f}", "op", "peaks", "id", id,
+                          "ok", 1, "peaks", peaks, "seconds",
                           kevo__seconds_now() - t0);
-        if (reply && json_object_size(errors) > 0)
-            json_object_set(reply, "errors", errors);
+        if (reply && json_object_size(errors) > 0 &&
+            json_object_set(reply, "errors", errors)) {
+            json_decref(reply);
+            reply = NULL;
+        }
     }
     json_decref(errors);
-    return kevo__gpu_send(out_fd, reply) == KEVO_OK ? 0 : 1;
+    int status = kevo__gpu_send(out_fd, reply) == KEVO_OK ? 0 : 1;
+    return fatal ? 4 : status;
 }
 
 bool kevo__gpu_fatal(const kevo_error *err)
@@ -390,8 +397,8 @@ int kevo__worker_gpu_main(int in_fd, int out_fd, int device)
 
     memset(&cache, 0, sizeof(cache));
     if (gpu_open(&g, device, &err) != KEVO_OK) {
-        kevo__gpu_send(out_fd, json_pack("{s:s, s:b, s:s}", "op", "hello",
-                                         "ok", 0, "error", err.text));
+        kevo__gpu_send(out_fd, json_pack("{s:s, s:b, s:s}", "op", "hello", "ok",
+                                         0, "error", err.text));
         status = err.code == KEVO_ENODEV ? 3 : 1;
         if (status != 3)
             fprintf(stderr, "kevo-worker gpu: %s\n", err.text);
@@ -409,8 +416,7 @@ int kevo__worker_gpu_main(int in_fd, int out_fd, int device)
         if (rc == KEVO_DONE)
             break;
         if (rc != KEVO_OK) {
-            fprintf(stderr, "kevo-worker gpu: reading a message: %s\n",
-                    e.text);
+            fprintf(stderr, "kevo-worker gpu: reading a message: %s\n", e.text);
             status = 1;
             break;
         }
@@ -420,10 +426,10 @@ int kevo__worker_gpu_main(int in_fd, int out_fd, int device)
         } else if (op && strcmp(op, "peaks") == 0) {
             status = on_peaks(&g, f.json, out_fd);
         } else {
-            json_t *reply = json_pack(
-                "{s:s, s:O?, s:b, s:s+}", "op", "error", "id",
-                json_object_get(f.json, "id"), "ok", 0, "error",
-                "unknown op: ", op ? op : "(none)");
+            json_t *reply =
+                json_pack("{s:s, s:O?, s:b, s:s+}", "op", "error", "id",
+                          json_object_get(f.json, "id"), "ok", 0, "error",
+                          "unknown op: ", op ? op : "(none)");
             status = kevo__gpu_send(out_fd, reply) == KEVO_OK ? 0 : 1;
         }
         kevo__frame_clear(&f);

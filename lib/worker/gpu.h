@@ -56,8 +56,8 @@ typedef struct kevo__gpu {
     CUdevice dev;
     CUcontext ctx;
     char name[256];
-    char uuid[48]; /* "GPU-xxxxxxxx-xxxx-..." */
-    int driver;    /* cuDriverGetVersion: 13000 */
+    char uuid[48];    /* "GPU-xxxxxxxx-xxxx-..." */
+    int driver;       /* cuDriverGetVersion: 13000 */
     kevo_vars *props; /* the properties expressions may name */
     int64_t cc, sm_count, max_threads_per_sm, max_threads_per_block,
         max_smem_per_block, l2_bytes;
@@ -74,10 +74,10 @@ typedef struct kevo__gpu {
     CUdeviceptr flush;    /* 2 x L2 bytes, zeroed, for the L2 flush */
     uint64_t flush_words; /* its size in 16-byte words */
 
-    kevo__pool *pool;      /* buffers kept for reuse */
-    kevo__refcache *refs;  /* reference results */
-    kevo__profiler *prof;  /* NULL until the first profile */
-    bool cupti;            /* the CUPTI activity API times kernels */
+    kevo__pool *pool;     /* buffers kept for reuse */
+    kevo__refcache *refs; /* reference results */
+    kevo__profiler *prof; /* NULL until the first profile */
+    bool cupti;           /* the CUPTI activity API times kernels */
     char cupti_note[KEVO_ERROR_TEXT_SIZE]; /* why not, when it does not */
 } kevo__gpu;
 
@@ -115,8 +115,8 @@ typedef struct kevo__shape {
     const kevo_task *task;
     kevo_shape_set set;
     size_t index;
-    char label[256];   /* "train shape 0 (n=16777216)" */
-    kevo_vars *env;    /* the dims and the device properties */
+    char label[256]; /* "train shape 0 (n=16777216)" */
+    kevo_vars *env;  /* the dims and the device properties */
     size_t nargs;
     kevo_arg_info *info;
     uint64_t *count;       /* buffers: elements */
@@ -201,8 +201,8 @@ typedef struct kevo__program {
  * by its lowered name when lowered has one (a JSON object from the launch
  * block's kernel names to lowered names, or an array in launch order; may
  * be NULL), else by the name in the launch block, else by the one mangled
- * C++ function of that name. Errors: KEVO_EEXTERNAL (the CUDA error of the load),
- * KEVO_ENOENT naming a kernel that is not there.
+ * C++ function of that name. Errors: KEVO_EEXTERNAL (the CUDA error of the
+ * load), KEVO_ENOENT naming a kernel that is not there.
  */
 kevo_status kevo__program_load(kevo__gpu *g, const kevo_candidate *cand,
                                const void *image, size_t size,
@@ -211,7 +211,8 @@ kevo_status kevo__program_load(kevo__gpu *g, const kevo_candidate *cand,
 void kevo__program_unload(kevo__program *p);
 
 /* A program's launches at one shape: geometry, kernel parameters, scratch
- * buffers. */
+ * buffers. Scalar parameters point at the shape's values, so a plan stays
+ * valid when kevo__shape_draw draws new ones; the shape must outlive it. */
 typedef struct kevo__plan {
     const kevo__program *prog;
     kevo_launch_geometry *geom; /* per launch */
@@ -260,8 +261,7 @@ json_t *kevo__program_kernels(kevo__gpu *g, const kevo__plan *plan,
 
 /* Launches an internal kernel on the default stream (grid x, block x). */
 kevo_status kevo__gpu_launch(CUfunction f, unsigned grid, unsigned block,
-                             void **params, const char *what,
-                             kevo_error *err);
+                             void **params, const char *what, kevo_error *err);
 
 /* Blocks for a grid-stride internal kernel over n items: enough to fill
  * the device, at most what n needs. */

@@ -6,10 +6,11 @@
  * inputs drawn on the device, the reference's result (from the cache, or
  * run with outputs poisoned and kept), outputs poisoned again (0xFF bytes
  * for the first seed, 0x7F for the second: a NaN, then a large finite
- * number), scratch zeroed or poisoned, the candidate's launches, every
- * output compared within the tolerance and every input compared bit for
- * bit with its pristine copy. Then timing and, when asked, one profiled
- * run. The first failure ends the evaluation with its verdict.
+ * number; the reference runs over the other one), scratch zeroed or
+ * poisoned, the candidate's launches, every output compared within the
+ * tolerance and every input compared bit for bit with its pristine copy.
+ * Then timing and, when asked, one profiled run. The first failure ends
+ * the evaluation with its verdict.
  */
 #include "config.h"
 
@@ -51,11 +52,11 @@ typedef struct eval_run {
     const char *verdict; /* NULL while all is well */
     char reason[1024];
     long failed_shape;
-    bool fatal;           /* the context is gone */
-    kevo_error werr;      /* the worker's own failure: "ok": false */
-    json_t *kernels;      /* the candidate's kernels, at the first shape */
+    bool fatal;      /* the context is gone */
+    kevo_error werr; /* the worker's own failure: "ok": false */
+    json_t *kernels; /* the candidate's kernels, at the first shape */
     json_t *shapes;
-    const char *timer;    /* "cupti" unless some shape used events */
+    const char *timer; /* "cupti" unless some shape used events */
     double t_transfer, t_run, t_check, t_time, t_profile;
 } eval_run;
 
@@ -66,8 +67,8 @@ static kevo_status get_field(const json_t *obj, const char *key, bool required,
 {
     *out = json_object_get(obj, key);
     if (!*out && required)
-        return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: \"%s\" is missing", ORIGIN, key);
+        return kevo__error_set(err, KEVO_EFORMAT, "%s: \"%s\" is missing",
+                               ORIGIN, key);
     return KEVO_OK;
 }
 
@@ -99,8 +100,7 @@ static kevo_status get_bool(const json_t *obj, const char *key, bool def,
         return KEVO_OK;
     if (!json_is_boolean(v))
         return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: \"%s\" must be true or false", ORIGIN,
-                               key);
+                               "%s: \"%s\" must be true or false", ORIGIN, key);
     *out = json_is_true(v);
     return KEVO_OK;
 }
@@ -120,7 +120,8 @@ static kevo_status parse_timing(const json_t *t, kevo__timing_config *c,
         rc = get_bool(t, "enabled", true, &c->enabled, err);
     if (rc != KEVO_OK)
         return rc;
-    if ((spread && (!json_is_number(spread) || json_number_value(spread) < 0)) ||
+    if ((spread &&
+         (!json_is_number(spread) || json_number_value(spread) < 0)) ||
         (cap && (!json_is_number(cap) || json_number_value(cap) <= 0)))
         return kevo__error_set(err, KEVO_EFORMAT,
                                "%s: \"timing\": target_spread must be a "
@@ -146,8 +147,7 @@ static kevo_status parse_request(const kevo__frame *f, eval_req *r,
         return kevo__error_set(err, KEVO_EFORMAT,
                                "%s: \"id\" must be an integer", ORIGIN);
     if ((rc = get_field(m, "task", true, &r->task, err)) != KEVO_OK ||
-        (rc = get_field(m, "candidate", true, &r->candidate, err)) !=
-            KEVO_OK ||
+        (rc = get_field(m, "candidate", true, &r->candidate, err)) != KEVO_OK ||
         (rc = get_field(m, "task_key", true, &v, err)) != KEVO_OK)
         return rc;
     r->task_key = json_string_value(v);
@@ -221,8 +221,8 @@ void kevo__gpu_cache_clear(kevo__gpu *g, kevo__gpu_cache *c)
 
 /* The request's task and loaded reference: the last ones when the key and
  * the reference's cubin are the same. */
-static kevo_status use_task(kevo__gpu *g, kevo__gpu_cache *c,
-                            const eval_req *r, kevo_error *err)
+static kevo_status use_task(kevo__gpu *g, kevo__gpu_cache *c, const eval_req *r,
+                            kevo_error *err)
 {
     if (c->task && strcmp(c->task_key, r->task_key) == 0 &&
         c->ref_cubin_size == r->ref_size &&
@@ -322,7 +322,7 @@ static json_t *shape_json(const kevo__shape *s)
     }
     return json_pack("{s:s, s:I, s:o, s:b}", "set",
                      s->set == KEVO_SHAPES_HELD_OUT ? "held_out" : "train",
-                     (json_int_t)s->index, "dims", dims, "correct", 0);
+                     "index", (json_int_t)s->index, "dims", dims, "correct", 0);
 }
 
 static kevo_status add_check(json_t *shape, const kevo__shape *s,
@@ -330,11 +330,11 @@ static kevo_status add_check(json_t *shape, const kevo__shape *s,
 {
     json_t *worst = json_null();
     if (c->worst_arg >= 0)
-        worst = json_pack("{s:s, s:I, s:o, s:o}", "arg",
-                          s->info[c->worst_arg].name, "index",
-                          (json_int_t)c->worst.index, "got",
-                          kevo__json_number_or_null(c->worst.got), "want",
-                          kevo__json_number_or_null(c->worst.want));
+        worst =
+            json_pack("{s:s, s:I, s:o, s:o}", "arg", s->info[c->worst_arg].name,
+                      "index", (json_int_t)c->worst.index, "got",
+                      kevo__json_number_or_null(c->worst.got), "want",
+                      kevo__json_number_or_null(c->worst.want));
     if (json_object_set_new(shape, "max_abs_err",
                             kevo__json_number_or_null(c->max_abs)) ||
         json_object_set_new(shape, "max_rel_err",
@@ -511,15 +511,14 @@ static void measure(eval_run *r, kevo__shape *s, const kevo__plan *cand,
     if (q->timing.enabled) {
         if (!time_into(r, s, cand, NULL, shape, "time"))
             return;
-        if (q->time_reference &&
-            !time_into(r, s, ref, "timing the reference", shape,
-                       "reference_time"))
+        if (q->time_reference && !time_into(r, s, ref, "timing the reference",
+                                            shape, "reference_time"))
             return;
     }
     if (q->profile) {
         double rd = 0, wr = 0, occ = 0, t = kevo__seconds_now();
-        kevo_status rc = kevo__profile_plan(r->g, cand, q->timing.flush_l2,
-                                            &rd, &wr, &occ, &e);
+        kevo_status rc = kevo__profile_plan(r->g, cand, q->timing.flush_l2, &rd,
+                                            &wr, &occ, &e);
         r->t_profile += kevo__seconds_now() - t;
         if (rc != KEVO_OK && kevo__gpu_fatal(&e)) {
             failed(r, s, s->label, "launch_error", &e);
@@ -547,7 +546,8 @@ static void eval_shape(eval_run *r, size_t i)
     memset(&ref, 0, sizeof(ref));
     memset(&cand, 0, sizeof(cand));
     sc.worst_arg = -1;
-    kevo_status rc = kevo__shape_setup(g, r->cache->task, r->req->set, i, &s, &e);
+    kevo_status rc =
+        kevo__shape_setup(g, r->cache->task, r->req->set, i, &s, &e);
     if (rc != KEVO_OK) {
         failed(r, &s, s.label, NULL, &e);
         goto done;
@@ -579,6 +579,8 @@ static void eval_shape(eval_run *r, size_t i)
     r->t_transfer += kevo__seconds_now() - t;
 
     for (int k = 0; k < 2; k++) {
+        /* The reference runs over the other poison: an element that one
+         * of them leaves unwritten never matches the other's. */
         static const unsigned char poison[2] = {0xff, 0x7f};
         char where[320];
         snprintf(where, sizeof(where), "%s%s", s.label,
@@ -590,7 +592,7 @@ static void eval_shape(eval_run *r, size_t i)
             failed(r, &s, where, NULL, &e);
             goto done;
         }
-        if (!reference(r, &s, &ref, r->req->seeds[k], poison[k], where) ||
+        if (!reference(r, &s, &ref, r->req->seeds[k], poison[1 - k], where) ||
             !run_and_check(r, &s, &cand, poison[k], where, &sc))
             break;
     }
@@ -622,11 +624,10 @@ static json_t *result_json(const eval_run *r, double total)
         "{s:s, s:O, s:b, s:s, s:o, s:O, s:s, s:{s:f, s:f, s:f, s:f, s:f, "
         "s:f}}",
         "op", "result", "id", r->req->id, "ok", 1, "verdict",
-        r->verdict ? r->verdict : "ok", "kernels", kernels, "shapes",
-        r->shapes, "timer",
-        r->timer, "seconds", "transfer", r->t_transfer, "run", r->t_run,
-        "check", r->t_check, "time", r->t_time, "profile", r->t_profile,
-        "total", total);
+        r->verdict ? r->verdict : "ok", "kernels", kernels, "shapes", r->shapes,
+        "timer", r->timer, "seconds", "transfer", r->t_transfer, "run",
+        r->t_run, "check", r->t_check, "time", r->t_time, "profile",
+        r->t_profile, "total", total);
     if (msg && r->verdict &&
         (json_object_set_new(msg, "reason", json_string(r->reason)) ||
          (r->failed_shape >= 0 &&
@@ -658,9 +659,9 @@ int kevo__gpu_eval(kevo__gpu *g, kevo__gpu_cache *cache, const kevo__frame *f,
     if (!r.shapes)
         kevo__error_set(&r.werr, KEVO_ENOMEM, "out of memory");
     if (parse_request(f, &req, &r.werr) != KEVO_OK) {
-        json_t *reply = json_pack("{s:s, s:O?, s:b, s:s}", "op", "result",
-                                  "id", json_object_get(f->json, "id"), "ok",
-                                  0, "error", r.werr.text);
+        json_t *reply = json_pack("{s:s, s:O?, s:b, s:s}", "op", "result", "id",
+                                  json_object_get(f->json, "id"), "ok", 0,
+                                  "error", r.werr.text);
         json_decref(r.shapes);
         return kevo__gpu_send(out_fd, reply) == KEVO_OK ? 0 : 1;
     }
@@ -688,8 +689,7 @@ int kevo__gpu_eval(kevo__gpu *g, kevo__gpu_cache *cache, const kevo__frame *f,
             r.fatal = true;
             set_verdict(&r, "fault", -1, "the candidate: %s", e.text);
         } else {
-            set_verdict(&r,
-                        e.code == KEVO_ENOENT ? "rejected" : "launch_error",
+            set_verdict(&r, e.code == KEVO_ENOENT ? "rejected" : "launch_error",
                         -1, "the candidate: %s", e.text);
         }
         goto reply;

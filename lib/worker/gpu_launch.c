@@ -17,16 +17,16 @@
 kevo_status kevo__gpu_launch(CUfunction f, unsigned grid, unsigned block,
                              void **params, const char *what, kevo_error *err)
 {
-    return kevo__cu_check(kevo__cu.cuLaunchKernel(f, grid, 1, 1, block, 1, 1,
-                                                  0, NULL, params, NULL),
+    return kevo__cu_check(kevo__cu.cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0,
+                                                  NULL, params, NULL),
                           what, err);
 }
 
 unsigned kevo__gpu_blocks(const kevo__gpu *g, uint64_t n, unsigned block)
 {
     uint64_t need = (n + block - 1) / block;
-    uint64_t full = (uint64_t)g->sm_count *
-                    (uint64_t)(g->max_threads_per_sm / block);
+    uint64_t full =
+        (uint64_t)g->sm_count * (uint64_t)(g->max_threads_per_sm / block);
     uint64_t b = need < full ? need : full;
     return b ? (unsigned)b : 1;
 }
@@ -102,8 +102,8 @@ kevo_status kevo__program_load(kevo__gpu *g, const kevo_candidate *cand,
         const json_t *low = json_is_object(lowered)
                                 ? json_object_get(lowered, kernel)
                                 : json_array_get(lowered, i);
-        const char *name = json_is_string(low) ? json_string_value(low)
-                                                : kernel;
+        const char *name =
+            json_is_string(low) ? json_string_value(low) : kernel;
         CUresult r = kevo__cu.cuModuleGetFunction(&p->fn[i], p->module, name);
         if (r == CUDA_ERROR_NOT_FOUND) {
             p->fn[i] = find_mangled(p->module, kernel);
@@ -197,16 +197,19 @@ static kevo_status bind_args(kevo__plan *plan, size_t l, const kevo__shape *s,
     }
     for (size_t a = 0; a < nargs; a++) {
         kevo__value *v = &plan->store[l][a];
+        plan->params[l][a] = v->bytes;
         switch (args[a].kind) {
         case KEVO__ARG_BUFFER: v->ptr = s->buf[args[a].index]; break;
-        case KEVO__ARG_SCALAR: *v = s->value[args[a].index]; break;
+        case KEVO__ARG_SCALAR:
+            /* the shape's own value: each input set draws it anew */
+            plan->params[l][a] = (void *)s->value[args[a].index].bytes;
+            break;
         case KEVO__ARG_SCRATCH: v->ptr = plan->scratch[args[a].index]; break;
         case KEVO__ARG_VALUE:
             /* little-endian: the low bytes are the value at the cast */
             memcpy(v->bytes, &args[a].value, args[a].size);
             break;
         }
-        plan->params[l][a] = v->bytes;
     }
     free(args);
     return KEVO_OK;
@@ -243,8 +246,7 @@ kevo_status kevo__plan_make(kevo__gpu *g, const kevo__program *p,
                                    " elements at %s",
                                    b->scratch[k].name, count, s->label);
         plan->scratch_bytes[k] = (size_t)count * es;
-        rc = kevo__gpu_alloc(g, &plan->scratch[k], plan->scratch_bytes[k],
-                             err);
+        rc = kevo__gpu_alloc(g, &plan->scratch[k], plan->scratch_bytes[k], err);
     }
     for (size_t l = 0; l < n && rc == KEVO_OK; l++) {
         kevo_error e = KEVO__ERROR_INIT;
@@ -285,10 +287,10 @@ kevo_status kevo__plan_scratch(const kevo__plan *plan, unsigned char poison,
     const kevo_blocks *b = &plan->prog->cand->blocks;
     kevo_status rc = KEVO_OK;
     for (size_t k = 0; k < plan->nscratch && rc == KEVO_OK; k++)
-        rc = kevo__cu_check(
-            kevo__cu.cuMemsetD8(plan->scratch[k], b->scratch[k].zero ? 0 : poison,
-                                plan->scratch_bytes[k]),
-            "cuMemsetD8", err);
+        rc = kevo__cu_check(kevo__cu.cuMemsetD8(plan->scratch[k],
+                                                b->scratch[k].zero ? 0 : poison,
+                                                plan->scratch_bytes[k]),
+                            "cuMemsetD8", err);
     return rc;
 }
 
@@ -348,7 +350,8 @@ json_t *kevo__program_kernels(kevo__gpu *g, const kevo__plan *plan,
                 &blocks, f, threads, (size_t)geo->shared_bytes) ==
                 CUDA_SUCCESS &&
             g->max_threads_per_sm > 0)
-            occupancy = (double)blocks * threads / (double)g->max_threads_per_sm;
+            occupancy =
+                (double)blocks * threads / (double)g->max_threads_per_sm;
         json_t *k = json_pack(
             "{s:s, s:i, s:i, s:i, s:i, s:[I,I,I], s:I, s:f}", "name",
             kevo_candidate_launch_kernel(p->cand, l), "registers",

@@ -279,8 +279,7 @@ kevo_status kevo__shape_draw(kevo__gpu *g, kevo__shape *s, uint64_t seed,
             rc = draw_scalar(g, s, a, seed, err);
         } else if (kevo__is_input(in)) {
             rc = fill(g, s->pristine[a], in->type, s->count[a], seed,
-                      (uint64_t)a, (int)in->dist, in->dist_a, in->dist_b,
-                      err);
+                      (uint64_t)a, (int)in->dist, in->dist_a, in->dist_b, err);
             if (rc == KEVO_OK)
                 rc = kevo__cu_check(kevo__cu.cuMemcpyDtoD(
                                         s->buf[a], s->pristine[a], s->bytes[a]),
@@ -301,9 +300,9 @@ kevo_status kevo__shape_reset(kevo__gpu *g, kevo__shape *s,
                 kevo__cu.cuMemsetD8(s->buf[a], poison, s->bytes[a]),
                 "cuMemsetD8", err);
         else if (s->info[a].role == KEVO_ROLE_INOUT)
-            rc = kevo__cu_check(kevo__cu.cuMemcpyDtoD(
-                                    s->buf[a], s->pristine[a], s->bytes[a]),
-                                "cuMemcpyDtoD", err);
+            rc = kevo__cu_check(
+                kevo__cu.cuMemcpyDtoD(s->buf[a], s->pristine[a], s->bytes[a]),
+                "cuMemcpyDtoD", err);
     }
     return rc;
 }
@@ -416,8 +415,8 @@ size_t kevo__refcache_evict_device(kevo__refcache *c, size_t need)
 const char *kevo__refcache_key(const char *task_key, const kevo__shape *s,
                                uint64_t seed, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s/%d/%zu/%" PRIu64, task_key, (int)s->set,
-             s->index, seed);
+    snprintf(buf, size, "%s/%d/%zu/%" PRIu64, task_key, (int)s->set, s->index,
+             seed);
     return buf;
 }
 
@@ -438,12 +437,12 @@ kevo_status kevo__refcache_get(kevo__gpu *g, const char *key, kevo__shape *s,
         for (size_t k = 0; k < e->nout && rc == KEVO_OK; k++) {
             CUdeviceptr dst = s->want[e->arg[k]];
             rc = e->on_device
-                     ? kevo__cu_check(kevo__cu.cuMemcpyDtoD(dst, e->dev[k],
-                                                            e->bytes[k]),
-                                      "cuMemcpyDtoD", err)
-                     : kevo__cu_check(kevo__cu.cuMemcpyHtoD(dst, e->host[k],
-                                                            e->bytes[k]),
-                                      "cuMemcpyHtoD", err);
+                     ? kevo__cu_check(
+                           kevo__cu.cuMemcpyDtoD(dst, e->dev[k], e->bytes[k]),
+                           "cuMemcpyDtoD", err)
+                     : kevo__cu_check(
+                           kevo__cu.cuMemcpyHtoD(dst, e->host[k], e->bytes[k]),
+                           "cuMemcpyHtoD", err);
         }
         e->used = ++c->clock;
         *hit = rc == KEVO_OK;
@@ -467,9 +466,8 @@ static kevo_status put_device(const kevo__shape *s, ref_entry *e, bool *fits,
         }
         kevo_status rc = kevo__cu_check(r, "cuMemAlloc", err);
         if (rc == KEVO_OK)
-            rc = kevo__cu_check(kevo__cu.cuMemcpyDtoD(e->dev[k],
-                                                      s->want[e->arg[k]],
-                                                      e->bytes[k]),
+            rc = kevo__cu_check(kevo__cu.cuMemcpyDtoD(
+                                    e->dev[k], s->want[e->arg[k]], e->bytes[k]),
                                 "cuMemcpyDtoD", err);
         if (rc != KEVO_OK)
             return rc;
@@ -477,8 +475,7 @@ static kevo_status put_device(const kevo__shape *s, ref_entry *e, bool *fits,
     return KEVO_OK;
 }
 
-static kevo_status put_host(const kevo__shape *s, ref_entry *e,
-                            kevo_error *err)
+static kevo_status put_host(const kevo__shape *s, ref_entry *e, kevo_error *err)
 {
     for (size_t k = 0; k < e->nout; k++) {
         e->host[k] = malloc(e->bytes[k]);
@@ -541,8 +538,7 @@ kevo_status kevo__refcache_put(kevo__gpu *g, const char *key,
     bool stored = false;
     if (e.total <= c->dev_cap) {
         long i;
-        while (c->dev_used + e.total > c->dev_cap &&
-               (i = oldest(c, true)) >= 0)
+        while (c->dev_used + e.total > c->dev_cap && (i = oldest(c, true)) >= 0)
             drop(c, (size_t)i);
         rc = put_device(s, &e, &stored, err);
         if (rc != KEVO_OK)

@@ -118,8 +118,7 @@ void kevo__profiler_free(kevo__profiler *p)
         return;
     if (p->host) {
         host_deinitialize_params d = {
-            STRUCT_SIZE(host_deinitialize_params, pHostObject), NULL,
-            p->host};
+            STRUCT_SIZE(host_deinitialize_params, pHostObject), NULL, p->host};
         kevo__cupti.cuptiProfilerHostDeinitialize(&d);
     }
     free(p->config);
@@ -159,8 +158,12 @@ static kevo_status setup(kevo__gpu *g, kevo__profiler *p, kevo_error *err)
                "cuptiProfilerGetCounterAvailability", err);
 
     host_initialize_params hi = {
-        STRUCT_SIZE(host_initialize_params, pHostObject), NULL, 0,
-        chip.pChipName, avail, NULL};
+        STRUCT_SIZE(host_initialize_params, pHostObject),
+        NULL,
+        0,
+        chip.pChipName,
+        avail,
+        NULL};
     if (rc == KEVO_OK)
         rc = check(kevo__cupti.cuptiProfilerHostInitialize(&hi),
                    "cuptiProfilerHostInitialize", err);
@@ -201,8 +204,8 @@ static kevo_status one_pass(kevo__gpu *g, const kevo__plan *plan, bool flush,
         uint64_t words = g->flush_words;
         CUdeviceptr buf = g->flush, sink = g->word;
         void *params[] = {&buf, &words, &sink};
-        rc = kevo__gpu_launch(g->flush_l2, kevo__gpu_blocks(g, words, 256),
-                              256, params, "kevo_internal_flush_l2", err);
+        rc = kevo__gpu_launch(g->flush_l2, kevo__gpu_blocks(g, words, 256), 256,
+                              params, "kevo_internal_flush_l2", err);
     }
     if (rc == KEVO_OK)
         rc = kevo__gpu_sync("the L2 flush", err);
@@ -253,8 +256,9 @@ static kevo_status collect(kevo__gpu *g, kevo__profiler *p,
         1,
         0};
     uint8_t *data = NULL;
-    kevo_status rc = check(kevo__cupti.cuptiRangeProfilerGetCounterDataSize(&ds),
-                           "cuptiRangeProfilerGetCounterDataSize", err);
+    kevo_status rc =
+        check(kevo__cupti.cuptiRangeProfilerGetCounterDataSize(&ds),
+              "cuptiRangeProfilerGetCounterDataSize", err);
     if (rc != KEVO_OK)
         return rc;
     if (!(data = calloc(1, ds.counterDataSize + 1)))
@@ -285,8 +289,8 @@ static kevo_status collect(kevo__gpu *g, kevo__profiler *p,
     bool all = false;
     for (int pass = 0; rc == KEVO_OK && !all; pass++) {
         if (pass == MAX_PASSES) {
-            rc = kevo__error_set_foreign(err, KEVO_EEXTERNAL,
-                                         KEVO_DOMAIN_CUPTI, 0,
+            rc = kevo__error_set_foreign(err, KEVO_EEXTERNAL, KEVO_DOMAIN_CUPTI,
+                                         0,
                                          "the range profiler wants more than "
                                          "%d passes",
                                          MAX_PASSES);

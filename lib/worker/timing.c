@@ -35,6 +35,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static krec *recs;
 static size_t nrecs, caprecs;
 static bool recs_lost; /* no memory for a record */
+static bool armed;     /* keeping records: only while timing */
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size,
                                       size_t *max_records)
@@ -46,6 +47,8 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size,
 
 static void add_record(uint64_t start, uint64_t end, const char *name)
 {
+    if (!armed)
+        return;
     if (nrecs == caprecs) {
         size_t ncap = caprecs ? 2 * caprecs : 1024;
         krec *n = realloc(recs, ncap * sizeof(*n));
@@ -56,9 +59,9 @@ static void add_record(uint64_t start, uint64_t end, const char *name)
         recs = n;
         caprecs = ncap;
     }
-    recs[nrecs++] = (krec){start, end,
-                           name && strncmp(name, INTERNAL_PREFIX,
-                                           strlen(INTERNAL_PREFIX)) == 0};
+    recs[nrecs++] = (krec){
+        start, end,
+        name && strncmp(name, INTERNAL_PREFIX, strlen(INTERNAL_PREFIX)) == 0};
 }
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream,
@@ -90,8 +93,7 @@ void kevo__timing_init(kevo__gpu *g)
     if (kevo__cupti_load(&e) != KEVO_OK ||
         kevo__cupti_check(kevo__cupti.cuptiActivityRegisterCallbacks(
                               buffer_requested, buffer_completed),
-                          "cuptiActivityRegisterCallbacks",
-                          &e) != KEVO_OK ||
+                          "cuptiActivityRegisterCallbacks", &e) != KEVO_OK ||
         kevo__cupti_check(kevo__cupti.cuptiActivityEnable(
                               CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
                           "cuptiActivityEnable(CONCURRENT_KERNEL)",
@@ -110,9 +112,9 @@ kevo_status kevo__timing_activity(kevo__gpu *g, bool on, kevo_error *err)
         return kevo__cupti_check(kevo__cupti.cuptiActivityEnable(
                                      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
                                  "cuptiActivityEnable", err);
-    kevo_status rc = kevo__cupti_check(kevo__cupti.cuptiActivityDisable(
-                                           CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
-                                       "cuptiActivityDisable", err);
+    kevo_status rc = kevo__cupti_check(
+        kevo__cupti.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
+        "cuptiActivityDisable", err);
     if (rc == KEVO_OK)
         rc = kevo__cupti_check(
             kevo__cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED),
@@ -173,9 +175,9 @@ void kevo__times_stats(double *samples, size_t n, kevo__times *out)
 
 /* Per repetition r (its kernels start after mark[r - 1], mark[-1] being
  * base, and no later than mark[r]), first start to last end of the
- * candidate's kernels into t[r] (seconds); reps CUPTI saw nothing of keep
- * their event time. Returns the most kernels seen in one repetition, and
- * in *all whether CUPTI saw every repetition. */
+ * candidate's kernels into t[r] (seconds). Returns the most kernels seen
+ * in one repetition, and in *all whether CUPTI saw every repetition (when
+ * it did not, t is partly written). */
 static size_t from_records(uint64_t base, const uint64_t *mark, size_t reps,
                            double *t, bool *all)
 {
@@ -222,13 +224,15 @@ done:
     return most;
 }
 
-/* Forgets what CUPTI recorded so far. */
-static kevo_status clear_records(kevo_error *err)
+/* Forgets what CUPTI recorded so far and keeps what comes next (on), or
+ * stops keeping records (off). */
+static kevo_status arm_records(bool on, kevo_error *err)
 {
     kevo_status rc = flush_records(err);
     pthread_mutex_lock(&lock);
     nrecs = 0;
     recs_lost = false;
+    armed = on;
     pthread_mutex_unlock(&lock);
     return rc;
 }
@@ -242,8 +246,8 @@ static kevo_status one_run(kevo__gpu *g, const kevo__plan *plan, bool flush,
         uint64_t words = g->flush_words;
         CUdeviceptr buf = g->flush, sink = g->word;
         void *params[] = {&buf, &words, &sink};
-        rc = kevo__gpu_launch(g->flush_l2, kevo__gpu_blocks(g, words, 256),
-                              256, params, "kevo_internal_flush_l2", err);
+        rc = kevo__gpu_launch(g->flush_l2, kevo__gpu_blocks(g, words, 256), 256,
+                              params, "kevo_internal_flush_l2", err);
     }
     if (rc == KEVO_OK && before)
         rc = kevo__cu_check(kevo__cu.cuEventRecord(before, NULL),
@@ -291,7 +295,7 @@ kevo_status kevo__time_plan(kevo__gpu *g, const kevo__plan *plan,
     }
     if (rc == KEVO_OK && cupti) {
         kevo_error e = KEVO__ERROR_INIT;
-        cupti = clear_records(&e) == KEVO_OK &&
+        cupti = arm_records(true, &e) == KEVO_OK &&
                 kevo__cupti.cuptiGetTimestamp(&base) == CUPTI_SUCCESS;
     }
     while (rc == KEVO_OK && reps < max_reps) {
@@ -304,7 +308,8 @@ kevo_status kevo__time_plan(kevo__gpu *g, const kevo__plan *plan,
                                 "cuEventElapsedTime", err);
         if (rc != KEVO_OK)
             break;
-        if (cupti && kevo__cupti.cuptiGetTimestamp(&mark[reps]) != CUPTI_SUCCESS)
+        if (cupti &&
+            kevo__cupti.cuptiGetTimestamp(&mark[reps]) != CUPTI_SUCCESS)
             cupti = false;
         event_t[reps++] = 1e-3 * (double)ms;
         bool capped = 1e3 * (kevo__seconds_now() - t0) >= cfg->cap_ms;
@@ -317,10 +322,14 @@ kevo_status kevo__time_plan(kevo__gpu *g, const kevo__plan *plan,
         out->kernels_per_rep = plan->prog->nlaunches;
         if (cupti) {
             kevo_error e = KEVO__ERROR_INIT;
+            size_t most = 0;
             if (flush_records(&e) == KEVO_OK)
-                out->kernels_per_rep =
-                    from_records(base, mark, reps, out->samples, &all);
+                most = from_records(base, mark, reps, out->samples, &all);
             cupti = all;
+            if (all)
+                out->kernels_per_rep = most;
+            else /* events for every repetition, never a mix */
+                memcpy(out->samples, event_t, reps * sizeof(*event_t));
         }
         memcpy(stats, out->samples, reps * sizeof(*stats));
         kevo__times_stats(stats, reps, out);
@@ -335,6 +344,10 @@ kevo_status kevo__time_plan(kevo__gpu *g, const kevo__plan *plan,
     }
     out->timer = cupti ? "cupti" : "events";
 done:
+    if (g->cupti && !kevo__cu_sticky(kevo__cu_error_of(err))) {
+        kevo_error e = KEVO__ERROR_INIT;
+        arm_records(false, &e);
+    }
     if (before)
         kevo__cu.cuEventDestroy(before);
     if (after)

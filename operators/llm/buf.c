@@ -145,8 +145,8 @@ static const char *find_secret(const char *p, const char *end,
     return best;
 }
 
-char *kevo__llm_redact(const char *text, size_t len,
-                       const char *const *secrets, size_t nsecrets)
+char *kevo__llm_redact(const char *text, size_t len, const char *const *secrets,
+                       size_t nsecrets)
 {
     llm_buf b = {0};
     const char *p = text, *end = text + len;

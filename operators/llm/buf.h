@@ -48,8 +48,8 @@ char *kevo__llm_strndup(const char *s, size_t n);
 /* A copy of text[0..len) in which every occurrence of each of the nsecrets
  * non-empty strings in secrets is replaced by LLM_REDACTED. NULL when out
  * of memory. */
-char *kevo__llm_redact(const char *text, size_t len,
-                       const char *const *secrets, size_t nsecrets);
+char *kevo__llm_redact(const char *text, size_t len, const char *const *secrets,
+                       size_t nsecrets);
 
 /* Redacts a NUL-terminated fixed-size buffer in place, truncating if the
  * redacted text does not fit. */

@@ -142,6 +142,12 @@ static void job_free(job *j)
         curl_easy_cleanup(j->easy);
     }
     free(j->url);
+    /* The headers hold the API key: wipe them before they go back. */
+    for (struct curl_slist *l = j->headers; l; l = l->next) {
+        volatile char *v = l->data;
+        while (*v)
+            *v++ = '\0';
+    }
     curl_slist_free_all(j->headers);
     free(j->body);
     kevo__llm_buf_free(&j->reply);
@@ -205,8 +211,8 @@ void kevo__llm_http_free(llm_http *h)
     curl_global_cleanup();
 }
 
-bool kevo__llm_http_submit(llm_http *h, const llm_http_request *req,
-                           char *err, size_t errlen)
+bool kevo__llm_http_submit(llm_http *h, const llm_http_request *req, char *err,
+                           size_t errlen)
 {
     if (!req->url || !req->done || !(req->timeout_s > 0) ||
         (!req->body && req->body_len)) {
@@ -508,8 +514,7 @@ static void finish_attempt(llm_http *h, job *j, CURLcode rc, bool setup)
     } else if (setup) {
         o = LLM_TRANSPORT;
         kevo__llm_buf_printf(&why, "cannot set up the transfer: %s",
-                             j->errbuf[0] ? j->errbuf
-                                          : curl_easy_strerror(rc));
+                             j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc));
     } else if (rc == CURLE_OPERATION_TIMEDOUT) {
         o = LLM_TIMEOUT;
         retry = true;
@@ -565,7 +570,8 @@ static void finish_attempt(llm_http *h, job *j, CURLcode rc, bool setup)
 
     double wait = -1;
     if (retry && j->attempts > h->cfg.max_retries) {
-        kevo__llm_buf_printf(&why, " (gave up after %d attempts)", j->attempts);
+        kevo__llm_buf_printf(&why, " (gave up after %d attempt%s)", j->attempts,
+                             j->attempts == 1 ? "" : "s");
     } else if (retry && j->retry_after_s > h->cfg.retry_after_max_s) {
         kevo__llm_buf_printf(&why,
                              " (Retry-After of %g s is over the limit of %g "
@@ -582,7 +588,9 @@ static void finish_attempt(llm_http *h, job *j, CURLcode rc, bool setup)
         h->stats.retry_wait_s += wait;
     }
 
-    const char *reason = why.failed ? "out of memory" : why.data ? why.data : "";
+    const char *reason = why.failed ? "out of memory"
+                         : why.data ? why.data
+                                    : "";
     if (j->attempt_cb) {
         llm_http_attempt a = {
             .number = j->attempts,

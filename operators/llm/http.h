@@ -56,13 +56,13 @@ typedef struct llm_http_attempt {
  * borrowed for the duration of the call. */
 typedef struct llm_http_result {
     llm_outcome outcome;
-    long status;       /* the last HTTP status, 0 when none came */
-    int attempts;      /* attempts made (0 when never sent) */
-    json_t *json;      /* the parsed reply when outcome is LLM_OK */
-    const char *body;  /* the last attempt's body, never NULL */
-    size_t body_len;   /* its length */
+    long status;        /* the last HTTP status, 0 when none came */
+    int attempts;       /* attempts made (0 when never sent) */
+    json_t *json;       /* the parsed reply when outcome is LLM_OK */
+    const char *body;   /* the last attempt's body, never NULL */
+    size_t body_len;    /* its length */
     const char *reason; /* why it failed, "" on success */
-    double elapsed_s;  /* from submission to the end */
+    double elapsed_s;   /* from submission to the end */
 } llm_http_result;
 
 /* Checks a 2xx reply's JSON against the API's shape. Returns false, with a
@@ -73,12 +73,12 @@ typedef void (*llm_http_attempt_fn)(void *ud, const llm_http_attempt *a);
 typedef void (*llm_http_done_fn)(void *ud, const llm_http_result *r);
 
 typedef struct llm_http_config {
-    int concurrency;         /* transfers in flight at most, >= 1 */
-    int max_retries;         /* retries after the first attempt, >= 0 */
-    double backoff_base_s;   /* the first retry's wait before jitter */
-    double backoff_max_s;    /* the longest backoff wait */
+    int concurrency;          /* transfers in flight at most, >= 1 */
+    int max_retries;          /* retries after the first attempt, >= 0 */
+    double backoff_base_s;    /* the first retry's wait before jitter */
+    double backoff_max_s;     /* the longest backoff wait */
     double retry_after_max_s; /* a longer Retry-After is not waited for */
-    size_t max_reply_bytes;  /* the body size cap */
+    size_t max_reply_bytes;   /* the body size cap */
     /* Jitter: a uniform draw in [0, 1). The backoff before retry k is
      * min(max, base * 2^(k-1)) * (0.5 + 0.5 u): between half and all of
      * the exponential step. NULL means u = 1 (no jitter). */
@@ -99,8 +99,8 @@ typedef struct llm_http_stats {
     uint64_t attempts;
     uint64_t retries;
     uint64_t attempt_outcomes[LLM_OUTCOME_COUNT];
-    uint64_t status_429; /* attempts answered 429 */
-    uint64_t status_5xx; /* attempts answered 5xx */
+    uint64_t status_429;           /* attempts answered 429 */
+    uint64_t status_5xx;           /* attempts answered 5xx */
     uint64_t retry_after_honoured; /* waits taken from Retry-After */
     double retry_wait_s;           /* all waits scheduled, added up */
     int max_active;                /* the most transfers in flight at once */
@@ -136,8 +136,8 @@ typedef struct llm_http_request {
  * kevo__llm_http_free(), never from this call. Returns false with a reason
  * in err (no memory, bad arguments), in which case no callback is ever
  * called. */
-bool kevo__llm_http_submit(llm_http *h, const llm_http_request *req,
-                           char *err, size_t errlen);
+bool kevo__llm_http_submit(llm_http *h, const llm_http_request *req, char *err,
+                           size_t errlen);
 
 /* Drives the requests: sends queued ones up to the concurrency limit,
  * receives, retries, and calls the callbacks. It returns once a request

@@ -8,8 +8,8 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,8 +27,6 @@
 #include "wire.h"
 
 #define LLM_DIR "llm"
-/* Room for every model's key, as it is and as JSON escapes it. */
-#define SECRETS_MAX 64
 /* Failure kinds counted apart in the summary. */
 #define KINDS_MAX 16
 
@@ -40,7 +38,7 @@ typedef struct llm_req {
     uint64_t id;
     char *parent_source;
     uint32_t calls_left;
-    struct llm_req *next;
+    struct llm_req *prev, *next;
 } llm_req;
 
 /* One call to a model, for one child. */
@@ -57,15 +55,16 @@ struct llm_state {
     kevo_host_ctx *ctx;
     llm_config cfg;
     llm_http *http;
-    const char *secrets[SECRETS_MAX];
-    char *escaped[SECRETS_MAX]; /* JSON-escaped keys that differ */
-    size_t nsecrets;
+    /* Every model's key, as it is and as JSON escapes it where that
+     * differs (the escaped copies are owned, in escaped[]). */
+    const char **secrets;
+    char **escaped;
+    size_t nsecrets, nescaped;
     char *dir; /* RUN/llm, or NULL */
     uint64_t seq;
     llm_req *reqs;
     size_t nreqs;
     uint64_t instance_seq; /* the number of its instance file */
-    bool quiet;            /* no host calls: inside fini */
 
     uint64_t input_tokens, output_tokens;
     double cost;
@@ -91,8 +90,6 @@ static void say(llm_state *st, kevo_log_level level, const char *fmt, ...)
 
 static void say(llm_state *st, kevo_log_level level, const char *fmt, ...)
 {
-    if (st->quiet)
-        return;
     llm_buf b = {0};
     va_list ap;
     va_start(ap, fmt);
@@ -247,6 +244,15 @@ static void host_fail(llm_state *st, uint64_t id, const char *kind,
     st->api->fail(st->ctx, id, kind, reason);
 }
 
+/* A JSON string of s, made valid UTF-8 first. */
+static json_t *jstr(const char *s)
+{
+    char *clean = kevo__llm_utf8_clean(s, strlen(s));
+    json_t *v = clean ? json_string(clean) : NULL;
+    free(clean);
+    return v;
+}
+
 /* ---- budgets ----------------------------------------------------------- */
 
 /* Whether a new request may be sent; the reason in why when not. */
@@ -293,13 +299,13 @@ static double jitter(void *ud)
 static void req_unlink_free(llm_req *r)
 {
     llm_state *st = r->st;
-    for (llm_req **pp = &st->reqs; *pp; pp = &(*pp)->next) {
-        if (*pp == r) {
-            *pp = r->next;
-            st->nreqs--;
-            break;
-        }
-    }
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        st->reqs = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    st->nreqs--;
     free(r->parent_source);
     free(r);
 }
@@ -327,14 +333,14 @@ static void call_fail(llm_call *c, const char *kind, const char *reason)
     llm_buf b = {0};
     kevo__llm_buf_printf(&b, "%s (model %s, log %06" PRIu64 ")", reason,
                          m->name, c->seq);
-    char *clean = b.data ? redact(st, b.data) : NULL;
+    char *red = b.data && !b.failed ? redact(st, b.data) : NULL;
+    char *clean = red ? kevo__llm_utf8_clean(red, strlen(red)) : NULL;
     const char *text = clean ? clean : "out of memory for the reason";
     json_object_set_new(c->log, "failure",
                         json_pack("{s:s, s:s}", "kind", kind, "reason", text));
-    say(st, KEVO_LOG_WARN, "request %" PRIu64 ": %s: %s", c->req->id, kind,
-        text);
     host_fail(st, c->req->id, kind, text);
     free(clean);
+    free(red);
     kevo__llm_buf_free(&b);
 }
 
@@ -379,10 +385,12 @@ static void on_attempt(void *ud, const llm_http_attempt *a)
 {
     llm_call *c = ud;
     json_t *attempts = json_object_get(c->log, "attempts");
-    json_t *rec = json_pack(
-        "{s:i, s:s, s:I, s:f, s:s}", "number", a->number, "outcome",
-        kevo__llm_outcome_name(a->outcome), "status", (json_int_t)a->status,
-        "elapsed_s", a->elapsed_s, "reason", a->reason);
+    char *reason = kevo__llm_utf8_clean(a->reason, strlen(a->reason));
+    json_t *rec = json_pack("{s:i, s:s, s:I, s:f, s:s}", "number", a->number,
+                            "outcome", kevo__llm_outcome_name(a->outcome),
+                            "status", (json_int_t)a->status, "elapsed_s",
+                            a->elapsed_s, "reason", reason ? reason : "");
+    free(reason);
     if (!rec)
         return;
     if (a->retry_after_s >= 0)
@@ -399,12 +407,12 @@ static void take_reply(llm_call *c)
     llm_state *st = c->req->st;
     const llm_model *m = &st->cfg.models[c->model];
     kevo_reply_result res = {0};
-    kevo_reply_kind k = kevo__reply_parse(c->wire.text, strlen(c->wire.text),
+    kevo_reply_kind k = kevo__reply_parse(c->wire.text, c->wire.text_len,
                                           c->req->parent_source, 0, &res);
-    json_object_set_new(
-        c->log, "parse",
-        json_pack("{s:s, s:s}", "kind", kevo__reply_kind_name(k), "reason",
-                  res.reason ? res.reason : ""));
+    json_object_set_new(c->log, "parse",
+                        json_pack("{s:s, s:o}", "kind",
+                                  kevo__reply_kind_name(k), "reason",
+                                  jstr(res.reason ? res.reason : "")));
     if (k != KEVO_REPLY_OK) {
         st->reply_failures++;
         llm_buf b = {0};
@@ -429,7 +437,7 @@ static void take_reply(llm_call *c)
                                              NULL, clean_note);
         if (rc == KEVO_OK) {
             st->children++;
-            json_object_set_new(c->log, "child", json_string(clean_child));
+            json_object_set_new(c->log, "child", jstr(clean_child));
             say(st, KEVO_LOG_INFO, "request %" PRIu64 ": a child from %s (%s)",
                 c->req->id, m->name, res.reason);
         } else {
@@ -437,10 +445,9 @@ static void take_reply(llm_call *c)
             llm_buf b = {0};
             kevo__llm_buf_printf(&b, "the host refused the child: %s",
                                  st->api->last_error(st->ctx));
-            json_object_set_new(c->log, "refused_child",
-                                json_string(clean_child));
+            json_object_set_new(c->log, "refused_child", jstr(clean_child));
             call_fail(c,
-                      rc == KEVO_EEXIST ? "duplicate"
+                      rc == KEVO_EEXIST   ? "duplicate"
                       : rc == KEVO_ENOMEM ? KEVO_FAIL_INTERNAL
                                           : KEVO_FAIL_INVALID,
                       b.data ? b.data : "the host refused the child");
@@ -461,6 +468,8 @@ static void on_done(void *ud, const llm_http_result *r)
     const llm_model *m = &st->cfg.models[c->model];
     if (r->outcome == LLM_CANCELLED) {
         /* The instance is going away: the host fails what is left. */
+        json_object_set_new(c->log, "outcome", json_string("cancelled"));
+        save_json(st, "reply", c->seq, c->log);
         json_decref(c->log);
         kevo__llm_wire_reply_free(&c->wire);
         free(c);
@@ -477,11 +486,14 @@ static void on_done(void *ud, const llm_http_result *r)
             char *e = r->outcome == LLM_HTTP_ERROR
                           ? kevo__llm_wire_error_text(r->body, r->body_len)
                           : NULL;
-            kevo__llm_buf_printf(&b, "%s after %d attempt%s: ",
-                                 kevo__llm_outcome_name(r->outcome),
-                                 r->attempts, r->attempts == 1 ? "" : "s");
+            kevo__llm_buf_printf(&b,
+                                 "%s: ", kevo__llm_outcome_name(r->outcome));
+            /* The API's error object says more than the body's first
+             * bytes. */
             if (e)
-                kevo__llm_buf_printf(&b, "HTTP %ld: %s", r->status, e);
+                kevo__llm_buf_printf(&b, "HTTP %ld: %s (after %d attempt%s)",
+                                     r->status, e, r->attempts,
+                                     r->attempts == 1 ? "" : "s");
             else
                 kevo__llm_buf_puts(&b, r->reason);
             free(e);
@@ -503,7 +515,8 @@ static void on_done(void *ud, const llm_http_result *r)
         json_pack("{s:I, s:I, s:f}", "input_tokens",
                   (json_int_t)c->wire.input_tokens, "output_tokens",
                   (json_int_t)c->wire.output_tokens, "cost", cost));
-    json_object_set_new(c->log, "text", json_string(c->wire.text));
+    json_object_set_new(c->log, "text",
+                        json_stringn(c->wire.text, c->wire.text_len));
     if (c->wire.cut_off)
         json_object_set_new(c->log, "cut_off", json_true());
     take_reply(c);
@@ -525,22 +538,21 @@ static bool start_call(llm_state *st, llm_req *r, const char *system,
     const llm_model *m = &st->cfg.models[c->model];
     if (!kevo__llm_wire_build(m, system, user, &w)) {
         c->seq = ++st->seq;
-        c->log = json_pack("{s:I, s:I, s:s, s:s, s:[]}", "seq",
-                           (json_int_t)c->seq, "request", (json_int_t)r->id,
-                           "model", m->name, "api", kevo__llm_api_name(m->api),
-                           "attempts");
+        c->log =
+            json_pack("{s:I, s:I, s:s, s:s, s:[]}", "seq", (json_int_t)c->seq,
+                      "request", (json_int_t)r->id, "model", m->name, "api",
+                      kevo__llm_api_name(m->api), "attempts");
         call_fail(c, KEVO_FAIL_INTERNAL, "out of memory for the request");
         goto done;
     }
     json_t *headers = json_array();
     for (size_t i = 0; i < w.nheaders; i++)
         json_array_append_new(headers, json_string(w.log_headers[i]));
-    json_t *saved = json_pack("{s:I, s:I, s:s, s:s, s:s, s:o, s:o}", "seq",
-                              (json_int_t)0, "request", (json_int_t)r->id,
-                              "model", m->name, "api",
-                              kevo__llm_api_name(m->api), "url", w.url,
-                              "headers", headers, "body",
-                              body_value(w.body, w.body_len));
+    json_t *saved =
+        json_pack("{s:I, s:I, s:s, s:s, s:s, s:o, s:o}", "seq", (json_int_t)0,
+                  "request", (json_int_t)r->id, "model", m->name, "api",
+                  kevo__llm_api_name(m->api), "url", w.url, "headers", headers,
+                  "body", body_value(w.body, w.body_len));
     c->seq = saved ? claim_json(st, "request", saved) : ++st->seq;
     json_decref(saved);
     c->log = json_pack("{s:I, s:I, s:s, s:s, s:[]}", "seq", (json_int_t)c->seq,
@@ -591,8 +603,10 @@ static void state_free(llm_state *st)
     kevo__llm_http_free(st->http);
     while (st->reqs)
         req_unlink_free(st->reqs);
-    for (size_t i = 0; i < SECRETS_MAX; i++)
+    for (size_t i = 0; i < st->nescaped; i++)
         free(st->escaped[i]);
+    free(st->escaped);
+    free((void *)st->secrets);
     kevo__llm_config_free(&st->cfg);
     free(st->dir);
     free(st);
@@ -601,7 +615,12 @@ static void state_free(llm_state *st)
 /* The keys, and their JSON-escaped forms where those differ. */
 static bool collect_secrets(llm_state *st)
 {
-    size_t n = kevo__llm_config_secrets(&st->cfg, st->secrets, SECRETS_MAX / 2);
+    size_t max = st->cfg.nmodels;
+    st->secrets = calloc(2 * max + 1, sizeof(*st->secrets));
+    st->escaped = calloc(max + 1, sizeof(*st->escaped));
+    if (!st->secrets || !st->escaped)
+        return false;
+    size_t n = kevo__llm_config_secrets(&st->cfg, st->secrets, max);
     st->nsecrets = n;
     for (size_t i = 0; i < n; i++) {
         json_t *s = json_string(st->secrets[i]);
@@ -614,7 +633,7 @@ static bool collect_secrets(llm_state *st)
                          memcmp(d + 1, st->secrets[i], len - 2) != 0)) {
             memmove(d, d + 1, len - 2);
             d[len - 2] = '\0';
-            st->escaped[i] = d;
+            st->escaped[st->nescaped++] = d;
             st->secrets[st->nsecrets++] = d;
         } else {
             free(d);
@@ -687,10 +706,10 @@ static kevo_status llm_init(const kevo_host_api *api, kevo_host_ctx *ctx,
         /* Numbers go on after those of earlier runs and instances. */
         st->seq = last_seq(st->dir);
     }
-    json_t *inst = json_pack("{s:I, s:s, s:s, s:o}", "seq", (json_int_t)0,
-                             "plugin", llm_desc.name, "version",
-                             llm_desc.version, "config",
-                             json_loads(config_json, 0, NULL));
+    json_t *inst =
+        json_pack("{s:I, s:s, s:s, s:o}", "seq", (json_int_t)0, "plugin",
+                  llm_desc.name, "version", llm_desc.version, "config",
+                  json_loads(config_json, 0, NULL));
     if (!inst) {
         rc = KEVO_ENOMEM;
         api->error(ctx, "out of memory");
@@ -730,6 +749,8 @@ static kevo_status llm_propose(void *state, const kevo_operator_request *req)
     r->id = req->id;
     r->calls_left = req->n_children ? req->n_children : 1;
     r->next = st->reqs;
+    if (st->reqs)
+        st->reqs->prev = r;
     st->reqs = r;
     st->nreqs++;
 
@@ -815,14 +836,20 @@ static size_t llm_poll(void *state, int timeout_ms)
     return st->nreqs;
 }
 
-/* The counts of the instance's life, in RUN/llm/NNNNNN-summary.json beside
- * the instance's NNNNNN-instance.json. */
+/* The counts of the instance's life: a line in the log, and
+ * RUN/llm/NNNNNN-summary.json beside the instance's NNNNNN-instance.json. */
 static void save_summary(llm_state *st)
 {
-    if (!st->dir)
-        return;
     llm_http_stats hs;
     kevo__llm_http_stats_get(st->http, &hs);
+    say(st, KEVO_LOG_INFO,
+        "%" PRIu64 " requests, %" PRIu64 " calls (%" PRIu64
+        " attempts), %" PRIu64 " children; %" PRIu64 " input and %" PRIu64
+        " output tokens, cost %.6g",
+        st->requests, st->calls, hs.attempts, st->children, st->input_tokens,
+        st->output_tokens, st->cost);
+    if (!st->dir)
+        return;
     json_t *outcomes = json_object(), *attempts = json_object();
     for (int o = 0; o < LLM_OUTCOME_COUNT; o++) {
         json_object_set_new(outcomes, kevo__llm_outcome_name(o),
@@ -837,15 +864,15 @@ static void save_summary(llm_state *st)
     json_t *s = json_pack(
         "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:i, "
         "s:o, s:o, s:o}",
-        "requests", (json_int_t)st->requests, "calls", (json_int_t)st->calls, "replies", (json_int_t)st->replies,
-        "children", (json_int_t)st->children, "reply_failures",
+        "requests", (json_int_t)st->requests, "calls", (json_int_t)st->calls,
+        "replies", (json_int_t)st->replies, "children",
+        (json_int_t)st->children, "reply_failures",
         (json_int_t)st->reply_failures, "refused_children",
         (json_int_t)st->refused_children, "attempts", (json_int_t)hs.attempts,
         "retries", (json_int_t)hs.retries, "status_429",
-        (json_int_t)hs.status_429, "input_tokens",
-        (json_int_t)st->input_tokens, "output_tokens",
-        (json_int_t)st->output_tokens, "cost", st->cost, "max_active",
-        hs.max_active, "failures", failures, "outcomes", outcomes,
+        (json_int_t)hs.status_429, "input_tokens", (json_int_t)st->input_tokens,
+        "output_tokens", (json_int_t)st->output_tokens, "cost", st->cost,
+        "max_active", hs.max_active, "failures", failures, "outcomes", outcomes,
         "attempt_outcomes", attempts);
     if (s)
         save_json(st, "summary", st->instance_seq, s);
@@ -857,9 +884,6 @@ static void llm_fini(void *state)
     llm_state *st = state;
     if (!st)
         return;
-    /* fini may not call the host: a file that cannot be written goes
-     * unreported (the per-request files hold the same facts). */
-    st->quiet = true;
     save_summary(st);
     state_free(st);
 }

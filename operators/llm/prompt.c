@@ -115,9 +115,8 @@ char *kevo__llm_distill_log(const char *log, size_t max_lines)
     d.warning_room = max_lines - d.error_room;
     each_line(log ? log : "", keep_line, &d);
     if (d.dropped)
-        kevo__llm_buf_printf(&b,
-                             "(%zu more error and warning lines left out)\n",
-                             d.dropped);
+        kevo__llm_buf_printf(
+            &b, "(%zu more error and warning lines left out)\n", d.dropped);
     return kevo__llm_buf_take(&b);
 }
 
@@ -162,8 +161,8 @@ static bool is_hidden_key(const char *key)
 
 /* Keys shown first in a shape's row, in this order, when present. */
 static const char *const shape_keys_first[] = {
-    "shape",      "dims",       "verdict",    "ok",          "time_us",
-    "time_ms",    "median_us",  "efficiency", "bound",       "dram_bytes",
+    "shape",       "dims",       "verdict",    "ok",    "time_us",
+    "time_ms",     "median_us",  "efficiency", "bound", "dram_bytes",
     "model_bytes", "cost_bytes", "error",      "reason"};
 
 static void put_shape(llm_buf *b, json_t *shape)
@@ -186,8 +185,7 @@ static void put_shape(llm_buf *b, json_t *shape)
     }
     const char *key;
     json_t *v;
-    json_object_foreach(shape, key, v)
-    {
+    json_object_foreach (shape, key, v) {
         bool shown = false;
         for (size_t i = 0; i < sizeof(shape_keys_first) / sizeof(char *); i++)
             shown = shown || strcmp(key, shape_keys_first[i]) == 0;
@@ -214,10 +212,8 @@ static void put_summary(llm_buf *b, const char *summary, size_t max_log_lines)
     const char *key;
     json_t *v;
     /* Scalars first, then shapes, then logs. */
-    json_object_foreach(root, key, v)
-    {
-        if (is_hidden_key(key) || is_log_key(key) ||
-            strcmp(key, "shapes") == 0)
+    json_object_foreach (root, key, v) {
+        if (is_hidden_key(key) || is_log_key(key) || strcmp(key, "shapes") == 0)
             continue;
         if (json_is_string(v) && strchr(json_string_value(v), '\n'))
             kevo__llm_buf_printf(b, "%s:\n%s\n", key, json_string_value(v));
@@ -231,10 +227,10 @@ static void put_summary(llm_buf *b, const char *summary, size_t max_log_lines)
     if (json_is_array(shapes) && json_array_size(shapes) > 0) {
         kevo__llm_buf_puts(b, "Per shape:\n");
         size_t i;
-        json_array_foreach(shapes, i, v) put_shape(b, v);
+        json_array_foreach (shapes, i, v)
+            put_shape(b, v);
     }
-    json_object_foreach(root, key, v)
-    {
+    json_object_foreach (root, key, v) {
         if (!is_log_key(key) || is_hidden_key(key))
             continue;
         if (!json_is_string(v)) {
@@ -269,8 +265,7 @@ static void put_object_lines(llm_buf *b, const char *json)
     }
     const char *key;
     json_t *v;
-    json_object_foreach(root, key, v)
-    {
+    json_object_foreach (root, key, v) {
         if (is_hidden_key(key))
             continue;
         kevo__llm_buf_printf(b, "%s: ", key);
@@ -294,22 +289,19 @@ static void put_dims(llm_buf *b, const char *json)
     size_t i;
     json_t *v;
     kevo__llm_buf_puts(b, "Dimensions:");
-    json_array_foreach(dims, i, v)
-    {
+    json_array_foreach (dims, i, v) {
         kevo__llm_buf_puts(b, i ? ", " : " ");
         put_value(b, v);
     }
     kevo__llm_buf_puts(b, "\nShapes it is measured on (it must be correct for "
                           "other shapes too):\n");
-    json_array_foreach(shapes, i, v)
-    {
+    json_array_foreach (shapes, i, v) {
         kevo__llm_buf_puts(b, "- ");
         if (json_is_object(v)) {
             const char *key;
             json_t *d;
             bool first = true;
-            json_object_foreach(v, key, d)
-            {
+            json_object_foreach (v, key, d) {
                 kevo__llm_buf_printf(b, "%s%s=", first ? "" : ", ", key);
                 put_value(b, d);
                 first = false;
@@ -362,8 +354,7 @@ static void put_score(llm_buf *b, const char *summary)
     json_decref(root);
 }
 
-static bool put_sections(llm_buf *b, const char *json, char *err,
-                         size_t errlen)
+static bool put_sections(llm_buf *b, const char *json, char *err, size_t errlen)
 {
     json_error_t jerr;
     json_t *root = json_loads(json, JSON_DECODE_ANY, &jerr);
@@ -378,8 +369,7 @@ static bool put_sections(llm_buf *b, const char *json, char *err,
         kevo__llm_buf_puts(b, "\n# Guidance\n");
     const char *key;
     json_t *v;
-    json_object_foreach(root, key, v)
-    {
+    json_object_foreach (root, key, v) {
         kevo__llm_buf_printf(b, "\n## %c%s\n", toupper((unsigned char)key[0]),
                              key[0] ? key + 1 : "");
         if (json_is_string(v)) {
@@ -448,21 +438,18 @@ bool kevo__llm_prompt_build(const llm_prompt_input *in, char **system,
     if (in->task_description && *in->task_description)
         kevo__llm_buf_printf(&b, "\n%s\n", in->task_description);
     if (in->task_args && *in->task_args)
-        kevo__llm_buf_printf(&b, "\n## Kernel arguments\n%s%s", in->task_args,
-                             in->task_args[strlen(in->task_args) - 1] == '\n'
-                                 ? ""
-                                 : "\n");
+        kevo__llm_buf_printf(
+            &b, "\n## Kernel arguments\n%s%s", in->task_args,
+            in->task_args[strlen(in->task_args) - 1] == '\n' ? "" : "\n");
     if (in->task_dims && *in->task_dims) {
         kevo__llm_buf_puts(&b, "\n## Problem size\n");
         put_dims(&b, in->task_dims);
     }
     if (in->task_cost && *in->task_cost)
-        kevo__llm_buf_printf(&b,
-                             "\n## Cost model (what the roofline counts)\n%s%s",
-                             in->task_cost,
-                             in->task_cost[strlen(in->task_cost) - 1] == '\n'
-                                 ? ""
-                                 : "\n");
+        kevo__llm_buf_printf(
+            &b, "\n## Cost model (what the roofline counts)\n%s%s",
+            in->task_cost,
+            in->task_cost[strlen(in->task_cost) - 1] == '\n' ? "" : "\n");
     if (in->device_json && *in->device_json) {
         kevo__llm_buf_puts(&b, "\n## Device\n");
         put_object_lines(&b, in->device_json);

@@ -1241,13 +1241,18 @@ static kevo_reply_kind apply_edits(ctx *c, char **child, size_t *child_len)
                 rb_printf(&msg, " as edited by blocks 1-%zu", k);
             rb_puts(&msg, " (");
             first_search_line(&msg, c, &ed[k]);
-            lines pl = {0};
-            match pm;
-            if (k > 0 && split_lines(c->parent, c->parent_len, &pl) &&
-                find_edit(c, c->parent, c->parent_len, &pl, &ed[k], &pm))
-                rb_puts(&msg, "; it matches the parent before the earlier "
-                              "edits changed it");
-            free(pl.v);
+            if (k > 0) {
+                lines pl = {0};
+                match pm;
+                if (!split_lines(c->parent, c->parent_len, &pl)) {
+                    kind = nomem(c);
+                    goto done;
+                }
+                if (find_edit(c, c->parent, c->parent_len, &pl, &ed[k], &pm))
+                    rb_puts(&msg, "; it matches the parent before the "
+                                  "earlier edits changed it");
+                free(pl.v);
+            }
             rb_puts(&msg, ")");
             kind = fail_with(c, KEVO_REPLY_EDIT_NOT_FOUND, &msg);
             goto done;

@@ -1,6 +1,6 @@
 /*
- * reply.h: the llm operator's reply parser. It turns a model's reply into
- * a child kernel source, or into a failure with a kind and a reason.
+ * reply.h: the llm operator's reply parser. It turns a model's reply into a
+ * child kernel source, or into a failure with a kind and a reason.
  *
  * This is internal to the llm operator: plain C and libc, with no use of
  * libkevo, so it can be built into the plugin and into the tests alike.
@@ -11,15 +11,16 @@
  * Whole kernel: the child is the code in a fenced block (```cuda, ```cu,
  * ```c++, ```cpp, ```c, a plain ``` and similar C-family labels; the label
  * is case-insensitive; ~~~ fences work too). Prose before and after is
- * ignored. With several fences, the parser chooses among those that hold a
- * __global__ kernel or a kevo:launch block the largest (the last of equal
- * size), and says which it chose in the note. A fence that the reply never
- * closes (the reply was cut off) counts only when its code is complete: no
- * open brace, parenthesis, bracket, comment or literal. When its code is
- * incomplete and it holds a __global__ kernel or a kevo:launch block, or no
- * other fence has a kernel, the reply fails as truncated. A reply with no
- * fence at all is taken as code when it holds a __global__ kernel, starts
- * like code (a directive, a comment, a declaration) and is complete.
+ * ignored. With several fences, the parser chooses the largest that holds a
+ * __global__ kernel (the last of equal size) and says which in the note; a
+ * fence with only a kevo:launch block is no kernel, but may give the child
+ * its launch block (below). A fence that the reply never closes (the reply
+ * was cut off) counts only when its code is complete: no open brace,
+ * parenthesis, bracket, comment or literal. When its code is incomplete and
+ * it holds a __global__ kernel or a kevo:launch block, or no other fence has
+ * a kernel, the reply fails as truncated. A reply with no fence at all is
+ * taken as code when it holds a __global__ kernel, starts like code (a
+ * directive, a comment, a declaration) and is complete.
  *
  * Edits: one or more SEARCH/REPLACE blocks, inside fences or not:
  *
@@ -29,17 +30,17 @@
  *     the lines that replace them
  *     >>>>>>> REPLACE
  *
- * As soon as a reply holds a
- * SEARCH marker, it is read as edits. The edits apply in order, each to the
- * text the previous ones left. Each SEARCH part must match exactly one
- * place, tried in this order, the first kind of match that finds anything
- * deciding: whole lines exactly; whole lines ignoring indentation and
- * trailing white space (so CRLF against LF too); the same without the
+ * As soon as a reply holds a SEARCH marker, it is read as edits, even with a
+ * whole kernel in a fence beside them. The edits apply in order, each to the
+ * text the previous ones left, all or none. Each SEARCH part must match
+ * exactly one place, tried in this order, the first kind of match that finds
+ * anything deciding: whole lines exactly; whole lines ignoring indentation
+ * and trailing white space (so CRLF against LF too); the same without the
  * SEARCH part's leading and trailing blank lines; a plain substring. Two or
  * more matches are an ambiguous edit; none is an edit not found. Under a
- * tolerant match the REPLACE lines are re-indented by the difference
- * between the parent's indentation and the SEARCH part's, and take the
- * parent's line ending.
+ * tolerant match the REPLACE lines are re-indented by the difference between
+ * the parent's indentation and the SEARCH part's, and take the parent's line
+ * ending.
  *
  * (5 to 9 marker characters are accepted; a '=======' line outside a block
  * is prose, a stray REPLACE marker an error.)
@@ -49,18 +50,18 @@
  * or else from the parent, provided the block's comment is closed, every
  * kernel it launches is still a __global__ function of the child, and none
  * of the source's parameters that it uses is #defined by the child; when
- * none fits, the reply fails with KEVO_REPLY_LAUNCH_BLOCK_LOST. When the child
- * has no kevo:param block but uses a parameter that such a block declares (as a
- * name in its code or its launch block, without a #define of its own), that
- * block is inserted too. Restored blocks go at the top of the child, followed
- * by a blank line.
+ * none fits, the reply fails with KEVO_REPLY_LAUNCH_BLOCK_LOST. When the
+ * child has no kevo:param block but uses a parameter that such a block
+ * declares (as a name in its code or its launch block, without a #define of
+ * its own), that block is inserted too. Restored blocks go at the top of the
+ * child, followed by a blank line.
  *
- * Every failure is a kind (below) and a sentence naming what failed, such
- * as "SEARCH block 2 of 3 not found in the parent as edited by block 1
- * (first line: 'float acc = 0.0f;')". Nothing the reply holds can crash
- * the parser, and its work is bounded: by the size limits, and by a cap on
- * the line comparisons made placing edits, 200 for each byte of the child
- * limit (KEVO_REPLY_TOO_LARGE beyond).
+ * Every failure is a kind (below) and a sentence naming what failed, such as
+ * "SEARCH block 2 of 3 not found in the parent as edited by block 1 (first
+ * line: 'float acc = 0.0f;')". Nothing the reply holds can crash the parser,
+ * and its work is bounded: by the size limits, and by a cap on the line
+ * comparisons made placing edits, 200 for each byte of the child limit
+ * (KEVO_REPLY_TOO_LARGE beyond).
  */
 #ifndef KEVO_LLM_REPLY_H
 #define KEVO_LLM_REPLY_H

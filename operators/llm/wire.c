@@ -14,15 +14,22 @@
 #define ANTHROPIC_VERSION "2023-06-01"
 
 static const char *const global_keys[] = {
-    "models",          "concurrency",    "max_retries",
-    "backoff_base_s",  "backoff_max_s",  "retry_after_max_s",
-    "max_reply_bytes", "token_budget",   "cost_budget",
-    "reply_format",    "max_log_lines",  "max_inspirations"};
+    "models",          "concurrency",   "max_retries",
+    "backoff_base_s",  "backoff_max_s", "retry_after_max_s",
+    "max_reply_bytes", "token_budget",  "cost_budget",
+    "reply_format",    "max_log_lines", "max_inspirations"};
 
-static const char *const model_keys[] = {
-    "name",        "api",       "base_url",   "model",
-    "key_env",     "temperature", "max_tokens", "timeout_s",
-    "weight",      "input_cost_per_mtok",     "output_cost_per_mtok"};
+static const char *const model_keys[] = {"name",
+                                         "api",
+                                         "base_url",
+                                         "model",
+                                         "key_env",
+                                         "temperature",
+                                         "max_tokens",
+                                         "timeout_s",
+                                         "weight",
+                                         "input_cost_per_mtok",
+                                         "output_cost_per_mtok"};
 
 const char *kevo__llm_api_name(llm_api api)
 {
@@ -54,8 +61,7 @@ static bool check_keys(cfg_parse *p, const char *path, json_t *obj,
 {
     const char *key;
     json_t *v;
-    json_object_foreach(obj, key, v)
-    {
+    json_object_foreach (obj, key, v) {
         bool found = false;
         for (size_t i = 0; i < nknown && !found; i++)
             found = strcmp(key, known[i]) == 0;
@@ -135,8 +141,8 @@ static bool is_env_name(const char *s)
     if (!*s)
         return false;
     for (const char *c = s; *c; c++) {
-        bool alpha = (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
-                     *c == '_';
+        bool alpha =
+            (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || *c == '_';
         if (!alpha && !(c > s && *c >= '0' && *c <= '9'))
             return false;
     }
@@ -150,14 +156,15 @@ static bool parse_model(cfg_parse *p, size_t index, json_t *obj, llm_model *m,
     snprintf(path, sizeof(path), "models[%zu]", index);
     if (!json_is_object(obj))
         return fail(p, path, "must be an object");
-    if (!check_keys(p, path, obj, model_keys, sizeof(model_keys) /
-                                                  sizeof(model_keys[0])))
+    if (!check_keys(p, path, obj, model_keys,
+                    sizeof(model_keys) / sizeof(model_keys[0])))
         return false;
 
     json_t *api = json_object_get(obj, "api");
     if (!api)
-        return fail(p, path, "\"api\" is required (\"openai\" or "
-                             "\"anthropic\")");
+        return fail(p, path,
+                    "\"api\" is required (\"openai\" or "
+                    "\"anthropic\")");
     if (!json_is_string(api))
         return fail(p, path, "\"api\" must be a string");
     if (strcmp(json_string_value(api), "openai") == 0)
@@ -185,8 +192,9 @@ static bool parse_model(cfg_parse *p, size_t index, json_t *obj, llm_model *m,
         m->base_url[--n] = '\0';
     if (strncmp(m->base_url, "http://", 7) != 0 &&
         strncmp(m->base_url, "https://", 8) != 0)
-        return fail(p, path, "\"base_url\" must start with http:// or "
-                             "https://");
+        return fail(p, path,
+                    "\"base_url\" must start with http:// or "
+                    "https://");
 
     long long max_tokens;
     double tmax = m->api == LLM_API_ANTHROPIC ? 1.0 : 2.0;
@@ -214,8 +222,7 @@ static bool parse_model(cfg_parse *p, size_t index, json_t *obj, llm_model *m,
                         m->key_env);
         for (const char *c = key; *c; c++)
             if ((unsigned char)*c < 0x20 || *c == 0x7f)
-                return fail(p, path,
-                            "the key in %s holds a control character",
+                return fail(p, path, "the key in %s holds a control character",
                             m->key_env);
         if (!(m->key = kevo__llm_strdup(key)))
             return fail(p, path, "out of memory");
@@ -282,8 +289,7 @@ bool kevo__llm_config_parse(const char *json, llm_config *cfg,
 
     long long concurrency, max_retries, max_reply, token_budget, log_lines,
         inspirations;
-    if (!get_int(&p, "(root)", root, "concurrency", 1, 4096, 8,
-                 &concurrency) ||
+    if (!get_int(&p, "(root)", root, "concurrency", 1, 4096, 8, &concurrency) ||
         !get_int(&p, "(root)", root, "max_retries", 0, 100, 4, &max_retries) ||
         !get_num(&p, "(root)", root, "backoff_base_s", 0, 3600, 1,
                  &cfg->backoff_base_s) ||
@@ -405,8 +411,8 @@ void kevo__llm_wire_request_free(llm_wire_request *r)
     memset(r, 0, sizeof(*r));
 }
 
-static bool add_header(llm_wire_request *r, const char *name,
-                       const char *value, bool secret)
+static bool add_header(llm_wire_request *r, const char *name, const char *value,
+                       bool secret)
 {
     char *h = NULL, *l = NULL;
     size_t n = strlen(name) + strlen(value) + 3;
@@ -460,8 +466,8 @@ bool kevo__llm_wire_build(const llm_model *m, const char *system,
             sprintf(out->url, "%s/v1/messages", m->base_url);
         body = json_pack("{s:s, s:s, s:[o], s:I, s:f}", "model", m->model,
                          "system", system, "messages", message("user", user),
-                         "max_tokens", (json_int_t)m->max_tokens,
-                         "temperature", m->temperature);
+                         "max_tokens", (json_int_t)m->max_tokens, "temperature",
+                         m->temperature);
     }
     if (!out->url || !body)
         goto done;
@@ -535,8 +541,8 @@ static bool parse_openai(json_t *root, llm_wire_reply *out, char *why,
                            "string");
         return false;
     }
-    out->text = kevo__llm_strndup(json_string_value(content),
-                                  json_string_length(content));
+    out->text_len = json_string_length(content);
+    out->text = kevo__llm_strndup(json_string_value(content), out->text_len);
     if (!out->text) {
         kevo__llm_errf(why, whylen, "out of memory");
         return false;
@@ -570,8 +576,7 @@ static bool parse_anthropic(json_t *root, llm_wire_reply *out, char *why,
     size_t nblocks = 0;
     json_t *block;
     size_t i;
-    json_array_foreach(content, i, block)
-    {
+    json_array_foreach (content, i, block) {
         json_t *bt = json_object_get(block, "type");
         json_t *t = json_object_get(block, "text");
         if (!json_is_string(bt) || strcmp(json_string_value(bt), "text") != 0 ||
@@ -579,13 +584,15 @@ static bool parse_anthropic(json_t *root, llm_wire_reply *out, char *why,
             continue;
         if (nblocks++)
             kevo__llm_buf_puts(&text, "\n");
-        kevo__llm_buf_append(&text, json_string_value(t), json_string_length(t));
+        kevo__llm_buf_append(&text, json_string_value(t),
+                             json_string_length(t));
     }
     if (nblocks == 0) {
         kevo__llm_buf_free(&text);
         kevo__llm_errf(why, whylen, "the reply has no text content block");
         return false;
     }
+    out->text_len = text.len;
     out->text = kevo__llm_buf_take(&text);
     if (!out->text) {
         kevo__llm_errf(why, whylen, "out of memory");

@@ -5,12 +5,13 @@
  *
  * The configuration is a JSON object:
  *
- *   { "models": [ { "name": "big", "api": "anthropic",
- *                   "base_url": "https://api.anthropic.com",
- *                   "model": "claude-sonnet-4-5", "key_env": "ANTHROPIC_API_KEY",
- *                   "temperature": 0.8, "max_tokens": 8192, "timeout_s": 300,
- *                   "weight": 1, "input_cost_per_mtok": 3,
- *                   "output_cost_per_mtok": 15 } ],
+ *   { "models": [
+ *       { "name": "big", "api": "anthropic",
+ *         "base_url": "https://api.anthropic.com",
+ *         "model": "claude-sonnet-4-5", "key_env": "ANTHROPIC_API_KEY",
+ *         "temperature": 0.8, "max_tokens": 8192, "timeout_s": 300,
+ *         "weight": 1, "input_cost_per_mtok": 3,
+ *         "output_cost_per_mtok": 15 } ],
  *     "concurrency": 8, "max_retries": 4, "backoff_base_s": 1,
  *     "backoff_max_s": 30, "retry_after_max_s": 120,
  *     "max_reply_bytes": 4194304, "token_budget": 0, "cost_budget": 0,
@@ -115,7 +116,8 @@ void kevo__llm_wire_request_free(llm_wire_request *r);
 
 /* What a successful reply carried. */
 typedef struct llm_wire_reply {
-    char *text; /* the model's text (all text blocks joined) */
+    char *text;      /* the model's text (all text blocks joined) */
+    size_t text_len; /* its length (it may hold a NUL byte) */
     uint64_t input_tokens;
     uint64_t output_tokens;
     bool cut_off; /* it stopped at max_tokens */

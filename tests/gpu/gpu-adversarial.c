@@ -35,7 +35,8 @@ static entry *read_corpus(const char *path, size_t *n)
     while (fgets(line, sizeof line, f)) {
         if (line[0] == '#' || line[0] == '\n')
             continue;
-        entry e = {{0}};
+        entry e;
+        memset(&e, 0, sizeof e);
         int k = sscanf(line, "%63s %63s %15s %31s %127[^\n]", e.file, e.task,
                        e.set, e.verdict, e.reason);
         if (k < 4)
@@ -77,8 +78,7 @@ static kevo_candidate *load_kernel(const kevo_task *task, const char *file)
     kevo_error err;
     kevo_error_init(&err);
     kevo_candidate *cand = NULL;
-    if (kevo_candidate_new_for_task(task, source, file, &cand, &err) !=
-        KEVO_OK)
+    if (kevo_candidate_new_for_task(task, source, file, &cand, &err) != KEVO_OK)
         bail_out("%s: %s", path, err.text);
     return cand;
 }
@@ -188,8 +188,7 @@ int main(void)
         kevo_error_init(&err);
         ev = make_evaluator(KEVO_EVAL_START_COMPILE_ONLY, &rc, &err);
         if (!ev)
-            bail_out("the compile-only evaluator does not start: %s",
-                     err.text);
+            bail_out("the compile-only evaluator does not start: %s", err.text);
     }
     size_t checked = 0;
     for (size_t i = 0; i < n; i++) {

@@ -4,11 +4,12 @@
  * (compiled here with NVRTC for the device) evaluated at every training
  * shape: verdict ok, positive times with their spread and coefficient of
  * variation, the kernels per repetition, the profile or the reason there is
- * none; then kernels that must fail: a wrong element (verdict "wrong" with
- * the worst index), a changed input, a launch the driver refuses (after
- * which the worker still evaluates), requests it must reject, a malformed
- * message, and an out-of-bounds write (verdict "fault", after which the
- * worker exits with status 4).
+ * none; then kernels that must fail: unwritten elements
+ * (tests/adversarial), a result cached from the first input set, a wrong
+ * element (verdict "wrong" with the worst index), a changed input, a launch the
+ * driver refuses (after which the worker still evaluates), requests it must
+ * reject, a malformed message, and an out-of-bounds write (verdict "fault",
+ * after which the worker exits with status 4).
  *
  * Skipped (exit 77) when the worker's hello says there is no driver or no
  * device.
@@ -62,8 +63,8 @@ static json_t *call(json_t *msg, const void *payload, size_t len)
     json_t *reply = NULL;
     if (!msg)
         bail_out("out of memory");
-    if (kevo__ipc_send(proc.to_fd, msg, payload, len, REPLY_TIMEOUT_MS,
-                       &err) != KEVO_OK ||
+    if (kevo__ipc_send(proc.to_fd, msg, payload, len, REPLY_TIMEOUT_MS, &err) !=
+            KEVO_OK ||
         kevo__ipc_recv(proc.from_fd, REPLY_TIMEOUT_MS, &f, &err) != KEVO_OK)
         diag("no reply: %s", err.text);
     else
@@ -102,8 +103,7 @@ static void compile_for_device(const kevo_candidate *cand, compiled *out)
                  arch, b.log);
     out->lowered = json_object();
     for (size_t i = 0; i < b.nlaunches; i++)
-        json_object_set_new(out->lowered,
-                            kevo_candidate_launch_kernel(cand, i),
+        json_object_set_new(out->lowered, kevo_candidate_launch_kernel(cand, i),
                             json_string(b.lowered[i]));
     out->cubin = b.image;
     out->size = b.size;
@@ -168,15 +168,14 @@ static json_t *eval(const task_ctx *t, const kevo_candidate *cand,
     json_t *msg = json_pack(
         "{s:s, s:I, s:O, s:s, s:o, s:s, s:[I,I], s:I, s:I, "
         "s:{s:i, s:i, s:i, s:f, s:f, s:b}, s:b, s:b, s:O, s:O}",
-        "op", "eval", "id", (json_int_t)next_id++, "task", t->json,
-        "task_key", t->key, "candidate", kevo__candidate_to_json(cand), "set",
-        "train", "seeds", (json_int_t)12345, (json_int_t)67890,
-        "reference_cubin_bytes", (json_int_t)t->ref.size,
-        "candidate_cubin_bytes", (json_int_t)code->size, "timing", "warmup",
-        1, "min_reps", 5, "max_reps", 40, "target_spread", 0.02, "cap_ms",
-        300.0, "enabled", 1, "profile", profile, "flush_l2", 1,
-        "reference_kernels", t->ref.lowered, "candidate_kernels",
-        code->lowered);
+        "op", "eval", "id", (json_int_t)next_id++, "task", t->json, "task_key",
+        t->key, "candidate", kevo__candidate_to_json(cand), "set", "train",
+        "seeds", (json_int_t)12345, (json_int_t)67890, "reference_cubin_bytes",
+        (json_int_t)t->ref.size, "candidate_cubin_bytes",
+        (json_int_t)code->size, "timing", "warmup", 1, "min_reps", 5,
+        "max_reps", 40, "target_spread", 0.02, "cap_ms", 300.0, "enabled", 1,
+        "profile", profile, "flush_l2", 1, "reference_kernels", t->ref.lowered,
+        "candidate_kernels", code->lowered);
     unsigned char *payload = malloc(t->ref.size + code->size);
     if (!payload)
         bail_out("out of memory");
@@ -225,9 +224,9 @@ static void check_hello(const json_t *hello)
 
 static void check_peaks(void)
 {
-    json_t *reply = call(json_pack("{s:s, s:I, s:[s,s,s]}", "op", "peaks",
-                                   "id", (json_int_t)next_id++, "which",
-                                   "bandwidth", "fp32", "tf32"),
+    json_t *reply = call(json_pack("{s:s, s:I, s:[s,s,s]}", "op", "peaks", "id",
+                                   (json_int_t)next_id++, "which", "bandwidth",
+                                   "fp32", "tf32"),
                          NULL, 0);
     const json_t *p = json_object_get(reply, "peaks");
     double bw = json_number_value(json_object_get(p, "bandwidth"));
@@ -236,8 +235,7 @@ static void check_peaks(void)
     ok(json_is_true(json_object_get(reply, "ok")) && bw > 1e11 && fp32 > 1e12,
        "peaks: copy %.0f GB/s, FP32 %.1f TFLOP/s", bw / 1e9, fp32 / 1e12);
     ok(tf32 ? json_number_value(tf32) > fp32
-            : json_object_get(json_object_get(reply, "errors"), "tf32") !=
-                  NULL,
+            : json_object_get(json_object_get(reply, "errors"), "tf32") != NULL,
        "peaks: tf32 mma.sync %.1f TFLOP/s (or why not)",
        json_number_value(tf32) / 1e12);
     json_decref(reply);
@@ -250,20 +248,18 @@ static void check_ok(const task_ctx *t, const json_t *reply, const char *what,
     const json_t *shapes = json_object_get(reply, "shapes");
     size_t n = kevo_task_shape_count(t->task, KEVO_SHAPES_TRAIN), i;
     const json_t *s;
-    if (!ok(strcmp(verdict(reply), "ok") == 0 &&
-                json_array_size(shapes) == n,
+    if (!ok(strcmp(verdict(reply), "ok") == 0 && json_array_size(shapes) == n,
             "%s: verdict ok at the %zu training shapes", what, n))
         diag("verdict %s: %s", verdict(reply), reason(reply));
-    json_array_foreach(shapes, i, s)
-    {
+    json_array_foreach (shapes, i, s) {
         const json_t *tm = json_object_get(s, "time");
         const json_t *samples = json_object_get(tm, "samples");
         double median = json_number_value(json_object_get(tm, "median"));
         json_int_t reps = json_integer_value(json_object_get(tm, "reps"));
         ok(json_is_true(json_object_get(s, "correct")) &&
                json_object_get(json_object_get(s, "worst"), "index"),
-           "%s shape %zu: correct, worst error %g at %s[%" PRId64 "]", what,
-           i, json_number_value(json_object_get(s, "max_abs_err")),
+           "%s shape %zu: correct, worst error %g at %s[%" PRId64 "]", what, i,
+           json_number_value(json_object_get(s, "max_abs_err")),
            json_string_value(
                json_object_get(json_object_get(s, "worst"), "arg")),
            (int64_t)json_integer_value(
@@ -285,17 +281,36 @@ static void check_ok(const task_ctx *t, const json_t *reply, const char *what,
             diag("%s shape %zu: no profile: %s", what, i,
                  json_string_value(json_object_get(prof, "error")));
         else if (prof)
-            ok(json_number_value(json_object_get(prof, "dram_read_bytes")) >
-                   0,
+            ok(json_number_value(json_object_get(prof, "dram_read_bytes")) > 0,
                "%s shape %zu: profile: %.3g bytes read, %.3g written, "
                "occupancy %.2f",
                what, i,
                json_number_value(json_object_get(prof, "dram_read_bytes")),
                json_number_value(json_object_get(prof, "dram_write_bytes")),
-               json_number_value(
-                   json_object_get(prof, "achieved_occupancy")));
+               json_number_value(json_object_get(prof, "achieved_occupancy")));
     }
 }
+
+/* Keeps its first result in device memory and replays it once a second
+ * launch has marked it complete: right on the first input set only. */
+static const char cached_source[] =
+    "/* kevo:launch\n"
+    " *   saxpy_keep<<<ceil_div(n, 256), 256>>>(a, x, y, z, n)\n"
+    " *   saxpy_mark<<<1, 1>>>(n)\n"
+    " */\n"
+    "__device__ float kept[1 << 24];\n"
+    "__device__ int kept_n;\n"
+    "extern \"C\" __global__ void saxpy_keep(float a, const float *x,\n"
+    "    const float *y, float *z, int n)\n"
+    "{\n"
+    "    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n)\n"
+    "        z[i] = kept_n == n ? kept[i] : (kept[i] = a * x[i] + y[i]);\n"
+    "}\n"
+    "extern \"C\" __global__ void saxpy_mark(int n)\n"
+    "{\n"
+    "    kept_n = n;\n"
+    "}\n";
 
 static const char wrong_source[] =
     "/* kevo:launch\n"
@@ -374,10 +389,39 @@ static const char oob_source[] =
     "        z[i + (1LL << 40)] = a * x[i] + y[i];\n"
     "}\n";
 
+/* A kernel of the adversarial corpus (tests/adversarial). */
+static kevo_candidate *corpus_kernel(const task_ctx *t, const char *file)
+{
+    char name[128], *text = NULL;
+    kevo_error err = KEVO__ERROR_INIT;
+    snprintf(name, sizeof(name), "tests/adversarial/%s", file);
+    char *path = kevo__path_join(tap_srcdir(), name);
+    if (!path || kevo__read_file(path, true, &text, NULL, &err) != KEVO_OK)
+        bail_out("%s: %s", name, err.text);
+    kevo_candidate *c = candidate(t, text);
+    free(text);
+    free(path);
+    return c;
+}
+
 static void check_failures(const task_ctx *saxpy, const compiled *seed_code)
 {
-    kevo_candidate *c = candidate(saxpy, wrong_source);
+    kevo_candidate *c = corpus_kernel(saxpy, "unwritten.cu");
     json_t *r = eval(saxpy, c, NULL, false);
+    is_str(verdict(r), "wrong", "every 4096th element unwritten: wrong");
+    like_str(reason(r), "NaN", "the reason shows the poison (NaN)");
+    json_decref(r);
+    kevo_candidate_free(c);
+
+    c = candidate(saxpy, cached_source);
+    r = eval(saxpy, c, NULL, false);
+    is_str(verdict(r), "wrong", "a result cached across calls: wrong");
+    like_str(reason(r), "second input set", "it fails on the second input set");
+    json_decref(r);
+    kevo_candidate_free(c);
+
+    c = candidate(saxpy, wrong_source);
+    r = eval(saxpy, c, NULL, false);
     const json_t *s0 = json_array_get(json_object_get(r, "shapes"), 0);
     const json_t *worst = json_object_get(s0, "worst");
     is_str(verdict(r), "wrong", "one element off: verdict wrong");
@@ -422,17 +466,16 @@ static void check_failures(const task_ctx *saxpy, const compiled *seed_code)
     json_decref(r);
     kevo_candidate_free(c);
 
-    r = call(json_pack("{s:s, s:I}", "op", "eval", "id",
-                       (json_int_t)next_id++),
+    r = call(json_pack("{s:s, s:I}", "op", "eval", "id", (json_int_t)next_id++),
              NULL, 0);
     ok(r && json_is_false(json_object_get(r, "ok")) &&
            strstr(reason(r), "task"),
        "a malformed eval: ok false, saying what is missing (%s)", reason(r));
     json_decref(r);
 
-    r = call(json_pack("{s:s, s:I}", "op", "nonsense", "id",
-                       (json_int_t)next_id++),
-             NULL, 0);
+    r = call(
+        json_pack("{s:s, s:I}", "op", "nonsense", "id", (json_int_t)next_id++),
+        NULL, 0);
     like_str(reason(r), "unknown op", "an unknown op gets an error reply");
     json_decref(r);
 
@@ -454,9 +497,9 @@ int main(void)
 {
     const char *w = getenv("KEVO_WORKER");
     const char *b = getenv("KEVO_BUILDDIR");
-    worker = w && *w ? kevo__strdup(w)
-                     : kevo__path_join(b && *b ? b : ".",
-                                       "lib/worker/kevo-worker");
+    worker = w && *w
+                 ? kevo__strdup(w)
+                 : kevo__path_join(b && *b ? b : ".", "lib/worker/kevo-worker");
     json_t *hello = start_worker();
     check_hello(hello);
     json_decref(hello);
