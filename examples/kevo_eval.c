@@ -255,6 +255,7 @@ static void print_table(const kevo_task *task, const kevo_eval_result *res)
         print_num(s.efficiency, 3, 6);
         printf(" %-7s ", isnan(s.efficiency)             ? "-"
                          : s.bound == KEVO_BOUND_COMPUTE ? "compute"
+                         : s.bound == KEVO_BOUND_LATENCY ? "latency"
                                                          : "memory");
         if (!isnan(s.dram_read_bytes))
             printf("%.1f (%.1f)",

@@ -27,6 +27,9 @@ typedef struct kevo_ceilings {
     double bandwidth;              /* bytes read + written per second */
     double peak[KEVO__PEAK_COUNT]; /* per kevo_peak, operations per second
                                       (an FMA counts two) */
+    double launch; /* seconds from start to end of the shortest kernel (an
+                      empty one): no shape can take less. 0: unknown, and
+                      then the floor leaves the term out */
 } kevo_ceilings;
 
 /* One shape as a fitness function sees it. */

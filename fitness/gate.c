@@ -108,8 +108,8 @@ bool kevo_gate_check(const kevo_eval_result *train,
     double need = ratio * ft;
     if (fh >= need)
         return decide(true, why, why_size,
-                      "passes: held-out fitness %.4g >= %.4g x training "
-                      "fitness %.4g = %.4g",
+                      "held-out fitness %.4g >= %.4g x training fitness "
+                      "%.4g = %.4g",
                       fh, ratio, ft, need);
     return decide(false, why, why_size,
                   "held-out fitness %.4g < %.4g x training fitness %.4g = "

@@ -3,7 +3,11 @@
  * a fitness function.
  *
  * The floor of a shape is the least time its cost model allows on the
- * device: max(bytes / bandwidth, flops / peak). Its efficiency is floor /
+ * device: max(bytes / bandwidth, flops / peak, launch), where launch is
+ * the time of the shortest kernel the device runs (an empty one, measured
+ * like every other ceiling): a shape too small to fill the GPU cannot take
+ * less, so its efficiency says how close a kernel comes to that instead of
+ * being a meaningless fraction of a nanosecond. Its efficiency is floor /
  * measured time: 1 is a kernel at the roofline, and a value above 1 means
  * the cost model or the measurement is off.
  */
@@ -54,6 +58,10 @@ void kevo__roofline(const kevo_fitness_shape *shape,
     out->bound = compute > memory ? KEVO_BOUND_COMPUTE : KEVO_BOUND_MEMORY;
     out->bound_known = true;
     out->floor = compute > memory ? compute : memory;
+    if (known(ceilings->launch) && ceilings->launch > out->floor) {
+        out->floor = ceilings->launch;
+        out->bound = KEVO_BOUND_LATENCY;
+    }
     if (timed)
         out->efficiency = out->floor / shape->time;
 }
@@ -63,6 +71,7 @@ const char *kevo__bound_name(kevo_bound bound)
     switch (bound) {
     case KEVO_BOUND_MEMORY: return "memory";
     case KEVO_BOUND_COMPUTE: return "compute";
+    case KEVO_BOUND_LATENCY: return "latency";
     }
     return "?";
 }
@@ -80,7 +89,7 @@ static double roofline_score(const kevo_fitness_shape *shape,
 const kevo_fitness_fn kevo__fitness_roofline = {
     "roofline",
     "roofline efficiency: the geometric mean over the shapes of "
-    "max(bytes / bandwidth, flops / peak) / time",
+    "max(bytes / bandwidth, flops / peak, launch latency) / time",
     roofline_score,
     kevo__geomean,
 };

@@ -19,11 +19,14 @@ void kevo__ceilings_clear(kevo__ceilings *c)
     memset(c, 0, sizeof *c);
 }
 
-/* The index of kind which in the peaks, -1 for the bandwidth, -2 for none. */
+/* The index of kind which in the peaks, -1 for the bandwidth, -3 for the
+ * launch latency, -2 for none. */
 static int which_index(const char *which)
 {
     if (strcmp(which, "bandwidth") == 0)
         return -1;
+    if (strcmp(which, "launch") == 0)
+        return -3;
     for (int p = 0; p < KEVO__NPEAKS; p++) {
         const char *name = kevo_peak_name((kevo_peak)p);
         if (name && strcmp(name, which) == 0)
@@ -35,6 +38,8 @@ static int which_index(const char *which)
 bool kevo__ceilings_has(const kevo__ceilings *c, const char *which)
 {
     int i = which_index(which);
+    if (i == -3)
+        return c->has_launch;
     return i == -1 ? c->has_bandwidth : i >= 0 && c->has_peak[i];
 }
 
@@ -60,6 +65,9 @@ kevo_status kevo__ceilings_update(kevo__ceilings *c, const json_t *peaks,
         if (i == -1) {
             c->bandwidth = x;
             c->has_bandwidth = true;
+        } else if (i == -3) {
+            c->launch = x;
+            c->has_launch = true;
         } else {
             c->peak[i] = x;
             c->has_peak[i] = true;
@@ -141,6 +149,8 @@ kevo_status kevo__ceilings_save(const kevo__ceilings *c, kevo_error *err)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     if (c->has_bandwidth)
         json_object_set_new(peaks, "bandwidth", json_real(c->bandwidth));
+    if (c->has_launch)
+        json_object_set_new(peaks, "launch", json_real(c->launch));
     for (int p = 0; p < KEVO__NPEAKS; p++) {
         if (c->has_peak[p])
             json_object_set_new(peaks, kevo_peak_name((kevo_peak)p),

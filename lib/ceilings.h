@@ -19,7 +19,9 @@
 typedef struct kevo__ceilings {
     double bandwidth;          /* bytes read + written per second */
     double peak[KEVO__NPEAKS]; /* operations per second, by kevo_peak */
+    double launch;             /* seconds: an empty kernel, start to end */
     bool has_bandwidth;
+    bool has_launch;
     bool has_peak[KEVO__NPEAKS];
     char *path;   /* the cache file; NULL: not cached */
     char *device; /* the device's name, for the file */

@@ -86,12 +86,6 @@ void kevo__eval_result_set_ticket(kevo_eval_result *res, uint64_t ticket);
 void kevo__eval_result_set_seconds(kevo_eval_result *res, kevo_eval_phase phase,
                                    double seconds);
 
-/* The baselines a result's speedups are over. */
-typedef enum kevo_baseline {
-    KEVO__BASELINE_SEED = 0,     /* the task's seed kernel */
-    KEVO__BASELINE_REFERENCE = 1 /* the task's reference kernel */
-} kevo_baseline;
-
 /*
  * Sets the baseline's time at each shape: times[i] is the time of shape i
  * of the result's set (NaN where unknown), n the number of shapes in the
@@ -106,9 +100,9 @@ kevo_status kevo__eval_result_set_baseline(kevo_eval_result *res,
 
 /* The measured times of res by shape index into times[0..n) (NaN where a
  * shape was not timed or not evaluated): the candidate's own with
- * KEVO__BASELINE_SEED (so a seed's result gives the seed times), the
+ * KEVO_BASELINE_SEED (so a seed's result gives the seed times), the
  * reference's that the worker measured beside it with
- * KEVO__BASELINE_REFERENCE. */
+ * KEVO_BASELINE_REFERENCE. */
 void kevo__eval_result_times(const kevo_eval_result *res, kevo_baseline which,
                              double *times, size_t n);
 
@@ -202,6 +196,7 @@ struct kevo_eval_result {
     kevo_peak peak;    /* the task's */
     double bandwidth;  /* the ceilings used; 0 when unknown */
     double peak_value; /* the task's peak; 0 when unknown */
+    double launch;     /* the launch latency; 0 when unknown */
     /* Derived. */
     double fitness;
     bool suspicious;

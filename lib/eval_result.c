@@ -66,6 +66,7 @@ kevo_eval_result *kevo__eval_result_alloc(const kevo_candidate *cand,
         res->bandwidth = known_or_zero(ctx->ceilings->bandwidth);
         if ((unsigned)peak < KEVO__PEAK_COUNT)
             res->peak_value = known_or_zero(ctx->ceilings->peak[peak]);
+        res->launch = known_or_zero(ctx->ceilings->launch);
     }
     res->speedup_seed = res->speedup_reference = NAN;
     res->compile_log = kevo__strdup("");
@@ -218,7 +219,7 @@ static double mean_speedup(const double *x, size_t n)
 
 void kevo__eval_result_recompute(kevo_eval_result *res)
 {
-    kevo_ceilings ceilings = {res->bandwidth, {0}};
+    kevo_ceilings ceilings = {res->bandwidth, {0}, res->launch};
     if ((unsigned)res->peak < KEVO__PEAK_COUNT)
         ceilings.peak[res->peak] = res->peak_value;
     size_t n = res->nshapes;
@@ -294,7 +295,7 @@ kevo_status kevo__eval_result_set_baseline(kevo_eval_result *res,
         kevo_shape_result *r = &res->shapes[i].r;
         double t = times[r->index];
         t = isfinite(t) && t > 0 ? t : NAN;
-        if (which == KEVO__BASELINE_SEED)
+        if (which == KEVO_BASELINE_SEED)
             r->seed_time = t;
         else
             r->reference_time = t;
@@ -312,7 +313,7 @@ void kevo__eval_result_times(const kevo_eval_result *res, kevo_baseline which,
         const kevo_shape_result *r = &res->shapes[i].r;
         if (r->index < n)
             times[r->index] =
-                which == KEVO__BASELINE_SEED ? r->time : r->reference_time;
+                which == KEVO_BASELINE_SEED ? r->time : r->reference_time;
     }
 }
 
@@ -465,4 +466,16 @@ double kevo_eval_result_seconds(const kevo_eval_result *res,
 bool kevo_eval_result_cached(const kevo_eval_result *res)
 {
     return res && res->cached;
+}
+
+double kevo_eval_result_speedup(const kevo_eval_result *res,
+                                kevo_baseline baseline)
+{
+    if (!res)
+        return NAN;
+    switch (baseline) {
+    case KEVO_BASELINE_SEED: return res->speedup_seed;
+    case KEVO_BASELINE_REFERENCE: return res->speedup_reference;
+    default: return NAN;
+    }
 }

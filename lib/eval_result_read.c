@@ -337,7 +337,7 @@ static kevo_status read_frame(reader *rd, const json_t *v,
                               kevo_eval_result **out)
 {
     static const char *const ceil_keys[] = {"bandwidth", "peak", "peak_value",
-                                            NULL};
+                                            "launch", NULL};
     static const char *const fit_keys[] = {"function", "value", "suspicious",
                                            "suspicious_level", NULL};
     kevo_status rc;
@@ -345,7 +345,7 @@ static kevo_status read_frame(reader *rd, const json_t *v,
     kevo_candidate *cand = NULL;
     bool present;
     kevo_eval_context ctx = {NULL, NULL, NULL, 0};
-    double bandwidth = NAN, peak_value = NAN;
+    double bandwidth = NAN, peak_value = NAN, launch = NAN;
     kevo_peak pk = KEVO_PEAK_FP32;
     kevo_shape_set sset = KEVO_SHAPES_TRAIN;
     const json_t *c = need(rd, v, "ceilings"), *f = need(rd, v, "fitness");
@@ -372,6 +372,9 @@ static kevo_status read_frame(reader *rd, const json_t *v,
     size_t mark = kevo__jpath_key(rd->path, "ceilings");
     if ((rc = get_number(rd, c, "bandwidth", &bandwidth)) == KEVO_OK &&
         (rc = get_number(rd, c, "peak_value", &peak_value)) == KEVO_OK &&
+        (rc = json_object_get(c, "launch")
+                  ? get_number(rd, c, "launch", &launch)
+                  : KEVO_OK) == KEVO_OK &&
         (rc = get_string(rd, c, "peak", false, &peak)) == KEVO_OK &&
         !peak_parse(peak, &pk)) {
         size_t m2 = kevo__jpath_key(rd->path, "peak");
@@ -416,6 +419,7 @@ static kevo_status read_frame(reader *rd, const json_t *v,
     (*out)->bandwidth = isfinite(bandwidth) && bandwidth > 0 ? bandwidth : 0;
     (*out)->peak_value =
         isfinite(peak_value) && peak_value > 0 ? peak_value : 0;
+    (*out)->launch = isfinite(launch) && launch > 0 ? launch : 0;
 done:
     kevo_candidate_free(cand);
     free(task);

@@ -28,7 +28,7 @@
 #include "launch_args.h"
 
 #define NOPTS (KEVO_EVAL_SEED + 1)
-#define NSTRS (KEVO_EVAL_ARCH + 1)
+#define NSTRS (KEVO_EVAL_FITNESS + 1)
 #define NSETS 2
 #define MAX_SEEDS 64
 
@@ -147,6 +147,17 @@ kevo_status kevo_evaluator_set_string(kevo_evaluator *ev,
         return kevo__error_set(err, KEVO_ESTATE,
                                "string options cannot change once the "
                                "evaluator has started");
+    if (opt == KEVO_EVAL_FITNESS && value && !kevo__fitness_find(value)) {
+        kevo_buf names = {0};
+        for (size_t i = 0; kevo__fitness_at(i); i++)
+            kevo__buf_printf(&names, "%s%s", i ? ", " : "",
+                             kevo__fitness_at(i)->name);
+        kevo_status rc = kevo__error_set(
+            err, KEVO_ENOENT, "no fitness function \"%s\" (known: %s)", value,
+            names.data ? names.data : "");
+        kevo__buf_free(&names);
+        return rc;
+    }
     char *copy = NULL;
     if (value && !(copy = kevo__strdup(value)))
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
@@ -222,7 +233,8 @@ kevo_status kevo_evaluator_start(kevo_evaluator *ev, unsigned flags,
             goto fail;
         if ((rc = ensure_ceiling(ev, "bandwidth", err)) != KEVO_OK ||
             (rc = ensure_ceiling(ev, "fp32", err)) != KEVO_OK ||
-            (rc = ensure_ceiling(ev, "fp64", err)) != KEVO_OK)
+            (rc = ensure_ceiling(ev, "fp64", err)) != KEVO_OK ||
+            (rc = ensure_ceiling(ev, "launch", err)) != KEVO_OK)
             goto fail;
     } else {
         const char *arch =
@@ -466,9 +478,12 @@ static void figures_of(const kevo_evaluator *ev, figures *f)
         ev->ceilings.has_bandwidth ? ev->ceilings.bandwidth : 0;
     for (int p = 0; p < KEVO__PEAK_COUNT; p++)
         f->ceilings.peak[p] = kevo__ceilings_peak(&ev->ceilings, (kevo_peak)p);
+    f->ceilings.launch = ev->ceilings.has_launch ? ev->ceilings.launch : 0;
     f->ctx.ceilings = ev->compile_only ? NULL : &f->ceilings;
     f->ctx.device = ev->device;
-    f->ctx.fitness = NULL;
+    f->ctx.fitness = ev->str[KEVO_EVAL_FITNESS]
+                         ? kevo__fitness_find(ev->str[KEVO_EVAL_FITNESS])
+                         : NULL;
     f->ctx.suspicious = (double)ev->opt[KEVO_EVAL_SUSPICIOUS_PPM] / 1e6;
 }
 
@@ -520,8 +535,7 @@ static void job_finish(kevo_evaluator *ev, job *j, kevo_eval_result *res)
     j->state = JOB_DONE;
     kevo_shape_set set = job_set(j);
     if (j->hidden && kevo_eval_result_verdict(res) == KEVO_VERDICT_OK)
-        kevo__eval_result_times(res, KEVO__BASELINE_SEED,
-                                j->tr->seed_times[set],
+        kevo__eval_result_times(res, KEVO_BASELINE_SEED, j->tr->seed_times[set],
                                 kevo_task_shape_count(j->tr->task, set));
 }
 
@@ -803,7 +817,7 @@ static void take_reference_times(taskrec *tr, kevo_shape_set set,
     double *t = nan_array(n);
     if (!t)
         return;
-    kevo__eval_result_times(res, KEVO__BASELINE_REFERENCE, t, n);
+    kevo__eval_result_times(res, KEVO_BASELINE_REFERENCE, t, n);
     for (size_t i = 0; i < n; i++) {
         if (t[i] > 0)
             tr->ref_times[set][i] = t[i];
@@ -851,9 +865,9 @@ static kevo_status gpu_step(kevo_evaluator *ev, int timeout_ms, kevo_error *err)
     }
     take_reference_times(j->tr, set, res);
     size_t nshapes = kevo_task_shape_count(j->tr->task, set);
-    kevo__eval_result_set_baseline(res, KEVO__BASELINE_SEED,
+    kevo__eval_result_set_baseline(res, KEVO_BASELINE_SEED,
                                    j->tr->seed_times[set], nshapes, NULL);
-    kevo__eval_result_set_baseline(res, KEVO__BASELINE_REFERENCE,
+    kevo__eval_result_set_baseline(res, KEVO_BASELINE_REFERENCE,
                                    j->tr->ref_times[set], nshapes, NULL);
     if (kevo_eval_result_verdict(res) == KEVO_VERDICT_FAULT) {
         /* The worker ends itself after a fault; start the next one now. */

@@ -232,8 +232,8 @@ static void test_saxpy(void)
     /* Speedups: over the reference the worker timed, over the seed once
      * its times are attached. */
     double ref_times[3], own[3];
-    kevo__eval_result_times(res, KEVO__BASELINE_REFERENCE, ref_times, 3);
-    kevo__eval_result_times(res, KEVO__BASELINE_SEED, own, 3);
+    kevo__eval_result_times(res, KEVO_BASELINE_REFERENCE, ref_times, 3);
+    kevo__eval_result_times(res, KEVO_BASELINE_SEED, own, 3);
     is_double(ref_times[1], 2.8e-5, 0, "reference times read back");
     is_double(own[2], 8e-6, 0, "own times read back");
     char *json = NULL;
@@ -243,10 +243,10 @@ static void test_saxpy(void)
     free(json);
     double seed_times[3] = {1.6e-4, 2.5e-5, NAN};
     kevo_error err = KEVO__ERROR_INIT;
-    is_int(kevo__eval_result_set_baseline(res, KEVO__BASELINE_SEED, seed_times,
+    is_int(kevo__eval_result_set_baseline(res, KEVO_BASELINE_SEED, seed_times,
                                           2, &err),
            KEVO_EINVAL, "baseline times must cover every shape");
-    is_int(kevo__eval_result_set_baseline(res, KEVO__BASELINE_SEED, seed_times,
+    is_int(kevo__eval_result_set_baseline(res, KEVO_BASELINE_SEED, seed_times,
                                           3, NULL),
            KEVO_OK, "seed times attached");
     is_double(shape(res, 0).seed_time, 1.6e-4, 0, "shape 0: seed time");
@@ -265,7 +265,7 @@ static void test_saxpy(void)
     is_double(kevo_eval_result_fitness(ss), 0, 0,
               "speedup_seed fitness is 0 without seed times");
     seed_times[2] = 1.6e-5;
-    kevo__eval_result_set_baseline(ss, KEVO__BASELINE_SEED, seed_times, 3,
+    kevo__eval_result_set_baseline(ss, KEVO_BASELINE_SEED, seed_times, 3,
                                    NULL);
     is_double(kevo_eval_result_fitness(ss), cbrt(2.0 * 1.0 * 2.0), 1e-12,
               "speedup_seed fitness once seed times are attached");
@@ -532,6 +532,58 @@ static void test_worker_unknowns(void)
     kevo_task_free(task);
 }
 
+/* A result that kevo eval wrote on an H100 reads back to the same text
+ * and the same figures. */
+static void test_h100(void)
+{
+    json_t *v = load_json("h100_sgemm_result.json");
+    kevo_eval_result *res = NULL;
+    kevo_error err = KEVO__ERROR_INIT;
+    char *want = kevo__json_dump(v), *got = NULL;
+    is_int(kevo__eval_result_from_json(v, "h100_sgemm_result.json", NULL, &res,
+                                       &err),
+           KEVO_OK, "H100 result: read (%s)", err.text);
+    ok(res && kevo_eval_result_to_json(res, &got, NULL) == KEVO_OK &&
+           strcmp(got, want) == 0,
+       "H100 result: written back to the same text");
+    if (res) {
+        is_double(kevo_eval_result_fitness(res), 0.1726384174277673, 1e-15,
+                  "H100 result: fitness");
+        is_double(shape(res, 0).efficiency, 0.2651583643069004, 1e-15,
+                  "H100 result: efficiency of 4096^3");
+        is_double(descriptor(res, "occupancy"), 0.5, 0,
+                  "H100 result: occupancy");
+        is_int(shape(res, 2).bound, KEVO_BOUND_COMPUTE,
+               "H100 result: compute-bound");
+        ok(!kevo_eval_result_suspicious(res), "H100 result: not suspicious");
+    }
+    kevo_eval_result_free(res);
+    free(want);
+    free(got);
+    json_decref(v);
+
+    /* A key that a checkpoint does not know is refused. */
+    v = load_json("h100_sgemm_result.json");
+    json_object_set_new(json_object_get(v, "fitness"), "colour",
+                        json_string("red"));
+    kevo_error_init(&err);
+    is_int(kevo__eval_result_from_json(v, "h100_sgemm_result.json", NULL, &res,
+                                       &err),
+           KEVO_EINVALID, "H100 result: an unknown key");
+    like_str(err.text, "$.fitness", "the message names where");
+    json_decref(v);
+    v = load_json("h100_sgemm_result.json");
+    json_object_set_new(json_array_get(json_object_get(v, "shapes"), 1),
+                        "correct", json_string("yes"));
+    kevo_error_init(&err);
+    is_int(kevo__eval_result_from_json(v, "h100_sgemm_result.json", NULL, &res,
+                                       &err),
+           KEVO_EINVALID, "H100 result: a value of the wrong type");
+    like_str(err.text, "$.shapes[1].correct: expected true or false",
+             "the message names the field");
+    json_decref(v);
+}
+
 static void test_malformed(void)
 {
     kevo_task *task = load_task("saxpy");
@@ -666,6 +718,7 @@ int main(void)
     test_held_out();
     test_failures();
     test_worker_unknowns();
+    test_h100();
     test_malformed();
     test_getters();
     test_options();

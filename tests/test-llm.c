@@ -1178,6 +1178,14 @@ static void test_plugin(const char *builddir)
     outcome_free(&bo[0]);
     outcome_free(&bo[1]);
 
+    /* A request still in flight when the host goes away is abandoned: the
+     * instance frees it and records it as cancelled. */
+    kevo_operator *abandon = make_op("llm_abandon", "", 10, 0);
+    submit(abandon, "{\"s\": \"[[kevo-loopback:gone:slow:5000]]\"}", 1);
+    size_t in_flight = 0;
+    kevo_operator_host_poll(host, 50, &in_flight, NULL);
+    is_int(in_flight, 1, "a slow request is in flight when the host goes");
+
     /* Nothing leaks the key: the results, the log, the run directory. */
     int leaks = 0;
     for (size_t i = 0; i < NC; i++) {
@@ -1199,8 +1207,9 @@ static void test_plugin(const char *builddir)
 
     kevo_operator_host_free(host);
     host = NULL;
-    like_str(host_log.data, "llm_cheap: 2 requests, 1 calls (1 attempts), 0 "
-                            "children; ",
+    like_str(host_log.data,
+             "llm_cheap: 2 requests, 1 calls (1 attempts), 0 "
+             "children; ",
              "each instance logs a summary at its end");
 
     int files = 0, hits = 0, requests = 0;
@@ -1214,8 +1223,11 @@ static void test_plugin(const char *builddir)
     int instances = 0, summaries = 0;
     scan_dir(dir, KEY, &dummy, &dummy, "-instance", &instances);
     scan_dir(dir, KEY, &dummy, &dummy, "-summary", &summaries);
-    is_int(instances, 4, "each of the 4 instances saved its configuration");
-    is_int(summaries, 4, "each instance saved a summary at its end");
+    is_int(instances, 5, "each of the 5 instances saved its configuration");
+    is_int(summaries, 5, "each instance saved a summary at its end");
+    int cancelled = 0;
+    scan_dir(dir, "\"outcome\": \"cancelled\"", &dummy, &cancelled, NULL, NULL);
+    is_int(cancelled, 1, "the abandoned request's reply file says cancelled");
     files = hits = 0;
     scan_dir(run, KEY, &files, &hits, NULL, NULL);
     ok(files > 20, "the run directory has the llm files (%d)", files);

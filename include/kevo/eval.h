@@ -16,10 +16,10 @@
  * flushed between them, every kernel of the context recorded by CUPTI,
  * until the spread of the repetitions is small or a time cap is reached.
  * The result carries the measurements, the roofline efficiency of each
- * shape (floor = max(bytes / bandwidth, flops / peak), efficiency = floor /
- * time), the fitness (the geometric mean of the efficiencies, 0 when any
- * shape fails), speedups over the task's seed and reference, and the
- * behaviour descriptors of the compiled kernel.
+ * shape (floor = max(bytes / bandwidth, flops / peak, launch latency),
+ * efficiency = floor / time), the fitness (the geometric mean of the
+ * efficiencies, 0 when any shape fails), speedups over the task's seed and
+ * reference, and the behaviour descriptors of the compiled kernel.
  *
  * Typical use: kevo_evaluator_new(), options, kevo_evaluator_start(), then
  * kevo_evaluator_evaluate() for one candidate at a time, or
@@ -92,8 +92,13 @@ typedef enum kevo_eval_string_option {
     KEVO_EVAL_CACHE_DIR = 1,   /* compile and ceiling caches; default:
                                   $KEVO_CACHE_DIR, $XDG_CACHE_HOME/kevo or
                                   ~/.cache/kevo */
-    KEVO_EVAL_ARCH = 2         /* "sm_90": the compile target of an
+    KEVO_EVAL_ARCH = 2,        /* "sm_90": the compile target of an
                                   evaluator started without a GPU */
+    KEVO_EVAL_FITNESS = 3      /* the fitness function: "roofline" (the
+                                  default: the geometric mean of the
+                                  shapes' roofline efficiencies),
+                                  "speedup_seed" or "speedup_reference"
+                                  (the geometric mean of the speedups) */
 } kevo_eval_string_option;
 
 /* Flags of kevo_evaluator_start(). */
@@ -236,8 +241,10 @@ KEVO_API kevo_status kevo_evaluator_evaluate(
 
 /* What limits a shape's floor. */
 typedef enum kevo_bound {
-    KEVO_BOUND_MEMORY = 0, /* bytes / bandwidth is the larger */
-    KEVO_BOUND_COMPUTE = 1 /* flops / peak is the larger */
+    KEVO_BOUND_MEMORY = 0,  /* bytes / bandwidth is the largest */
+    KEVO_BOUND_COMPUTE = 1, /* flops / peak is the largest */
+    KEVO_BOUND_LATENCY = 2  /* the launch latency is the largest: a shape
+                               too small to fill the GPU */
 } kevo_bound;
 
 /*
@@ -263,8 +270,8 @@ typedef struct kevo_shape_result {
     uint32_t reps;            /* timed repetitions */
     uint32_t kernels_per_rep; /* kernels the candidate launched per run */
     double bytes, flops;      /* the task's cost model at this shape */
-    double floor;             /* max(bytes / bandwidth, flops / peak) */
-    double efficiency;        /* floor / time */
+    double floor; /* max(bytes / bandwidth, flops / peak, launch latency) */
+    double efficiency; /* floor / time */
     kevo_bound bound;
     double gbytes_per_s, gflops_per_s;        /* cost model over time */
     double dram_read_bytes, dram_write_bytes; /* profiler */
@@ -297,6 +304,19 @@ KEVO_API const char *kevo_eval_result_compile_log(const kevo_eval_result *res);
 /* kevo_eval_result_fitness: the geometric mean of the shapes' efficiencies;
  * 0 when the verdict is not KEVO_VERDICT_OK or timing was off. */
 KEVO_API double kevo_eval_result_fitness(const kevo_eval_result *res);
+
+/* The baselines a result's speedups are measured against. */
+typedef enum kevo_baseline {
+    KEVO_BASELINE_SEED = 0,     /* the task's seed kernel */
+    KEVO_BASELINE_REFERENCE = 1 /* the task's reference kernel */
+} kevo_baseline;
+
+/* kevo_eval_result_speedup: the geometric mean over the shapes of the
+ * baseline's time over the candidate's; NaN when a time is missing (the
+ * candidate failed or was not timed, or the baseline's time is not known
+ * yet) or for an unknown baseline. */
+KEVO_API double kevo_eval_result_speedup(const kevo_eval_result *res,
+                                         kevo_baseline baseline);
 
 /* kevo_eval_result_suspicious: true when some shape's efficiency is above
  * the suspicious level (1.05 by default): the cost model or the

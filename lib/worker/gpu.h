@@ -245,6 +245,12 @@ kevo_status kevo__plan_scratch(const kevo__plan *plan, unsigned char poison,
  * each timed repetition). */
 kevo_status kevo__plan_zero_scratch(const kevo__plan *plan, kevo_error *err);
 
+/* kevo__plan_prepare: what comes before a timed or profiled run: the zero
+ * scratch zeroed and, with flush, the L2 flushed (kevo_internal_flush_l2
+ * reads twice the L2's size). */
+kevo_status kevo__plan_prepare(kevo__gpu *g, const kevo__plan *plan, bool flush,
+                               kevo_error *err);
+
 /* kevo__plan_launch: every launch in order on the default stream, without
  * waiting; the CUDA error of a launch the driver refuses, naming the
  * kernel. */

@@ -307,6 +307,20 @@ kevo_status kevo__plan_zero_scratch(const kevo__plan *plan, kevo_error *err)
     return rc;
 }
 
+kevo_status kevo__plan_prepare(kevo__gpu *g, const kevo__plan *plan, bool flush,
+                               kevo_error *err)
+{
+    kevo_status rc = kevo__plan_zero_scratch(plan, err);
+    if (rc == KEVO_OK && flush) {
+        uint64_t words = g->flush_words;
+        CUdeviceptr buf = g->flush, sink = g->word;
+        void *params[] = {&buf, &words, &sink};
+        rc = kevo__gpu_launch(g->flush_l2, kevo__gpu_blocks(g, words, 256), 256,
+                              params, "kevo_internal_flush_l2", err);
+    }
+    return rc;
+}
+
 kevo_status kevo__plan_launch(const kevo__plan *plan, kevo_error *err)
 {
     const kevo__program *p = plan->prog;

@@ -199,14 +199,7 @@ static kevo_status one_pass(kevo__gpu *g, const kevo__plan *plan, bool flush,
                             CUpti_RangeProfiler_Object *obj, bool *all,
                             kevo_error *err)
 {
-    kevo_status rc = kevo__plan_zero_scratch(plan, err);
-    if (rc == KEVO_OK && flush) {
-        uint64_t words = g->flush_words;
-        CUdeviceptr buf = g->flush, sink = g->word;
-        void *params[] = {&buf, &words, &sink};
-        rc = kevo__gpu_launch(g->flush_l2, kevo__gpu_blocks(g, words, 256), 256,
-                              params, "kevo_internal_flush_l2", err);
-    }
+    kevo_status rc = kevo__plan_prepare(g, plan, flush, err);
     if (rc == KEVO_OK)
         rc = kevo__gpu_sync("the L2 flush", err);
     if (rc != KEVO_OK)

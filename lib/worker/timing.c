@@ -241,14 +241,7 @@ static kevo_status arm_records(bool on, kevo_error *err)
 static kevo_status one_run(kevo__gpu *g, const kevo__plan *plan, bool flush,
                            CUevent before, CUevent after, kevo_error *err)
 {
-    kevo_status rc = kevo__plan_zero_scratch(plan, err);
-    if (rc == KEVO_OK && flush) {
-        uint64_t words = g->flush_words;
-        CUdeviceptr buf = g->flush, sink = g->word;
-        void *params[] = {&buf, &words, &sink};
-        rc = kevo__gpu_launch(g->flush_l2, kevo__gpu_blocks(g, words, 256), 256,
-                              params, "kevo_internal_flush_l2", err);
-    }
+    kevo_status rc = kevo__plan_prepare(g, plan, flush, err);
     if (rc == KEVO_OK && before)
         rc = kevo__cu_check(kevo__cu.cuEventRecord(before, NULL),
                             "cuEventRecord", err);

@@ -8,15 +8,11 @@
  */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <kevo/operator.h>
 
@@ -24,9 +20,9 @@
 #include "http.h"
 #include "prompt.h"
 #include "reply.h"
+#include "runlog.h"
 #include "wire.h"
 
-#define LLM_DIR "llm"
 /* Failure kinds counted apart in the summary. */
 #define KINDS_MAX 16
 
@@ -60,8 +56,7 @@ struct llm_state {
     const char **secrets;
     char **escaped;
     size_t nsecrets, nescaped;
-    char *dir; /* RUN/llm, or NULL */
-    uint64_t seq;
+    llm_runlog log; /* the files in RUN/llm */
     llm_req *reqs;
     size_t nreqs;
     uint64_t instance_seq; /* the number of its instance file */
@@ -102,130 +97,27 @@ static void say(llm_state *st, kevo_log_level level, const char *fmt, ...)
     kevo__llm_buf_free(&b);
 }
 
-/* Writes text to a file that open() creates with flags; returns 0 or an
- * errno value (EEXIST when O_EXCL finds the name taken). */
-static int write_file(const char *path, int flags, const char *text)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0644);
-    if (fd < 0)
-        return errno;
-    int rc = 0;
-    size_t len = strlen(text), off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, text + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            rc = w < 0 ? errno : EIO;
-            break;
-        }
-        off += (size_t)w;
-    }
-    if (close(fd) != 0 && rc == 0)
-        rc = errno;
-    return rc;
-}
-
-/* The JSON text of value, redacted; NULL when out of memory. */
-static char *json_text(llm_state *st, json_t *value)
-{
-    char *text = json_dumps(value, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-    char *clean = text ? redact(st, text) : NULL;
-    free(text);
-    return clean;
-}
-
-static char *file_path(const llm_state *st, uint64_t seq, const char *suffix,
-                       int tries)
-{
-    char *path = malloc(strlen(st->dir) + strlen(suffix) + 48);
-    if (path && tries)
-        sprintf(path, "%s/%06" PRIu64 "-%s-%d.json", st->dir, seq, suffix,
-                tries);
-    else if (path)
-        sprintf(path, "%s/%06" PRIu64 "-%s.json", st->dir, seq, suffix);
-    return path;
-}
-
-/* Takes the next free number for a new file DIR/NNNNNN-SUFFIX.json holding
- * value (with its "seq" set to the number) and returns the number. Creating
- * the file claims the number: another instance sharing the directory, or an
- * earlier run, makes the number go up. */
-static uint64_t claim_json(llm_state *st, const char *suffix, json_t *value)
-{
-    if (!st->dir)
-        return ++st->seq;
-    int rc = EEXIST;
-    char *path = NULL, *text = NULL;
-    uint64_t seq = 0;
-    for (int tries = 0; tries < 10000 && rc == EEXIST; tries++) {
-        seq = ++st->seq;
-        free(path);
-        free(text);
-        json_object_set_new(value, "seq", json_integer((json_int_t)seq));
-        path = file_path(st, seq, suffix, 0);
-        text = json_text(st, value);
-        rc = path && text ? write_file(path, O_EXCL, text) : ENOMEM;
-    }
-    if (rc != 0)
-        say(st, KEVO_LOG_WARN, "cannot write %s: %s", path ? path : st->dir,
-            strerror(rc));
-    free(path);
-    free(text);
-    return seq;
-}
-
-/* Writes value, redacted, to a new file DIR/NNNNNN-SUFFIX.json for a number
- * already claimed (a name taken all the same gets "-1", "-2", ...). */
+/* Writes value to the run directory's file NNNNNN-SUFFIX.json of a number
+ * already claimed, logging a failure. */
 static void save_json(llm_state *st, const char *suffix, uint64_t seq,
                       json_t *value)
 {
-    if (!st->dir)
-        return;
-    char *clean = json_text(st, value);
-    char *path = NULL;
-    int rc = clean ? EEXIST : ENOMEM;
-    for (int tries = 0; tries < 1000 && rc == EEXIST; tries++) {
-        free(path);
-        path = file_path(st, seq, suffix, tries);
-        rc = path ? write_file(path, O_EXCL, clean) : ENOMEM;
-    }
+    int rc = kevo__llm_runlog_save(&st->log, suffix, seq, value);
     if (rc != 0)
         say(st, KEVO_LOG_WARN, "cannot write %06" PRIu64 "-%s in %s: %s", seq,
-            suffix, st->dir, strerror(rc));
-    free(path);
-    free(clean);
+            suffix, st->log.dir, strerror(rc));
 }
 
-/* The largest number that starts a file name in dir. */
-static uint64_t last_seq(const char *dir)
+/* Claims the next number with a new file NNNNNN-SUFFIX.json holding value,
+ * logging a failure; returns the number. */
+static uint64_t claim_json(llm_state *st, const char *suffix, json_t *value)
 {
-    uint64_t max = 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        char *end;
-        unsigned long long n = strtoull(e->d_name, &end, 10);
-        if (end != e->d_name && *end == '-' && n > max)
-            max = n;
-    }
-    closedir(d);
-    return max;
-}
-
-/* A JSON value for a body: the parsed JSON when it parses, else the text
- * (made valid UTF-8). */
-static json_t *body_value(const char *body, size_t len)
-{
-    json_t *v = json_loadb(body, len, JSON_DECODE_ANY, NULL);
-    if (v)
-        return v;
-    char *clean = kevo__llm_utf8_clean(body, len);
-    v = clean ? json_stringn(clean, len) : NULL;
-    free(clean);
-    return v;
+    int rc;
+    uint64_t seq = kevo__llm_runlog_claim(&st->log, suffix, value, &rc);
+    if (rc != 0)
+        say(st, KEVO_LOG_WARN, "cannot write %06" PRIu64 "-%s in %s: %s", seq,
+            suffix, st->log.dir, strerror(rc));
+    return seq;
 }
 
 /* Records a failure with the host (reason already redacted) and counts its
@@ -242,15 +134,6 @@ static void host_fail(llm_state *st, uint64_t id, const char *kind,
     if (i < KINDS_MAX)
         st->kind_counts[i]++;
     st->api->fail(st->ctx, id, kind, reason);
-}
-
-/* A JSON string of s, made valid UTF-8 first. */
-static json_t *jstr(const char *s)
-{
-    char *clean = kevo__llm_utf8_clean(s, strlen(s));
-    json_t *v = clean ? json_string(clean) : NULL;
-    free(clean);
-    return v;
 }
 
 /* ---- budgets ----------------------------------------------------------- */
@@ -397,7 +280,7 @@ static void on_attempt(void *ud, const llm_http_attempt *a)
         json_object_set_new(rec, "retry_after_s", json_real(a->retry_after_s));
     if (a->retry_in_s >= 0)
         json_object_set_new(rec, "retry_in_s", json_real(a->retry_in_s));
-    json_object_set_new(rec, "body", body_value(a->body, a->body_len));
+    json_object_set_new(rec, "body", kevo__llm_json_body(a->body, a->body_len));
     json_array_append_new(attempts, rec);
 }
 
@@ -409,10 +292,10 @@ static void take_reply(llm_call *c)
     kevo_reply_result res = {0};
     kevo_reply_kind k = kevo__reply_parse(c->wire.text, c->wire.text_len,
                                           c->req->parent_source, 0, &res);
-    json_object_set_new(c->log, "parse",
-                        json_pack("{s:s, s:o}", "kind",
-                                  kevo__reply_kind_name(k), "reason",
-                                  jstr(res.reason ? res.reason : "")));
+    json_object_set_new(
+        c->log, "parse",
+        json_pack("{s:s, s:o}", "kind", kevo__reply_kind_name(k), "reason",
+                  kevo__llm_json_text(res.reason ? res.reason : "")));
     if (k != KEVO_REPLY_OK) {
         st->reply_failures++;
         llm_buf b = {0};
@@ -437,7 +320,8 @@ static void take_reply(llm_call *c)
                                              NULL, clean_note);
         if (rc == KEVO_OK) {
             st->children++;
-            json_object_set_new(c->log, "child", jstr(clean_child));
+            json_object_set_new(c->log, "child",
+                                kevo__llm_json_text(clean_child));
             say(st, KEVO_LOG_INFO, "request %" PRIu64 ": a child from %s (%s)",
                 c->req->id, m->name, res.reason);
         } else {
@@ -445,7 +329,8 @@ static void take_reply(llm_call *c)
             llm_buf b = {0};
             kevo__llm_buf_printf(&b, "the host refused the child: %s",
                                  st->api->last_error(st->ctx));
-            json_object_set_new(c->log, "refused_child", jstr(clean_child));
+            json_object_set_new(c->log, "refused_child",
+                                kevo__llm_json_text(clean_child));
             call_fail(c,
                       rc == KEVO_EEXIST   ? "duplicate"
                       : rc == KEVO_ENOMEM ? KEVO_FAIL_INTERNAL
@@ -531,13 +416,15 @@ static bool start_call(llm_state *st, llm_req *r, const char *system,
     llm_call *c = calloc(1, sizeof(*c));
     llm_wire_request w = {0};
     bool ok = false;
-    if (!c)
+    if (!c) {
+        host_fail(st, r->id, KEVO_FAIL_INTERNAL, "out of memory");
         return false;
+    }
     c->req = r;
     c->model = kevo__llm_config_pick(&st->cfg, st->api->uniform01(st->ctx));
     const llm_model *m = &st->cfg.models[c->model];
     if (!kevo__llm_wire_build(m, system, user, &w)) {
-        c->seq = ++st->seq;
+        c->seq = ++st->log.seq;
         c->log =
             json_pack("{s:I, s:I, s:s, s:s, s:[]}", "seq", (json_int_t)c->seq,
                       "request", (json_int_t)r->id, "model", m->name, "api",
@@ -552,8 +439,8 @@ static bool start_call(llm_state *st, llm_req *r, const char *system,
         json_pack("{s:I, s:I, s:s, s:s, s:s, s:o, s:o}", "seq", (json_int_t)0,
                   "request", (json_int_t)r->id, "model", m->name, "api",
                   kevo__llm_api_name(m->api), "url", w.url, "headers", headers,
-                  "body", body_value(w.body, w.body_len));
-    c->seq = saved ? claim_json(st, "request", saved) : ++st->seq;
+                  "body", kevo__llm_json_body(w.body, w.body_len));
+    c->seq = saved ? claim_json(st, "request", saved) : ++st->log.seq;
     json_decref(saved);
     c->log = json_pack("{s:I, s:I, s:s, s:s, s:[]}", "seq", (json_int_t)c->seq,
                        "request", (json_int_t)r->id, "model", m->name, "api",
@@ -608,7 +495,7 @@ static void state_free(llm_state *st)
     free(st->escaped);
     free((void *)st->secrets);
     kevo__llm_config_free(&st->cfg);
-    free(st->dir);
+    kevo__llm_runlog_close(&st->log);
     free(st);
 }
 
@@ -623,8 +510,11 @@ static bool collect_secrets(llm_state *st)
     size_t n = kevo__llm_config_secrets(&st->cfg, st->secrets, max);
     st->nsecrets = n;
     for (size_t i = 0; i < n; i++) {
+        /* A key that is not UTF-8 never reaches JSON text escaped. */
         json_t *s = json_string(st->secrets[i]);
-        char *d = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
+        if (!s)
+            continue;
+        char *d = json_dumps(s, JSON_ENCODE_ANY);
         json_decref(s);
         if (!d)
             return false;
@@ -688,24 +578,15 @@ static kevo_status llm_init(const kevo_host_api *api, kevo_host_ctx *ctx,
         api->error(ctx, "%s", err);
         goto fail;
     }
-    const char *run = api->run_dir(ctx);
-    if (run) {
-        st->dir = malloc(strlen(run) + sizeof("/" LLM_DIR));
-        if (!st->dir) {
-            rc = KEVO_ENOMEM;
-            api->error(ctx, "out of memory");
-            goto fail;
-        }
-        sprintf(st->dir, "%s/%s", run, LLM_DIR);
-        if (mkdir(st->dir, 0777) != 0 && errno != EEXIST) {
-            rc = KEVO_EIO;
-            api->error(ctx, "%s: cannot create directory: %s", st->dir,
-                       strerror(errno));
-            goto fail;
-        }
-        /* Numbers go on after those of earlier runs and instances. */
-        st->seq = last_seq(st->dir);
+    int erc =
+        kevo__llm_runlog_open(&st->log, api->run_dir(ctx), err, sizeof(err));
+    if (erc != 0) {
+        rc = erc == ENOMEM ? KEVO_ENOMEM : KEVO_EIO;
+        api->error(ctx, "%s", err);
+        goto fail;
     }
+    st->log.secrets = st->secrets;
+    st->log.nsecrets = st->nsecrets;
     json_t *inst =
         json_pack("{s:I, s:s, s:s, s:o}", "seq", (json_int_t)0, "plugin",
                   llm_desc.name, "version", llm_desc.version, "config",
@@ -756,7 +637,7 @@ static kevo_status llm_propose(void *state, const kevo_operator_request *req)
 
     if (!budget_left(st, why, sizeof(why))) {
         host_fail(st, req->id, KEVO_FAIL_BUDGET, why);
-        goto end_now;
+        goto done;
     }
     r->parent_source = kevo__llm_strdup(api->cand_source(st->ctx, req->parent));
     params = api->cand_params(st->ctx, req->parent);
@@ -765,7 +646,7 @@ static kevo_status llm_propose(void *state, const kevo_operator_request *req)
     insp = ninsp ? calloc(ninsp, sizeof(*insp)) : NULL;
     if (!r->parent_source || (ninsp && !insp)) {
         host_fail(st, req->id, KEVO_FAIL_INTERNAL, "out of memory");
-        goto end_now;
+        goto done;
     }
     for (size_t i = 0; i < ninsp; i++) {
         insp[i].source =
@@ -800,23 +681,26 @@ static kevo_status llm_propose(void *state, const kevo_operator_request *req)
         .max_inspirations = st->cfg.max_inspirations,
     };
     if (!kevo__llm_prompt_build(&in, &system, &user, why, sizeof(why))) {
-        host_fail(st, req->id, KEVO_FAIL_UNSUPPORTED, why);
-        goto end_now;
+        host_fail(st, req->id,
+                  strncmp(why, "out of memory", 13) == 0
+                      ? KEVO_FAIL_INTERNAL
+                      : KEVO_FAIL_UNSUPPORTED,
+                  why);
+        goto done;
     }
     uint32_t n = r->calls_left;
     for (uint32_t i = 0; i < n; i++) {
-        if (!start_call(st, r, system, user)) {
-            /* The failure is recorded; this call is over. The request
-             * stays open while an earlier call is in flight. */
-            if (--r->calls_left == 0)
-                goto end_now;
-        }
+        /* A call that could not start has its failure recorded and is
+         * over; the request stays open while another is in flight. */
+        if (!start_call(st, r, system, user))
+            r->calls_left--;
     }
-    goto cleanup;
-end_now:
-    api->done(st->ctx, req->id);
-    req_unlink_free(r);
-cleanup:
+done:
+    /* Nothing in flight for it: the request ends now. */
+    if (r->calls_left == 0 || !system) {
+        api->done(st->ctx, req->id);
+        req_unlink_free(r);
+    }
     api->free(st->ctx, params);
     api->free(st->ctx, assignment);
     api->free(st->ctx, second_params);
@@ -848,7 +732,7 @@ static void save_summary(llm_state *st)
         " output tokens, cost %.6g",
         st->requests, st->calls, hs.attempts, st->children, st->input_tokens,
         st->output_tokens, st->cost);
-    if (!st->dir)
+    if (!st->log.dir)
         return;
     json_t *outcomes = json_object(), *attempts = json_object();
     for (int o = 0; o < LLM_OUTCOME_COUNT; o++) {

@@ -336,7 +336,7 @@ static void put_candidate(llm_buf *b, const llm_prompt_candidate *c,
             kevo__llm_buf_printf(b, "Parameter space: %s\n", c->params_json);
         json_decref(root);
     }
-    put_source(b, c->source);
+    put_source(b, c->source ? c->source : "");
     if (c->summary_json) {
         kevo__llm_buf_puts(b, "\nIts evaluation:\n");
         put_summary(b, c->summary_json, max_log_lines);

@@ -19,7 +19,7 @@
 
 #include "wire.h"
 
-/* A candidate as the prompt shows it. Every field may be NULL but source. */
+/* A candidate as the prompt shows it. Every field may be NULL. */
 typedef struct llm_prompt_candidate {
     const char *source;
     const char *summary_json;    /* its evaluation (a JSON object) */

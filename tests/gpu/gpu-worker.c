@@ -404,67 +404,50 @@ static kevo_candidate *corpus_kernel(const task_ctx *t, const char *file)
     return c;
 }
 
+/* Evaluates a kernel (source text, or a corpus file when file is set)
+ * that must get verdict with needle in its reason; the reply (the
+ * caller's). */
+static json_t *expect(const task_ctx *t, const char *source, const char *file,
+                      const char *want, const char *needle, const char *what)
+{
+    kevo_candidate *c = file ? corpus_kernel(t, file) : candidate(t, source);
+    json_t *r = eval(t, c, NULL, false);
+    is_str(verdict(r), want, "%s: %s", what, want);
+    like_str(reason(r), needle, "%s: the reason says '%s'", what, needle);
+    kevo_candidate_free(c);
+    return r;
+}
+
 static void check_failures(const task_ctx *saxpy, const compiled *seed_code)
 {
-    kevo_candidate *c = corpus_kernel(saxpy, "unwritten.cu");
-    json_t *r = eval(saxpy, c, NULL, false);
-    is_str(verdict(r), "wrong", "every 4096th element unwritten: wrong");
-    like_str(reason(r), "NaN", "the reason shows the poison (NaN)");
-    json_decref(r);
-    kevo_candidate_free(c);
+    json_decref(expect(saxpy, NULL, "unwritten.cu", "wrong", "NaN",
+                       "every 4096th element unwritten"));
+    json_decref(expect(saxpy, cached_source, NULL, "wrong", "second input set",
+                       "a result kept from the first input set"));
 
-    c = candidate(saxpy, cached_source);
-    r = eval(saxpy, c, NULL, false);
-    is_str(verdict(r), "wrong", "a result cached across calls: wrong");
-    like_str(reason(r), "second input set", "it fails on the second input set");
-    json_decref(r);
-    kevo_candidate_free(c);
-
-    c = candidate(saxpy, wrong_source);
-    r = eval(saxpy, c, NULL, false);
+    json_t *r = expect(saxpy, wrong_source, NULL, "wrong", "z[4242]",
+                       "one element off");
     const json_t *s0 = json_array_get(json_object_get(r, "shapes"), 0);
     const json_t *worst = json_object_get(s0, "worst");
-    is_str(verdict(r), "wrong", "one element off: verdict wrong");
-    like_str(reason(r), "z[4242]", "the reason names the element");
     ok(json_integer_value(json_object_get(worst, "index")) == 4242 &&
            strcmp(json_string_value(json_object_get(worst, "arg")), "z") == 0 &&
            json_integer_value(json_object_get(s0, "bad_elements")) == 1 &&
            json_integer_value(json_object_get(r, "failed_shape")) == 0,
        "the worst element is z[4242], the only bad one, at shape 0");
     json_decref(r);
-    kevo_candidate_free(c);
 
-    c = candidate(saxpy, modify_source);
-    r = eval(saxpy, c, NULL, false);
-    is_str(verdict(r), "input_modified", "a changed input: input_modified");
-    like_str(reason(r), "x[7]", "the reason names the input element");
-    json_decref(r);
-    kevo_candidate_free(c);
-
-    c = candidate(saxpy, bounds_source);
-    r = eval(saxpy, c, NULL, false);
-    is_str(verdict(r), "launch_error",
-           "more threads than the kernel's bounds: launch_error");
-    like_str(reason(r), "saxpy_bounds", "the reason names the kernel");
-    json_decref(r);
-    kevo_candidate_free(c);
-
+    json_decref(expect(saxpy, modify_source, NULL, "input_modified", "x[7]",
+                       "a changed input"));
+    json_decref(expect(saxpy, bounds_source, NULL, "launch_error",
+                       "saxpy_bounds",
+                       "more threads than the kernel's bounds"));
     r = eval(saxpy, kevo_task_seed(saxpy->task), seed_code, false);
     is_str(verdict(r), "ok", "after the launch error the worker still works");
     json_decref(r);
-
-    c = candidate(saxpy, smem_source);
-    r = eval(saxpy, c, NULL, false);
-    is_str(verdict(r), "rejected", "1 MiB of shared memory: rejected");
-    like_str(reason(r), "shared memory", "the reason says shared memory");
-    json_decref(r);
-    kevo_candidate_free(c);
-
-    c = candidate(saxpy, reserved_source);
-    r = eval(saxpy, c, NULL, false);
-    is_str(verdict(r), "rejected", "a kevo_internal_ kernel: rejected");
-    json_decref(r);
-    kevo_candidate_free(c);
+    json_decref(expect(saxpy, smem_source, NULL, "rejected", "shared memory",
+                       "1 MiB of shared memory"));
+    json_decref(expect(saxpy, reserved_source, NULL, "rejected",
+                       "kevo_internal_", "a kevo_internal_ kernel"));
 
     r = call(json_pack("{s:s, s:I}", "op", "eval", "id", (json_int_t)next_id++),
              NULL, 0);
@@ -472,21 +455,16 @@ static void check_failures(const task_ctx *saxpy, const compiled *seed_code)
            strstr(reason(r), "task"),
        "a malformed eval: ok false, saying what is missing (%s)", reason(r));
     json_decref(r);
-
     r = call(
         json_pack("{s:s, s:I}", "op", "nonsense", "id", (json_int_t)next_id++),
         NULL, 0);
     like_str(reason(r), "unknown op", "an unknown op gets an error reply");
     json_decref(r);
 
-    c = candidate(saxpy, oob_source);
-    r = eval(saxpy, c, NULL, false);
-    is_str(verdict(r), "fault", "an out-of-bounds write: fault");
-    like_str(reason(r), "CUDA_ERROR_ILLEGAL_ADDRESS",
-             "the reason names the CUDA error");
-    like_str(reason(r), "train shape 0", "and the shape");
+    r = expect(saxpy, oob_source, NULL, "fault", "CUDA_ERROR_ILLEGAL_ADDRESS",
+               "an out-of-bounds write");
+    like_str(reason(r), "train shape 0", "the fault's reason names the shape");
     json_decref(r);
-    kevo_candidate_free(c);
     int status = -1;
     kevo__proc_finish(&proc, 30000, &status);
     ok(WIFEXITED(status) && WEXITSTATUS(status) == 4,
