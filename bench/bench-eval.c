@@ -205,6 +205,7 @@ int main(int argc, char **argv)
         else
             dir = argv[i];
     }
+    setvbuf(stdout, NULL, _IOLBF, 0);
     char deflt[1024];
     if (!dir) {
         const char *src = getenv("KEVO_SRCDIR");

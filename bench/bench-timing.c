@@ -7,8 +7,10 @@
  * bench/timing-vs-ncu.sh, which compares them with Nsight Compute's
  * gpu__time_duration.sum of the same kernel.
  *
- * Usage: bench-timing [--runs N] [--out FILE] [TASK.json]
- * (default: examples/tasks/softmax.json). Exits 77 without a GPU.
+ * Usage: bench-timing [--runs N] [--out FILE] [--task-out FILE] [TASK.json]
+ * (default: examples/tasks/softmax.json). --task-out writes the one-shape
+ * task it times (sources inline), for the ncu comparison. Exits 77
+ * without a GPU.
  */
 #include "config.h"
 
@@ -20,8 +22,9 @@
 
 #include <kevo.h>
 
-/* The task with only its first training shape. */
-static kevo_task *first_shape_only(const char *path)
+/* The task with only its first training shape; written to task_out as
+ * well unless that is NULL. */
+static kevo_task *first_shape_only(const char *path, const char *task_out)
 {
     kevo_error err;
     kevo_error_init(&err);
@@ -41,6 +44,10 @@ static kevo_task *first_shape_only(const char *path)
         fprintf(stderr, "bench-timing: %s\n", err.text);
         exit(1);
     }
+    if (task_out && json_dump_file(root, task_out, JSON_INDENT(2)) != 0) {
+        fprintf(stderr, "bench-timing: cannot write %s\n", task_out);
+        exit(1);
+    }
     free(cut);
     json_decref(root);
     free(text);
@@ -51,12 +58,14 @@ static kevo_task *first_shape_only(const char *path)
 int main(int argc, char **argv)
 {
     int runs = 30;
-    const char *out = "bench-timing.txt", *path = NULL;
+    const char *out = "bench-timing.txt", *path = NULL, *task_out = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
             runs = atoi(argv[++i]);
         else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
             out = argv[++i];
+        else if (strcmp(argv[i], "--task-out") == 0 && i + 1 < argc)
+            task_out = argv[++i];
         else
             path = argv[i];
     }
@@ -67,7 +76,8 @@ int main(int argc, char **argv)
                  src ? src : ".");
         path = deflt;
     }
-    kevo_task *task = first_shape_only(path);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    kevo_task *task = first_shape_only(path, task_out);
     kevo_error err;
     kevo_error_init(&err);
     kevo_evaluator *ev = NULL;

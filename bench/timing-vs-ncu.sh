@@ -5,8 +5,10 @@
 # Usage (from the build directory, on the GPU machine):
 #   sh bench/timing-vs-ncu.sh [RUNS]
 # It runs bench-timing (RUNS evaluations of the softmax seed at 8192x4096,
-# default 30) and then `kevo eval` of the same kernel under ncu, which
-# records the kernel's duration for 30 launches after the correctness runs.
+# default 30), which also writes that one-shape task, and then `kevo eval`
+# of the same kernel on the same task under ncu, which records the
+# kernel's duration for 30 launches after the two correctness runs and the
+# three warm-ups (the time limits are raised: ncu replays every launch).
 # ncu runs with --clock-control none (the GPU's own clocks, as kevo sees
 # them) and --cache-control all (caches flushed before each launch, as
 # kevo flushes L2 between repetitions). It prints both medians and their
@@ -19,12 +21,13 @@ out=${TMPDIR:-/tmp}/kevo-timing-$$
 mkdir -p "$out"
 trap 'rm -rf "$out"' EXIT
 ./bench/bench-timing --runs "$runs" --out "$out/kevo.txt" \
-  "$src/examples/tasks/softmax.json"
+  --task-out "$out/task.json" "$src/examples/tasks/softmax.json"
 "$ncu" --target-processes all --clock-control none --cache-control all \
   --metrics gpu__time_duration.sum -k regex:'^softmax$' \
-  --launch-skip 6 --launch-count 30 --csv \
+  --launch-skip 5 --launch-count 30 --csv \
   ./examples/kevo eval --set min_reps=40 --set max_reps=40 \
-  "$src/examples/tasks/softmax.json" "$src/examples/tasks/softmax_seed.cu" \
+  --set time_cap_ms=600000 --set run_timeout_ms=600000 \
+  "$out/task.json" "$src/examples/tasks/softmax_seed.cu" \
   > "$out/ncu.csv" 2> "$out/ncu.err" || { cat "$out/ncu.err" >&2; exit 1; }
 awk -F'","' '/gpu__time_duration.sum/ {
     v = $NF; gsub(/[",]/, "", v); unit = $(NF-1); gsub(/"/, "", unit);

@@ -555,7 +555,8 @@ int cmd_peaks(int argc, char **argv)
     if (cli.json) {
         printf("{\"device\": ");
         cli_json_string(kevo_evaluator_device_name(ev));
-        printf(", \"bandwidth\": %.6g", bw);
+        printf(", \"bandwidth\": %.6g, \"launch_latency\": %.6g", bw,
+               kevo_evaluator_latency(ev));
         for (size_t i = 0; i < nkinds; i++)
             printf(", \"%s\": %.6g", kevo_peak_name(kinds[i]),
                    kevo_evaluator_peak(ev, kinds[i]));
@@ -564,6 +565,8 @@ int cmd_peaks(int argc, char **argv)
         printf("%s\n", kevo_evaluator_device_name(ev));
         printf("  %-10s %10.1f GB/s  (copy: bytes read + written)\n",
                "bandwidth", bw / 1e9);
+        printf("  %-10s %10.2f us    (an empty kernel, start to end)\n",
+               "latency", kevo_evaluator_latency(ev) * 1e6);
         for (size_t i = 0; i < nkinds; i++) {
             double p = kevo_evaluator_peak(ev, kinds[i]);
             printf("  %-10s %10.1f TFLOP/s  (balance %.1f flop/byte)\n",

@@ -76,6 +76,13 @@ struct kevo__compile_pool {
     size_t ndone;
     kevo__compile_cache *cache;
     char *nvrtc;
+    /* What the first process loaded: the header hash is in every cache key
+     * (key_version: "13.0 headers HASH"), so that entries of another
+     * toolkit's headers are never taken. */
+    kevo__compile_headers headers;
+    char *headers_dir;
+    char headers_hash[17];
+    char *key_version;
     uint64_t next_id;
     kevo__compile_pool_stats stats;
     struct pollfd *pfds;
@@ -881,7 +888,7 @@ kevo_status kevo__compile_pool_submit(kevo__compile_pool *pool,
         kevo__cache_entry e;
         kevo__compile_cache_key(j->source, (const char *const *)j->options,
                                 j->noptions, (const char *const *)j->kernels,
-                                j->nkernels, pool->nvrtc, j->key);
+                                j->nkernels, pool->key_version, j->key);
         if (kevo__compile_cache_lookup(pool->cache, j->key, &e)) {
             kevo__compile_result *r = result_from_entry(j, &e);
             pool->stats.cache_hits++;
@@ -945,10 +952,28 @@ static kevo_status first_hello(kevo__compile_pool *pool, const char *worker,
         kevo__frame_clear(&f);
         return rc;
     }
+    json_t *h = json_object_get(f.json, "headers");
+    const char *hash = json_string_value(json_object_get(h, "hash"));
+    const char *dir = json_string_value(json_object_get(h, "dir"));
+    snprintf(pool->headers_hash, sizeof pool->headers_hash, "%s",
+             hash ? hash : "");
+    pool->headers.files =
+        (size_t)json_integer_value(json_object_get(h, "files"));
+    pool->headers.names =
+        (size_t)json_integer_value(json_object_get(h, "names"));
+    pool->headers.bytes =
+        (size_t)json_integer_value(json_object_get(h, "bytes"));
+    pool->headers.seconds = json_number_value(json_object_get(h, "seconds"));
+    pool->headers.hash = pool->headers_hash;
+    pool->headers_dir = dir ? kevo__strdup(dir) : NULL;
+    pool->headers.dir = pool->headers_dir;
     pool->nvrtc = kevo__strdup(nvrtc);
+    pool->key_version =
+        kevo__asprintf("%s headers %s", nvrtc,
+                       *pool->headers_hash ? pool->headers_hash : "none");
     pool->slots[0].hello = true;
     kevo__frame_clear(&f);
-    if (!pool->nvrtc)
+    if (!pool->nvrtc || !pool->key_version || (dir && !pool->headers_dir))
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     return KEVO_OK;
 }
@@ -1023,12 +1048,20 @@ void kevo__compile_pool_free(kevo__compile_pool *pool)
     free(pool->slots);
     free(pool->pfds);
     free(pool->nvrtc);
+    free(pool->key_version);
+    free(pool->headers_dir);
     free(pool);
 }
 
 const char *kevo__compile_pool_nvrtc_version(const kevo__compile_pool *pool)
 {
     return pool->nvrtc;
+}
+
+void kevo__compile_pool_headers(const kevo__compile_pool *pool,
+                                kevo__compile_headers *headers)
+{
+    *headers = pool->headers;
 }
 
 size_t kevo__compile_pool_processes(const kevo__compile_pool *pool)

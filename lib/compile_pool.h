@@ -16,8 +16,12 @@
  *
  * The options are fixed here and nowhere else: -arch=ARCH, -std=c++17,
  * --ptxas-options=-v (registers, spills and shared memory per kernel go to
- * the log), -default-device, -DNAME=VALUE for each parameter, -DKEVO_EVAL=1.
- * There is never a -I option.
+ * the log), -default-device, --no-source-include, -DNAME=VALUE for each
+ * parameter, -DKEVO_EVAL=1. There is never a -I option: the headers a
+ * kernel may include come from the compile processes' memory, loaded from
+ * the toolkit when they start (kevo__compile_pool_headers). The cache key
+ * is made of the source, the options, the kernel names, the NVRTC version
+ * and the hash of those headers.
  *
  * The pool is not thread-safe: one thread drives it.
  */
@@ -70,6 +74,24 @@ void kevo__compile_pool_free(kevo__compile_pool *pool);
 
 /* The NVRTC version of the workers, "13.0" (borrowed). */
 const char *kevo__compile_pool_nvrtc_version(const kevo__compile_pool *pool);
+
+/* The CUDA headers the compile processes give NVRTC from memory (lib/
+ * worker/headers.h), as the first process reported them. The strings are
+ * borrowed from the pool. */
+typedef struct kevo__compile_headers {
+    const char *dir; /* the toolkit include directory, NULL when none */
+    size_t files;    /* distinct files */
+    size_t names;    /* include names (a file may have several) */
+    size_t bytes;    /* their total size */
+    /* 16 hex digits, a hash of every name and text ("" when none); part of
+     * every cache key, so that another toolkit's headers mean other
+     * entries. */
+    const char *hash;
+    double seconds; /* how long the process took to load them */
+} kevo__compile_headers;
+
+void kevo__compile_pool_headers(const kevo__compile_pool *pool,
+                                kevo__compile_headers *headers);
 
 /* The number of compile processes. */
 size_t kevo__compile_pool_processes(const kevo__compile_pool *pool);

@@ -283,6 +283,13 @@ const char *kevo_evaluator_device_name(const kevo_evaluator *ev)
     return ev->started && !ev->compile_only ? ev->device_name : NULL;
 }
 
+double kevo_evaluator_latency(const kevo_evaluator *ev)
+{
+    return ev->started && !ev->compile_only && ev->ceilings.has_launch
+               ? ev->ceilings.launch
+               : 0;
+}
+
 double kevo_evaluator_bandwidth(const kevo_evaluator *ev)
 {
     return ev->started && !ev->compile_only ? ev->ceilings.bandwidth : 0;

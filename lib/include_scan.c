@@ -1,7 +1,9 @@
 /*
  * include_scan.c: finds every way a CUDA source could make the
- * preprocessor open a file, and lets through only NVRTC's built-in
- * headers.
+ * preprocessor open a file, and lets through only the allowed CUDA headers
+ * (which the compile worker hands NVRTC from memory: lib/worker/headers.h).
+ * The same reading lists the header names a source names, for the worker
+ * to follow through the toolkit's headers (kevo__include_each).
  *
  * The scanner reads the source as translation phases 1 to 3 do: a
  * backslash-newline joins two lines, comments are skipped, and string and
@@ -26,7 +28,23 @@ typedef struct scanner {
     int line;   /* 1-based line of pos */
     const char *name;
     kevo_error *err;
+    /* Listing instead of checking (kevo__include_each). */
+    kevo__include_fn each;
+    void *ctx;
 } scanner;
+
+/* How long a header name kevo__include_each passes on can be. */
+#define EACH_NAME_MAX 1024
+
+const char *const kevo__include_allowed[] = {
+    "cuda_fp16.h",
+    "cuda_bf16.h",
+    "cuda_pipeline.h",
+    "cooperative_groups.h",
+    "cooperative_groups/reduce.h",
+    "mma.h",
+};
+const size_t kevo__include_nallowed = KEVO_ARRAY_SIZE(kevo__include_allowed);
 
 /* The position after any backslash-newlines at p; *lines counts them. */
 static size_t skip_splices(const scanner *sc, size_t p, int *lines)
@@ -48,6 +66,8 @@ static size_t skip_splices(const scanner *sc, size_t p, int *lines)
 /* The k-th logical character from pos (0: the current one), or -1. */
 static int peek(const scanner *sc, int k)
 {
+    if (k == 0 && sc->pos < sc->len && sc->s[sc->pos] != '\\')
+        return (unsigned char)sc->s[sc->pos];
     size_t p = skip_splices(sc, sc->pos, NULL);
     for (int i = 0; i < k && p < sc->len; i++)
         p = skip_splices(sc, p + 1, NULL);
@@ -57,6 +77,8 @@ static int peek(const scanner *sc, int k)
 /* Consumes one logical character and returns it (-1 at the end). */
 static int get(scanner *sc)
 {
+    if (sc->pos < sc->len && sc->s[sc->pos] != '\\' && sc->s[sc->pos] != '\n')
+        return (unsigned char)sc->s[sc->pos++];
     int lines = 0;
     sc->pos = skip_splices(sc, sc->pos, &lines);
     sc->line += lines;
@@ -199,21 +221,15 @@ static bool allowed_std_name(const char *rest)
     return true;
 }
 
-static bool allowed_header(const char *header)
+bool kevo__include_allowed_name(const char *header)
 {
-    static const char *const names[] = {
-        "cuda_fp16.h",
-        "cuda_bf16.h",
-        "cuda_pipeline.h",
-        "cooperative_groups.h",
-        "cooperative_groups/reduce.h",
-        "mma.h",
-    };
-    for (size_t i = 0; i < KEVO_ARRAY_SIZE(names); i++) {
-        if (strcmp(header, names[i]) == 0)
+    size_t prefix = strlen(KEVO__INCLUDE_ALLOWED_PREFIX);
+    for (size_t i = 0; i < kevo__include_nallowed; i++) {
+        if (strcmp(header, kevo__include_allowed[i]) == 0)
             return true;
     }
-    return strncmp(header, "cuda/std/", 9) == 0 && allowed_std_name(header + 9);
+    return strncmp(header, KEVO__INCLUDE_ALLOWED_PREFIX, prefix) == 0 &&
+           allowed_std_name(header + prefix);
 }
 
 /* A header name from the opening '<' or '"' (not yet consumed) to its
@@ -247,13 +263,22 @@ static bool read_header_name(scanner *sc, char *buf, size_t size,
  * position. what is "#include" or "__has_include" and so on. */
 static kevo_status check_operand(scanner *sc, const char *what, int line)
 {
-    char header[256];
+    char header[EACH_NAME_MAX];
+    size_t size = sc->each ? sizeof header : 256;
     bool truncated = false;
     int c = peek(sc, 0);
+    if (sc->each) {
+        if (c != '<' && c != '"')
+            return KEVO_OK;
+        bool closed = read_header_name(sc, header, size, &truncated);
+        if (!closed || truncated)
+            return KEVO_OK;
+        return sc->each(sc->ctx, what, c == '<', header, line);
+    }
     if (c == '<' || c == '"') {
         bool angle = c == '<';
-        bool closed = read_header_name(sc, header, sizeof header, &truncated);
-        if (closed && angle && !truncated && allowed_header(header))
+        bool closed = read_header_name(sc, header, size, &truncated);
+        if (closed && angle && !truncated && kevo__include_allowed_name(header))
             return KEVO_OK;
         if (!closed)
             return kevo__error_set_at(
@@ -306,6 +331,79 @@ static kevo_status check_has_include(scanner *sc, const char *word, int line)
     return check_operand(sc, word, line);
 }
 
+/* Probes for a file's existence: __has_include and its kin, and the
+ * macros of NVRTC's headers that stand for them. */
+static bool probe_word(const char *word)
+{
+    static const char *const probes[] = {"__has_include", "__has_include_next",
+                                         "__has_embed", "_CCCL_HAS_INCLUDE"};
+    for (size_t i = 0; i < KEVO_ARRAY_SIZE(probes); i++) {
+        if (strcmp(word, probes[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
+static kevo_status scan(scanner *sc)
+{
+    char word[32];
+    kevo_status rc = KEVO_OK;
+
+    while (rc == KEVO_OK) {
+        int c = peek(sc, 0);
+        if (c < 0)
+            break;
+        if (c == '/' && peek(sc, 1) == '/') {
+            while (peek(sc, 0) >= 0 && peek(sc, 0) != '\n')
+                get(sc);
+        } else if (c == '/' && peek(sc, 1) == '*') {
+            skip_space(sc, false);
+        } else if (c == '"' || c == '\'') {
+            get(sc);
+            skip_quoted(sc, c);
+        } else if ((c >= '0' && c <= '9') ||
+                   (c == '.' && peek(sc, 1) >= '0' && peek(sc, 1) <= '9')) {
+            skip_number(sc);
+        } else if (ident_start(c)) {
+            read_ident(sc, word, sizeof word);
+            int q = peek(sc, 0);
+            bool raw = strcmp(word, "R") == 0 || strcmp(word, "u8R") == 0 ||
+                       strcmp(word, "uR") == 0 || strcmp(word, "UR") == 0 ||
+                       strcmp(word, "LR") == 0;
+            bool prefix = strcmp(word, "u8") == 0 || strcmp(word, "u") == 0 ||
+                          strcmp(word, "U") == 0 || strcmp(word, "L") == 0;
+            if (raw && q == '"') {
+                skip_raw_string(sc);
+            } else if (prefix && (q == '"' || q == '\'')) {
+                get(sc);
+                skip_quoted(sc, q);
+            } else if (probe_word(word)) {
+                rc = check_has_include(sc, word, sc->line);
+            }
+        } else if (c == '#' || (c == '%' && peek(sc, 1) == ':') ||
+                   (c == '?' && peek(sc, 1) == '?' && peek(sc, 2) == '=')) {
+            int line = sc->line;
+            get(sc);
+            if (c != '#')
+                get(sc);
+            if (c == '?')
+                get(sc);
+            int d = peek(sc, 0);
+            if (d == '#' || (d == '%' && peek(sc, 1) == ':')) {
+                /* ## (token pasting) is no directive. */
+                get(sc);
+                if (d == '%')
+                    get(sc);
+                continue;
+            }
+            rc = check_directive(sc, line);
+        } else {
+            get(sc);
+        }
+    }
+    return rc;
+}
+
 kevo_status kevo__include_scan(const char *source, size_t len, const char *name,
                                kevo_error *err)
 {
@@ -314,62 +412,16 @@ kevo_status kevo__include_scan(const char *source, size_t len, const char *name,
                   .line = 1,
                   .name = name,
                   .err = err};
-    char word[32];
-    kevo_status rc = KEVO_OK;
+    return scan(&sc);
+}
 
-    while (rc == KEVO_OK) {
-        int c = peek(&sc, 0);
-        if (c < 0)
-            break;
-        if (c == '/' && peek(&sc, 1) == '/') {
-            while (peek(&sc, 0) >= 0 && peek(&sc, 0) != '\n')
-                get(&sc);
-        } else if (c == '/' && peek(&sc, 1) == '*') {
-            skip_space(&sc, false);
-        } else if (c == '"' || c == '\'') {
-            get(&sc);
-            skip_quoted(&sc, c);
-        } else if ((c >= '0' && c <= '9') ||
-                   (c == '.' && peek(&sc, 1) >= '0' && peek(&sc, 1) <= '9')) {
-            skip_number(&sc);
-        } else if (ident_start(c)) {
-            read_ident(&sc, word, sizeof word);
-            int q = peek(&sc, 0);
-            bool raw = strcmp(word, "R") == 0 || strcmp(word, "u8R") == 0 ||
-                       strcmp(word, "uR") == 0 || strcmp(word, "UR") == 0 ||
-                       strcmp(word, "LR") == 0;
-            bool prefix = strcmp(word, "u8") == 0 || strcmp(word, "u") == 0 ||
-                          strcmp(word, "U") == 0 || strcmp(word, "L") == 0;
-            if (raw && q == '"') {
-                skip_raw_string(&sc);
-            } else if (prefix && (q == '"' || q == '\'')) {
-                get(&sc);
-                skip_quoted(&sc, q);
-            } else if (strcmp(word, "__has_include") == 0 ||
-                       strcmp(word, "__has_include_next") == 0 ||
-                       strcmp(word, "__has_embed") == 0) {
-                rc = check_has_include(&sc, word, sc.line);
-            }
-        } else if (c == '#' || (c == '%' && peek(&sc, 1) == ':') ||
-                   (c == '?' && peek(&sc, 1) == '?' && peek(&sc, 2) == '=')) {
-            int line = sc.line;
-            get(&sc);
-            if (c != '#')
-                get(&sc);
-            if (c == '?')
-                get(&sc);
-            int d = peek(&sc, 0);
-            if (d == '#' || (d == '%' && peek(&sc, 1) == ':')) {
-                /* ## (token pasting) is no directive. */
-                get(&sc);
-                if (d == '%')
-                    get(&sc);
-                continue;
-            }
-            rc = check_directive(&sc, line);
-        } else {
-            get(&sc);
-        }
-    }
-    return rc;
+kevo_status kevo__include_each(const char *source, size_t len,
+                               kevo__include_fn fn, void *ctx)
+{
+    scanner sc = {.s = source,
+                  .len = source ? len : 0,
+                  .line = 1,
+                  .each = fn,
+                  .ctx = ctx};
+    return fn ? scan(&sc) : KEVO_OK;
 }

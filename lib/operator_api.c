@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -613,6 +614,11 @@ static kevo_status api_emit_child(kevo_host_ctx *ctx, uint64_t req_id,
     kevo_op_pending *p = pending_or_fail(op, req_id, "emit_child");
     if (!p)
         return KEVO_EINVAL;
+    if (p->revision)
+        return kevo__op_fail(op, KEVO_EINVAL,
+                             "emit_child: request %llu asks for a revised "
+                             "prompt, not for children (see emit_prompt)",
+                             (unsigned long long)req_id);
     if (!source)
         return kevo__op_fail(op, KEVO_EINVAL, "emit_child: source is NULL");
     kevo_status rc;
@@ -701,6 +707,47 @@ static kevo_status api_done(kevo_host_ctx *ctx, uint64_t req_id)
     return KEVO_OK;
 }
 
+static kevo_status api_emit_prompt(kevo_host_ctx *ctx, uint64_t req_id,
+                                   const char *sections_json, const char *note)
+{
+    return kevo__op_emit_prompt(ctx->op, req_id, sections_json, note);
+}
+
+static uint64_t add_saturated(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+static kevo_status api_report_usage(kevo_host_ctx *ctx, uint64_t input_tokens,
+                                    uint64_t output_tokens, double cost)
+{
+    kevo_operator *op = ctx->op;
+    if (!isfinite(cost) || cost < 0)
+        return kevo__op_fail(op, KEVO_EINVAL,
+                             "report_usage: the cost %g is not a finite, "
+                             "non-negative number",
+                             cost);
+    op->input_tokens = add_saturated(op->input_tokens, input_tokens);
+    op->output_tokens = add_saturated(op->output_tokens, output_tokens);
+    op->cost += cost;
+    return KEVO_OK;
+}
+
+static const char *api_instance_name(kevo_host_ctx *ctx)
+{
+    return ctx->op->name;
+}
+
+/* ABI 1.1 took reserved slots: every struct keeps its 1.0 size, so a 1.0
+ * plugin's descriptor and requests and a 1.0 host's table line up. */
+_Static_assert(sizeof(kevo_host_api) == offsetof(kevo_host_api, emit_prompt) +
+                                            16 * sizeof(void (*)(void)),
+               "kevo_host_api changed size");
+_Static_assert(sizeof(kevo_operator_desc) == KEVO_OPERATOR_DESC_SIZE_1_0,
+               "kevo_operator_desc changed size");
+_Static_assert(sizeof(void *) == sizeof(void (*)(void)),
+               "function pointers fill pointer-sized slots");
+
 const kevo_host_api kevo__host_api = {
     .size = sizeof(kevo_host_api),
     .abi_major = KEVO_OPERATOR_ABI_MAJOR,
@@ -734,4 +781,7 @@ const kevo_host_api kevo__host_api = {
     .emit_child = api_emit_child,
     .fail = api_fail,
     .done = api_done,
+    .emit_prompt = api_emit_prompt,
+    .report_usage = api_report_usage,
+    .instance_name = api_instance_name,
 };

@@ -102,14 +102,16 @@ static void result_free(kevo_operator_result *res)
     }
     free(res->children);
     free(res->failures);
+    kevo__op_result_prompts_free(res);
     free(res->op_name);
     free(res);
 }
 
-static void pending_free(kevo_op_pending *p)
+void kevo__op_pending_free(kevo_op_pending *p)
 {
     if (!p)
         return;
+    kevo__op_revision_free(p->revision);
     kevo_candidate_free(p->parent);
     kevo_candidate_free(p->second);
     for (size_t i = 0; i < p->ninsp; i++) {
@@ -141,10 +143,13 @@ void kevo_operator_host_free(kevo_operator_host *host)
         free(op->name);
         free(op);
     }
-    while (host->pending) {
-        kevo_op_pending *p = host->pending;
-        host->pending = p->next;
-        pending_free(p);
+    for (size_t i = 0; i < host->npending_slots; i++)
+        kevo__op_pending_free(host->pending[i]);
+    free(host->pending);
+    while (host->ended) {
+        kevo_op_pending *p = host->ended;
+        host->ended = p->next;
+        kevo__op_pending_free(p);
     }
     while (host->results_head) {
         kevo_operator_result *r = host->results_head;
@@ -646,13 +651,132 @@ size_t kevo_operator_in_flight(const kevo_operator *op)
 
 /* ---- requests ------------------------------------------------------------ */
 
+kevo_status kevo_operator_usage(const kevo_operator *op, uint64_t *input_tokens,
+                                uint64_t *output_tokens, double *cost)
+{
+    if (input_tokens)
+        *input_tokens = op ? op->input_tokens : 0;
+    if (output_tokens)
+        *output_tokens = op ? op->output_tokens : 0;
+    if (cost)
+        *cost = op ? op->cost : 0;
+    return op ? KEVO_OK : KEVO_EINVAL;
+}
+
+kevo_status kevo_operator_host_usage(const kevo_operator_host *host,
+                                     uint64_t *input_tokens,
+                                     uint64_t *output_tokens, double *cost)
+{
+    uint64_t in = 0, out = 0;
+    double sum = 0;
+    for (size_t i = 0; host && i < host->nops; i++) {
+        const kevo_operator *op = host->ops[i];
+        in = in + op->input_tokens < in ? UINT64_MAX : in + op->input_tokens;
+        out = out + op->output_tokens < out ? UINT64_MAX
+                                            : out + op->output_tokens;
+        sum += op->cost;
+    }
+    if (input_tokens)
+        *input_tokens = in;
+    if (output_tokens)
+        *output_tokens = out;
+    if (cost)
+        *cost = sum;
+    return host ? KEVO_OK : KEVO_EINVAL;
+}
+
+/* ---- requests in flight, by id ---------------------------------------------
+ * Ids are handed out in order; a multiplicative hash spreads them anyway,
+ * so that the table stays sound whatever the pattern of ends. */
+
+static size_t pending_slot(const kevo_operator_host *host, uint64_t id)
+{
+    return (size_t)((id * UINT64_C(0x9E3779B97F4A7C15)) >> 32) &
+           (host->npending_slots - 1);
+}
+
 kevo_op_pending *kevo__op_find_pending(kevo_operator *op, uint64_t id)
 {
-    for (kevo_op_pending *p = op->host->pending; p; p = p->next) {
-        if (p->req.id == id && p->op == op && p->res)
-            return p;
+    kevo_operator_host *host = op->host;
+    if (host->npending_slots == 0)
+        return NULL;
+    size_t mask = host->npending_slots - 1;
+    for (size_t i = pending_slot(host, id); host->pending[i];
+         i = (i + 1) & mask) {
+        kevo_op_pending *p = host->pending[i];
+        if (p->id == id)
+            return p->op == op && p->res ? p : NULL;
     }
     return NULL;
+}
+
+static void pending_put(kevo_operator_host *host, kevo_op_pending *p)
+{
+    size_t mask = host->npending_slots - 1;
+    size_t i = pending_slot(host, p->id);
+    while (host->pending[i])
+        i = (i + 1) & mask;
+    host->pending[i] = p;
+}
+
+/* Room for one more request at a load of at most a half. */
+static kevo_status pending_reserve(kevo_operator_host *host)
+{
+    if (2 * (host->in_flight + 1) <= host->npending_slots)
+        return KEVO_OK;
+    size_t old_n = host->npending_slots;
+    kevo_op_pending **old = host->pending;
+    size_t n = old_n ? 2 * old_n : 16;
+    kevo_op_pending **t = calloc(n, sizeof *t);
+    if (!t)
+        return KEVO_ENOMEM;
+    host->pending = t;
+    host->npending_slots = n;
+    for (size_t i = 0; i < old_n; i++) {
+        if (old[i])
+            pending_put(host, old[i]);
+    }
+    free(old);
+    return KEVO_OK;
+}
+
+/* Takes p out of the table, moving the entries after it back so that every
+ * probe sequence stays unbroken. */
+static void pending_remove(kevo_operator_host *host, const kevo_op_pending *p)
+{
+    size_t mask = host->npending_slots - 1;
+    size_t i = pending_slot(host, p->id);
+    while (host->pending[i] != p)
+        i = (i + 1) & mask;
+    host->pending[i] = NULL;
+    for (size_t j = (i + 1) & mask; host->pending[j]; j = (j + 1) & mask) {
+        size_t home = pending_slot(host, host->pending[j]->id);
+        /* The entry at j stays when its home slot is in (i, j],
+         * cyclically; otherwise it fills the hole at i. */
+        bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!stays) {
+            host->pending[i] = host->pending[j];
+            host->pending[j] = NULL;
+            i = j;
+        }
+    }
+}
+
+kevo_status kevo__op_start(kevo_operator *op, kevo_op_pending *p, uint64_t *id)
+{
+    kevo_operator_host *host = op->host;
+    if (pending_reserve(host) != KEVO_OK)
+        return KEVO_ENOMEM;
+    p->id = ++host->next_id;
+    p->res->id = p->id;
+    pending_put(host, p);
+    op->in_flight++;
+    host->in_flight++;
+    if (id)
+        *id = p->id;
+    op->error_msg[0] = '\0';
+    host->epoch++;
+    return KEVO_OK;
 }
 
 kevo_status kevo__op_add_child(kevo_op_pending *p, kevo_candidate *cand,
@@ -710,6 +834,9 @@ void kevo__op_end(kevo_op_pending *p)
 {
     kevo_operator_host *host = p->op->host;
     kevo_operator_result *r = p->res;
+    pending_remove(host, p);
+    p->next = host->ended;
+    host->ended = p;
     p->res = NULL;
     r->next = NULL;
     if (host->results_tail)
@@ -724,15 +851,10 @@ void kevo__op_end(kevo_op_pending *p)
 /* Frees the requests that ended during the last plugin call. */
 static void reap(kevo_operator_host *host)
 {
-    kevo_op_pending **pp = &host->pending;
-    while (*pp) {
-        kevo_op_pending *p = *pp;
-        if (p->res) {
-            pp = &p->next;
-            continue;
-        }
-        *pp = p->next;
-        pending_free(p);
+    while (host->ended) {
+        kevo_op_pending *p = host->ended;
+        host->ended = p->next;
+        kevo__op_pending_free(p);
     }
 }
 
@@ -740,8 +862,8 @@ static void reap(kevo_operator_host *host)
 static void end_with_failure(kevo_op_pending *p, const char *reason)
 {
     char line[KEVO__OP_MSG_SIZE + 128];
-    snprintf(line, sizeof line, "request %llu: %s",
-             (unsigned long long)p->req.id, reason);
+    snprintf(line, sizeof line, "request %llu: %s", (unsigned long long)p->id,
+             reason);
     kevo__op_log(p->op, KEVO_LOG_ERROR, line);
     kevo__op_add_failure(p, KEVO_FAIL_INTERNAL, reason);
     kevo__op_end(p);
@@ -782,7 +904,9 @@ static kevo_op_pending *copy_request(kevo_operator *op,
     p->parent_summary = dup_or_null(req->parent_summary_json, &failed);
     p->second_summary = dup_or_null(req->second_summary_json, &failed);
     p->target_cell = dup_or_null(req->target_cell_json, &failed);
-    p->prompt = dup_or_null(req->prompt_json, &failed);
+    if (req->prompt_json &&
+        !(p->prompt = kevo__op_prompt_sections(req->prompt_json)))
+        failed = true;
     if (!p->res || (p->res->op_name = kevo__strdup(op->name)) == NULL)
         failed = true;
     if (req->n_inspirations && req->inspirations && !failed) {
@@ -803,7 +927,7 @@ static kevo_op_pending *copy_request(kevo_operator *op,
         }
     }
     if (failed) {
-        pending_free(p);
+        kevo__op_pending_free(p);
         return NULL;
     }
     kevo_operator_request *r = &p->req;
@@ -853,46 +977,48 @@ kevo_status kevo_operator_submit(kevo_operator *op,
                                    "no candidate",
                                    i);
     }
-    kevo_operator_host *host = op->host;
     kevo_op_pending *p = copy_request(op, req);
-    if (!p)
+    if (!p || kevo__op_start(op, p, id) != KEVO_OK) {
+        kevo__op_pending_free(p);
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    p->req.id = ++host->next_id;
-    p->res->id = p->req.id;
-    p->next = host->pending;
-    host->pending = p;
-    op->in_flight++;
-    host->in_flight++;
-    if (id)
-        *id = p->req.id;
+    }
+    p->req.id = p->id;
+    kevo__op_after_call(p, op->plugin->desc->propose(op->state, &p->req));
+    return KEVO_OK;
+}
 
+void kevo__op_after_call(kevo_op_pending *p, kevo_status rc)
+{
+    kevo_operator *op = p->op;
     const kevo_operator_desc *d = op->plugin->desc;
-    op->error_msg[0] = '\0';
-    host->epoch++;
-    kevo_status rc = d->propose(op->state, &p->req);
     if (p->res) {
         /* Still in flight: acceptable only from an asynchronous operator
          * that took the request on. */
         if (rc != KEVO_OK) {
             char why[KEVO__OP_MSG_SIZE + 64];
-            snprintf(why, sizeof why, "propose failed: %s",
+            snprintf(why, sizeof why, "%s failed: %s",
+                     p->revision ? "revise" : "propose",
                      op->error_msg[0] ? op->error_msg : kevo_strerror(rc));
             end_with_failure(p, why);
         } else if (!d->poll) {
-            end_with_failure(p, "propose returned without ending the request "
-                                "(a synchronous operator must call done)");
+            end_with_failure(p, p->revision
+                                    ? "revise returned without ending the "
+                                      "request (a synchronous operator must "
+                                      "call done)"
+                                    : "propose returned without ending the "
+                                      "request (a synchronous operator must "
+                                      "call done)");
         }
     } else if (rc != KEVO_OK) {
         char line[KEVO__OP_MSG_SIZE + 64];
         snprintf(line, sizeof line,
-                 "propose returned '%s' after ending "
+                 "%s returned '%s' after ending "
                  "request %llu: %s",
-                 kevo_strerror(rc), (unsigned long long)p->req.id,
-                 op->error_msg);
+                 p->revision ? "revise" : "propose", kevo_strerror(rc),
+                 (unsigned long long)p->id, op->error_msg);
         kevo__op_log(op, KEVO_LOG_WARN, line);
     }
-    reap(host);
-    return KEVO_OK;
+    reap(op->host);
 }
 
 static double now_ms(void)
@@ -910,12 +1036,16 @@ static bool poll_one(kevo_operator *op, int timeout_ms)
     size_t before = host->in_flight;
     host->epoch++;
     size_t left = op->plugin->desc->poll(op->state, timeout_ms);
-    if (left == 0 && op->in_flight > 0) {
-        for (kevo_op_pending *p = host->pending; p; p = p->next) {
-            if (p->op == op && p->res)
-                end_with_failure(p, "the operator reports nothing in flight "
-                                    "but never ended this request");
-        }
+    /* Ending a request moves later entries of the table back into its
+     * slot, so that slot is looked at again. */
+    for (size_t i = 0;
+         left == 0 && op->in_flight > 0 && i < host->npending_slots;) {
+        kevo_op_pending *p = host->pending[i];
+        if (p && p->op == op)
+            end_with_failure(p, "the operator reports nothing in flight but "
+                                "never ended this request");
+        else
+            i++;
     }
     reap(host);
     return host->in_flight < before;

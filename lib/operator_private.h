@@ -1,12 +1,14 @@
 /*
  * operator_private.h: the operator host's insides, shared by the host
- * (operator_host.c: plugins, instances, requests, results) and the table of
- * functions it gives plugins (operator_api.c).
+ * (operator_host.c: plugins, instances, requests, results), the revision
+ * requests (operator_revise.c) and the table of functions it gives plugins
+ * (operator_api.c).
  */
 #ifndef KEVO_OPERATOR_PRIVATE_H
 #define KEVO_OPERATOR_PRIVATE_H
 
 #include "kevo_private.h"
+#include "promptpool_private.h"
 
 #define KEVO__OP_MSG_SIZE 1024
 
@@ -28,6 +30,12 @@ typedef struct kevo_op_failure {
     char *reason;
 } kevo_op_failure;
 
+/* A revised prompt. */
+typedef struct kevo_op_prompt {
+    char *json; /* {"sections": {...}}, canonical: sorted, trimmed */
+    char *note; /* may be NULL */
+} kevo_op_prompt;
+
 struct kevo_operator_result {
     uint64_t id;
     char *op_name;
@@ -35,13 +43,26 @@ struct kevo_operator_result {
     size_t nchildren, cchildren;
     kevo_op_failure *failures;
     size_t nfailures, cfailures;
+    kevo_op_prompt *prompts;
+    size_t nprompts, cprompts;
     kevo_operator_result *next; /* in the host's queue of ended requests */
 };
+
+/* The host's copy of a revision request. */
+typedef struct kevo_op_revision {
+    kevo_operator_revision rev; /* points into the copies below */
+    kevo_prompt_record record;
+    char *original; /* the prompt to revise, in kevo_op_prompt's form */
+    char *name, *sections, *record_json;
+    char *best_source, *best_summary, *worst_source, *worst_summary;
+} kevo_op_revision;
 
 /* A request in flight: the host's copy of what the caller submitted, which
  * the plugin reads until it calls done(). */
 typedef struct kevo_op_pending {
-    kevo_operator_request req; /* points into the copies below */
+    uint64_t id;
+    kevo_operator_request req;  /* points into the copies below */
+    kevo_op_revision *revision; /* a revision request, or NULL */
     kevo_operator *op;
     kevo_candidate *parent;
     kevo_candidate *second;
@@ -50,8 +71,8 @@ typedef struct kevo_op_pending {
     size_t ninsp;
     char *parent_summary, *second_summary, *target_cell, *prompt;
     char **insp_summaries;
-    kevo_operator_result *res; /* NULL once ended (moved to the queue) */
-    struct kevo_op_pending *next;
+    kevo_operator_result *res;    /* NULL once ended (moved to the queue) */
+    struct kevo_op_pending *next; /* in the host's list of ended requests */
 } kevo_op_pending;
 
 /* What a plugin's ctx points to. */
@@ -67,6 +88,8 @@ struct kevo_operator {
     void *state;
     kevo_rng *rng;
     size_t in_flight;
+    uint64_t input_tokens, output_tokens; /* report_usage() */
+    double cost;
     bool in_init;
     char error_msg[KEVO__OP_MSG_SIZE]; /* set by api->error() */
     char last_error[KEVO__OP_MSG_SIZE];
@@ -107,10 +130,13 @@ struct kevo_operator_host {
     uint64_t *seen;
     size_t nseen, cseen;
 
-    /* requests */
+    /* requests in flight, by id: open addressing with linear probing, a
+     * power-of-two number of slots, NULL for a free slot */
     uint64_t next_id;
-    kevo_op_pending *pending; /* in flight, and ended ones not yet freed */
+    kevo_op_pending **pending;
+    size_t npending_slots;
     size_t in_flight;
+    kevo_op_pending *ended; /* ended during a plugin call, not yet freed */
     kevo_operator_result *results_head, *results_tail;
 };
 
@@ -137,6 +163,19 @@ kevo_status kevo__op_seen_add(kevo_operator_host *host, uint64_t key);
 /* The request id of op's in flight, or NULL. */
 kevo_op_pending *kevo__op_find_pending(kevo_operator *op, uint64_t id);
 
+/* Gives p (a new request of op, with its result) an id, puts it in flight
+ * and stores the id in *id (may be NULL). Returns KEVO_OK or KEVO_ENOMEM
+ * (p is then not in flight). */
+kevo_status kevo__op_start(kevo_operator *op, kevo_op_pending *p, uint64_t *id);
+
+/* What follows the plugin's propose or revise of p that returned rc:
+ * ends a request the plugin should have ended, and frees the requests
+ * that ended. */
+void kevo__op_after_call(kevo_op_pending *p, kevo_status rc);
+
+/* Frees a request that never went in flight, or that ended. */
+void kevo__op_pending_free(kevo_op_pending *p);
+
 /* Adds a child or a failure to a request in flight. Take ownership of
  * cand (freed on failure); strings are copied. */
 kevo_status kevo__op_add_child(kevo_op_pending *p, kevo_candidate *cand,
@@ -153,5 +192,22 @@ kevo_status kevo__op_fail(kevo_operator *op, kevo_status code, const char *fmt,
 
 /* Sends a line to the host's log. */
 void kevo__op_log(kevo_operator *op, kevo_log_level level, const char *msg);
+
+/* ---- operator_revise.c ------------------------------------------------- */
+
+/* Frees the host's copy of a revision request. NULL does nothing. */
+void kevo__op_revision_free(kevo_op_revision *r);
+
+/* Frees what a result holds of revised prompts. */
+void kevo__op_result_prompts_free(kevo_operator_result *res);
+
+/* The host's copy of a request's prompt_json: the sections alone when it
+ * is a whole prompt ({"sections": {...}, ...}), else the text as it is; a
+ * new string, or NULL when out of memory. */
+char *kevo__op_prompt_sections(const char *prompt_json);
+
+/* api->emit_prompt() */
+kevo_status kevo__op_emit_prompt(kevo_operator *op, uint64_t req_id,
+                                 const char *sections_json, const char *note);
 
 #endif

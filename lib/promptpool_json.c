@@ -49,7 +49,7 @@ static json_t *count_json(uint64_t v)
     return json_integer((json_int_t)(v > (uint64_t)INT64_MAX ? INT64_MAX : v));
 }
 
-static json_t *sections_json(const kevo__prompt *p)
+json_t *kevo__prompt_sections_json(const kevo__prompt *p)
 {
     json_t *o = json_object();
     for (size_t i = 0; o && i < p->nsections; i++) {
@@ -82,7 +82,7 @@ static json_t *prompt_head_json(const kevo__prompt *p)
         !put(o, "name", p->name ? json_string(p->name) : json_null()) ||
         !put(o, "parent", count_json(p->parent)) ||
         !put(o, "generation", count_json(p->generation)) ||
-        !put(o, "sections", sections_json(p))) {
+        !put(o, "sections", kevo__prompt_sections_json(p))) {
         json_decref(o);
         return NULL;
     }
@@ -328,6 +328,22 @@ static kevo_status read_prompt_body(reader *r, const json_t *v,
     }
     if (rc == KEVO_OK && !(*out = kevo__prompt_new(name, keys, texts, n)))
         rc = kevo__error_set(r->err, KEVO_ENOMEM, "prompt pool: out of memory");
+    free(keys);
+    free(texts);
+    return rc;
+}
+
+kevo_status kevo__prompt_from_sections(const json_t *v, const char *origin,
+                                       kevo_jpath *path, kevo__prompt **out,
+                                       kevo_error *err)
+{
+    reader r = {.origin = origin, .path = path, .err = err};
+    const char **keys = NULL, **texts = NULL;
+    size_t n = 0;
+    *out = NULL;
+    kevo_status rc = read_sections(&r, v, &keys, &texts, &n);
+    if (rc == KEVO_OK && !(*out = kevo__prompt_new(NULL, keys, texts, n)))
+        rc = kevo__error_set(err, KEVO_ENOMEM, "prompt pool: out of memory");
     free(keys);
     free(texts);
     return rc;

@@ -84,4 +84,13 @@ kevo_status kevo__prompt_from_json(const json_t *v, const char *origin,
                                    kevo_jpath *path, kevo__prompt **out,
                                    kevo_error *err);
 
+/* Reads a sections object ({"strategy": "...", ...}) into a new prompt
+ * without a name, with the checks of kevo__prompt_from_json. */
+kevo_status kevo__prompt_from_sections(const json_t *v, const char *origin,
+                                       kevo_jpath *path, kevo__prompt **out,
+                                       kevo_error *err);
+
+/* p's sections as a JSON object (NULL when out of memory). */
+json_t *kevo__prompt_sections_json(const kevo__prompt *p);
+
 #endif

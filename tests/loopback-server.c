@@ -468,6 +468,84 @@ static void text_reply(reply *r, const char *api, const char *model,
                          "total_tokens", (int)(r->in_tokens + r->out_tokens)));
 }
 
+/* The text of the request's last user message (borrowed from root), or
+ * "". */
+static const char *user_text(json_t *root)
+{
+    json_t *msgs = json_object_get(root, "messages");
+    const char *text = "";
+    size_t i;
+    json_t *m;
+    json_array_foreach (msgs, i, m) {
+        const char *role = json_string_value(json_object_get(m, "role"));
+        const char *content = json_string_value(json_object_get(m, "content"));
+        if (role && content && strcmp(role, "user") == 0)
+            text = content;
+    }
+    return text;
+}
+
+/* The answer of behaviour revise[:MODE]: the sections of the request's
+ * first ```json block, each with a sentence added, in a ```json block (a
+ * new string). MODE "wrapped" answers in the prompt file's form ({"name",
+ * "sections"}), "twice" shows the sections unchanged in a first block and
+ * the revision in a second. Without a block in the request, a reply with
+ * no JSON. */
+static char *revise_text(const char *user, const char *mode, size_t seq)
+{
+    const char *open = strstr(user, "```json\n");
+    const char *close = open ? strstr(open + 8, "\n```") : NULL;
+    json_t *orig =
+        close ? json_loadb(open + 8, (size_t)(close - open - 8), 0, NULL)
+              : NULL;
+    if (!json_is_object(orig)) {
+        json_decref(orig);
+        return dup0("I found no guidance to revise.");
+    }
+    json_t *revised = json_object();
+    const char *key;
+    json_t *v;
+    json_object_foreach (orig, key, v) {
+        const char *was = json_is_string(v) ? json_string_value(v) : "";
+        char *t = malloc(strlen(was) + 80);
+        if (!t)
+            abort();
+        sprintf(t, "%s Revised by the loopback server (request %zu).", was,
+                seq);
+        json_object_set_new(revised, key, json_string(t));
+        free(t);
+    }
+    json_t *shown = revised;
+    if (strcmp(mode, "wrapped") == 0)
+        shown =
+            json_pack("{s:s, s:O}", "name", "loopback", "sections", revised);
+    char *a = json_dumps(shown, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    char *o = json_dumps(orig, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (!a || !o)
+        abort();
+    size_t n = strlen(a) + strlen(o) + 256;
+    char *out = malloc(n);
+    if (!out)
+        abort();
+    if (strcmp(mode, "twice") == 0)
+        snprintf(out, n,
+                 "The guidance now:\n\n```json\n%s\n```\n\nRevised:\n\n"
+                 "```json\n%s\n```\n",
+                 o, a);
+    else
+        snprintf(out, n,
+                 "I added a sentence to each section.\n\n```json\n%s\n```"
+                 "\n",
+                 a);
+    free(a);
+    free(o);
+    if (shown != revised)
+        json_decref(shown);
+    json_decref(revised);
+    json_decref(orig);
+    return out;
+}
+
 /* Checks a request against its API; a message for a 400, or NULL. */
 static const char *check_request(const char *api, json_t *root)
 {
@@ -626,6 +704,10 @@ static void answer(loopback *lb, loopback_request *q, reply *r)
             abort();
         memset(t, 'x', n);
         t[n] = '\0';
+        text_reply(r, q->api, q->model, t, q->body_len);
+        free(t);
+    } else if (strcmp(word, "revise") == 0) {
+        char *t = revise_text(user_text(root), arg1, lb->nrecs);
         text_reply(r, q->api, q->model, t, q->body_len);
         free(t);
     } else if (strcmp(word, "close") == 0) {

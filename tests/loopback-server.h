@@ -34,6 +34,13 @@
  *                  then the connection closes
  *   huge:BYTES     200, a valid reply of about BYTES bytes
  *   close          close the connection without answering
+ *   revise[:MODE]  200, a revised meta-prompt: the sections of the first
+ *                  ```json block of the request's user message, each
+ *                  with a sentence added, in a ```json block; MODE
+ *                  "wrapped" answers {"name", "sections": {...}},
+ *                  "twice" a block of the sections unchanged and then one
+ *                  of the revision; with no block in the request, a reply
+ *                  without JSON
  *
  * Replies carry usage: input tokens = request body bytes / 4 + 1, output
  * tokens = text bytes / 4 + 1.

@@ -74,10 +74,15 @@ static char *entry_text(const char *ptx, const char *name)
 static void check_entries(const char *ptx, const char *arch)
 {
     static const char *const fixed[] = {
-        "kevo_internal_compare_reduce", "kevo_internal_equal",
-        "kevo_internal_flush_l2",       "kevo_internal_copy",
-        "kevo_internal_fma_f32",        "kevo_internal_fma_f64",
-        "kevo_internal_mma_f16",        "kevo_internal_mma_bf16",
+        "kevo_internal_compare_reduce",
+        "kevo_internal_equal",
+        "kevo_internal_flush_l2",
+        "kevo_internal_copy",
+        "kevo_probe_empty",
+        "kevo_internal_fma_f32",
+        "kevo_internal_fma_f64",
+        "kevo_internal_mma_f16",
+        "kevo_internal_mma_bf16",
         "kevo_internal_mma_tf32",
     };
     kevo_buf missing = {0};
@@ -181,15 +186,15 @@ static void test_stats(void)
     is_double(t.min, 1e-3, 0, "min");
     is_double(t.max, 5e-3, 0, "max");
     is_double(t.mean, 3e-3, 1e-15, "mean");
-    is_double(t.spread, (4e-3 - 2e-3) / 3e-3, 1e-12,
-              "spread = (p75 - p25) / median");
+    is_double(t.spread, 1.57 * (4e-3 - 2e-3) / sqrt(5.0) / 3e-3, 1e-12,
+              "spread = 1.57 (p75 - p25) / sqrt(n) / median");
     is_double(t.cv, sqrt(2.5e-6) / 3e-3, 1e-12, "cv = sample stddev / mean");
     is_uint(t.reps, 5, "reps");
 
     double y[] = {1.0, 2.0, 3.0, 4.0};
     kevo__times_stats(y, 4, &t);
     is_double(t.median, 2.5, 1e-15, "median of an even count interpolates");
-    is_double(t.spread, (3.25 - 1.75) / 2.5, 1e-12,
+    is_double(t.spread, 1.57 * (3.25 - 1.75) / 2.0 / 2.5, 1e-12,
               "quartiles interpolate linearly");
 
     double one[] = {7e-6};

@@ -2,9 +2,13 @@
  * test-compile-pool.c: the compile pool with real kevo-worker processes and
  * real NVRTC: PTX, cubin and the ptxas log of a task-suite seed; the
  * compile cache (hits, corrupt entries, cached failures); compile errors;
- * a forbidden #include that never reaches NVRTC; a compile past its time
- * limit; a compile process killed from outside; jobs queued behind failed
- * ones; many jobs over two processes.
+ * a forbidden #include that never reaches NVRTC; kernels that include and
+ * use each allowed header (from the compile processes' memory, never
+ * through an include path), and headers that stay forbidden although the
+ * processes hold them; a toolkit of test headers in $CUDA_HOME, whose other
+ * header hash means other cache entries; a compile past its time limit; a
+ * compile process killed from outside; jobs queued behind failed ones; many
+ * jobs over two processes.
  */
 #include "config.h"
 
@@ -306,6 +310,230 @@ static void test_failures(kevo__compile_pool *pool)
     kevo__compile_result_free(r);
 }
 
+static char *read_case(const char *file)
+{
+    char *path =
+        kevo__asprintf("%s/tests/data/includes/%s", tap_srcdir(), file);
+    char *text = NULL;
+    size_t len = 0;
+    if (!path || kevo__read_file(path, true, &text, &len, NULL) != KEVO_OK)
+        bail_out("cannot read %s", path ? path : file);
+    free(path);
+    return text;
+}
+
+/* The PTX of entry name: from ".entry name(" to the next entry. */
+static char *entry_ptx(const char *ptx, const char *name)
+{
+    char *needle = kevo__asprintf(".entry %s(", name);
+    const char *start = needle && ptx ? strstr(ptx, needle) : NULL;
+    free(needle);
+    if (!start)
+        return kevo__strdup("");
+    const char *end = strstr(start + 1, ".entry ");
+    return kevo__strndup(start, end ? (size_t)(end - start) : strlen(start));
+}
+
+static void like_entry(const kevo__compile_result *r, const char *entry,
+                       const char *needle, const char *what)
+{
+    char *body = entry_ptx(r->ptx, entry);
+    like_str(body, needle, "  %s: %s in its PTX", entry, what);
+    free(body);
+}
+
+/* Kernels that include the allowed headers and use them; the two jobs run
+ * side by side (cooperative groups bring in most of <cuda/std/...> and
+ * take seconds). */
+static void test_headers(kevo__compile_pool *pool)
+{
+    kevo__compile_headers h;
+    kevo__compile_pool_stats st0, st;
+    kevo_error err = KEVO__ERROR_INIT;
+    char *most = read_case("ok-nvrtc-headers.cu");
+    char *cg = read_case("ok-nvrtc-cooperative-groups.cu");
+    const char *const most_kernels[] = {
+        "half_axpy", "bf16_scale", "staged_copy", "wmma_tile", "std_limits"};
+    const char *const cg_kernels[] = {"warp_sum"};
+
+    kevo__compile_pool_headers(pool, &h);
+    diag("headers from %s: %zu files under %zu names, %zu bytes, hash %s, "
+         "loaded in %.3f s",
+         h.dir ? h.dir : "(none)", h.files, h.names, h.bytes, h.hash,
+         h.seconds);
+    ok(h.dir != NULL, "the compile processes found the toolkit headers");
+    ok(h.files >= 7 && h.names >= h.files && h.bytes > h.files,
+       "  %zu files, %zu names, %zu bytes", h.files, h.names, h.bytes);
+    ok(strlen(h.hash) == 16 && strspn(h.hash, "0123456789abcdef") == 16,
+       "  their hash %s", h.hash);
+
+    kevo__compile_request a = {.source = most,
+                               .arch = "sm_90",
+                               .kernels = most_kernels,
+                               .nkernels = KEVO_ARRAY_SIZE(most_kernels)};
+    kevo__compile_request b = {.source = cg,
+                               .arch = "sm_90",
+                               .kernels = cg_kernels,
+                               .nkernels = KEVO_ARRAY_SIZE(cg_kernels)};
+    uint64_t ia = 0, ib = 0;
+    kevo__compile_result *ra = NULL, *rb = NULL;
+    if (kevo__compile_pool_submit(pool, &a, &ia, &err) != KEVO_OK ||
+        kevo__compile_pool_submit(pool, &b, &ib, &err) != KEVO_OK)
+        bail_out("submit: %s", err.text);
+    if (kevo__compile_pool_wait(pool, ia, 60000, &ra, &err) != KEVO_OK || !ra ||
+        kevo__compile_pool_wait(pool, ib, 60000, &rb, &err) != KEVO_OK || !rb)
+        bail_out("wait: %s", err.text);
+    ok(ra->ok,
+       "<cuda_fp16.h>, <cuda_bf16.h>, <cuda_pipeline.h>, <mma.h>, "
+       "<cuda/std/cstdint> and <cuda/std/limits> compile (%s)",
+       ra->error ? ra->error : "ok");
+    if (!ra->ok)
+        diag("%s", ra->log ? ra->log : "");
+    diag("their compile took %.3f s", ra->seconds);
+    like_entry(ra, "half_axpy", "fma.rn.f16", "__half arithmetic");
+    like_entry(ra, "half_axpy", "cvt.rn.f16.f32", "__float2half");
+    like_entry(ra, "bf16_scale", "mul.bf16", "__nv_bfloat16 arithmetic");
+    like_entry(ra, "staged_copy", "cp.async.ca.shared.global",
+               "__pipeline_memcpy_async");
+    like_entry(ra, "wmma_tile", "wmma.mma.sync.aligned", "wmma::mma_sync");
+    like_entry(ra, "std_limits", "2147483647",
+               "cuda::std::numeric_limits<int32_t>::max()");
+    is_uint(ra->nlowered, 5, "  five lowered names");
+    ok(rb->ok,
+       "<cooperative_groups.h> and <cooperative_groups/reduce.h> "
+       "compile (%s)",
+       rb->error ? rb->error : "ok");
+    if (!rb->ok)
+        diag("%s", rb->log ? rb->log : "");
+    diag("their compile took %.3f s", rb->seconds);
+    like_entry(rb, "warp_sum", "shfl.sync.bfly",
+               "cg::reduce over a tiled_partition<32>");
+    kevo__compile_result_free(ra);
+    kevo__compile_result_free(rb);
+
+    /* What the processes hold is not therefore allowed. */
+    static const struct {
+        const char *source, *quoted;
+    } refused[] = {
+        {"#include \"cuda_fp16.h\"\n", "\"cuda_fp16.h\""},
+        {"#include <cuda_runtime.h>\n", "<cuda_runtime.h>"},
+        {"#include <stdio.h>\n", "<stdio.h>"},
+        {"#include <cuda_fp16.hpp>\n", "<cuda_fp16.hpp>"},
+        {"#include <cooperative_groups/details/info.h>\n",
+         "<cooperative_groups/details/info.h>"},
+        {"#include <nv/target>\n", "<nv/target>"},
+        {"#include <cuda/std/../../cuda_runtime_api.h>\n",
+         "<cuda/std/../../cuda_runtime_api.h>"},
+    };
+    kevo__compile_pool_stats_get(pool, &st0);
+    for (size_t i = 0; i < KEVO_ARRAY_SIZE(refused); i++) {
+        char *src = kevo__asprintf("%s__global__ void k(float *x) { x[0] = 1; "
+                                   "}\n",
+                                   refused[i].source);
+        char *want = kevo__asprintf("line 1: #include of %s is not allowed: "
+                                    "kernels may include only "
+                                    "" KEVO__INCLUDE_ALLOWED_TEXT,
+                                    refused[i].quoted);
+        if (!src || !want)
+            bail_out("out of memory");
+        kevo__compile_result *r = compile(pool, src, NULL, NULL, 0, 0);
+        ok(!r->ok, "#include %s fails", refused[i].quoted);
+        is_str(r->error, want, "  with the scan's message");
+        kevo__compile_result_free(r);
+        free(src);
+        free(want);
+    }
+    kevo__compile_pool_stats_get(pool, &st);
+    is_uint(st.dispatched, st0.dispatched, "  none reached NVRTC");
+    free(most);
+    free(cg);
+}
+
+/* Writes text to base/rel, making the directories. */
+static void put_file(const char *base, const char *rel, const char *text)
+{
+    char *path = kevo__path_join(base, rel);
+    char *dir = path ? kevo__dirname(path) : NULL;
+    FILE *f = NULL;
+    if (!dir || kevo__mkdir_p(dir, NULL) != KEVO_OK ||
+        !(f = fopen(path, "w")) || fputs(text, f) < 0 || fclose(f) != 0)
+        bail_out("cannot write %s", path ? path : rel);
+    free(dir);
+    free(path);
+}
+
+/* A toolkit of test headers in $CUDA_HOME: the processes load those
+ * instead (following quoted includes beside the header that has them, not
+ * out of the include directory), and their other hash keeps the cache
+ * entries of the real toolkit's apart. */
+static void test_other_toolkit(kevo__compile_pool *pool)
+{
+    char home[64];
+    kevo_error err = KEVO__ERROR_INIT;
+    kevo__compile_headers h, real;
+    const char *plain = "__global__ void plain(float *x) { x[0] = 2; }\n";
+
+    snprintf(home, sizeof home, "/tmp/kevo-test-cuda-XXXXXX");
+    if (!mkdtemp(home))
+        bail_out("mkdtemp: %s", strerror(errno));
+    put_file(home, "include/cuda_fp16.h",
+             "#pragma once\n#include \"detail/half.h\"\n");
+    put_file(home, "include/detail/half.h",
+             "#include \"more.h\"\n#define TEST_HALF 16\n");
+    put_file(home, "include/detail/more.h", "#define TEST_MORE 1\n");
+    put_file(home, "include/mma.h", "#include \"../outside.h\"\n");
+    put_file(home, "outside.h", "#error read from outside\n");
+    put_file(home, "include/cuda/std/tiny", "#define TEST_TINY 3\n");
+
+    kevo__compile_result *r = compile(pool, plain, NULL, NULL, 0, 0);
+    ok(r->ok && !r->cached, "a plain kernel compiles");
+    kevo__compile_result_free(r);
+    r = compile(pool, plain, NULL, NULL, 0, 0);
+    ok(r->ok && r->cached, "  and is cached");
+    kevo__compile_result_free(r);
+
+    setenv("CUDA_HOME", home, 1);
+    kevo__compile_pool_config cfg = {.processes = 1};
+    kevo__compile_pool *other = kevo__compile_pool_new(&cfg, &err);
+    unsetenv("CUDA_HOME");
+    ok(other != NULL, "a pool with CUDA_HOME=%s (%s)", home, err.text);
+    if (other) {
+        kevo__compile_pool_headers(other, &h);
+        kevo__compile_pool_headers(pool, &real);
+        char *want_dir = kevo__path_join(home, "include");
+        is_str(h.dir, want_dir, "its headers come from $CUDA_HOME/include");
+        free(want_dir);
+        is_uint(h.files, 5, "  five files: not outside.h");
+        is_uint(h.names, 6, "  under six names (more.h also as \"more.h\")");
+        ok(strcmp(h.hash, real.hash) != 0, "  another hash (%s, %s)", h.hash,
+           real.hash);
+        r = compile(other, plain, NULL, NULL, 0, 0);
+        ok(r->ok && !r->cached, "the plain kernel is no cache hit there");
+        kevo__compile_result_free(r);
+        r = compile(other,
+                    "#include <cuda_fp16.h>\n#include <cuda/std/tiny>\n"
+                    "static_assert(TEST_HALF + TEST_MORE + TEST_TINY == 20, "
+                    "\"\");\n__global__ void k(float *x) { x[0] = 1; }\n",
+                    NULL, NULL, 0, 0);
+        ok(r->ok,
+           "the test headers are included, quoted includes found "
+           "beside them (%s)",
+           r->error ? r->error : "ok");
+        kevo__compile_result_free(r);
+        r = compile(other, "#include <mma.h>\n", NULL, NULL, 0, 0);
+        ok(!r->ok, "a header that includes one outside the include "
+                   "directory fails");
+        like_str(r->log, "could not open source file \"../outside.h\"",
+                 "  NVRTC never had it");
+        kevo__compile_result_free(r);
+        kevo__compile_pool_free(other);
+    }
+    r = compile(pool, plain, NULL, NULL, 0, 0);
+    ok(r->ok && r->cached, "the real toolkit's entry is still there");
+    kevo__compile_result_free(r);
+    nftw(home, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static void test_timeout_and_kill(kevo__compile_pool *pool)
 {
     kevo__compile_pool_stats st0, st;
@@ -479,6 +707,8 @@ int main(void)
                "no job 42");
         test_saxpy_and_cache(pool);
         test_failures(pool);
+        test_headers(pool);
+        test_other_toolkit(pool);
         test_timeout_and_kill(pool);
         kevo__compile_pool_free(pool);
     }

@@ -265,8 +265,7 @@ static void test_saxpy(void)
     is_double(kevo_eval_result_fitness(ss), 0, 0,
               "speedup_seed fitness is 0 without seed times");
     seed_times[2] = 1.6e-5;
-    kevo__eval_result_set_baseline(ss, KEVO_BASELINE_SEED, seed_times, 3,
-                                   NULL);
+    kevo__eval_result_set_baseline(ss, KEVO_BASELINE_SEED, seed_times, 3, NULL);
     is_double(kevo_eval_result_fitness(ss), cbrt(2.0 * 1.0 * 2.0), 1e-12,
               "speedup_seed fitness once seed times are attached");
     round_trip(ss, "speedup_seed");

@@ -2,7 +2,9 @@
  * test-include-scan.c: the #include scan on the cases of
  * tests/data/includes: NAME.cu is scanned; with NAME.err beside it the scan
  * must fail with exactly that text (and that line), without it the scan
- * must pass.
+ * must pass. Then the listing of every header name a source names
+ * (kevo__include_each), which the compile worker follows through the
+ * toolkit's headers.
  */
 #include "config.h"
 
@@ -141,9 +143,72 @@ static void test_api(void)
     }
 }
 
+static kevo_status collect(void *ctx, const char *what, bool angle,
+                           const char *name, int line)
+{
+    kevo_buf *b = ctx;
+    if (!kevo__buf_printf(b, "%d %s %c%s%c\n", line, what, angle ? '<' : '"',
+                          name, angle ? '>' : '"'))
+        bail_out("out of memory");
+    return KEVO_OK;
+}
+
+static kevo_status stop_at_second(void *ctx, const char *what, bool angle,
+                                  const char *name, int line)
+{
+    (void)what;
+    (void)angle;
+    (void)name;
+    (void)line;
+    return ++*(int *)ctx == 2 ? KEVO_ELIMIT : KEVO_OK;
+}
+
+static void test_each(void)
+{
+    const char *src =
+        "#include <cuda_fp16.h>\n"
+        "#  include \"details/info.h\" // quoted, beside the header\n"
+        "#define P <computed.h>\n"
+        "#include P\n"
+        "/* #include <commented.h> */\n"
+        "const char *s = \"#include <string.h>\";\n"
+        "#if __has_include(<a/b.h>) && _CCCL_HAS_INCLUDE(<cuda/std/x>)\n"
+        "#include_next <next.h>\n"
+        "#endif\n"
+        "#define _CCCL_HAS_INCLUDE(_X) __has_include(_X)\n"
+        "%:import \"../up.h\"\n"
+        "#include \"unterminated.h\n";
+    const char *want = "1 #include <cuda_fp16.h>\n"
+                       "2 #include \"details/info.h\"\n"
+                       "7 __has_include <a/b.h>\n"
+                       "7 _CCCL_HAS_INCLUDE <cuda/std/x>\n"
+                       "8 #include_next <next.h>\n"
+                       "11 #import \"../up.h\"\n";
+    kevo_buf b = {0};
+    is_int(kevo__include_each(src, strlen(src), collect, &b), KEVO_OK,
+           "kevo__include_each goes through a source");
+    is_str(b.data ? b.data : "", want,
+           "  and lists the header names, not computed, commented, quoted "
+           "or unterminated ones");
+    kevo__buf_free(&b);
+    int calls = 0;
+    is_int(kevo__include_each(src, strlen(src), stop_at_second, &calls),
+           KEVO_ELIMIT, "a callback's status stops it");
+    is_int(calls, 2, "  after the second name");
+    is_int(kevo__include_each(NULL, 0, collect, NULL), KEVO_OK,
+           "a NULL source lists nothing");
+    ok(kevo__include_allowed_name("cuda/std/cstdint") &&
+           kevo__include_allowed_name("mma.h") &&
+           !kevo__include_allowed_name("cuda_fp16.hpp") &&
+           !kevo__include_allowed_name("cuda/std/../x"),
+       "kevo__include_allowed_name");
+    is_uint(kevo__include_nallowed, 6, "six headers by name");
+}
+
 int main(void)
 {
     test_data();
     test_api();
+    test_each();
     return done_testing();
 }

@@ -25,6 +25,7 @@
 #include "http.h"
 #include "loopback-server.h"
 #include "prompt.h"
+#include "revision.h"
 #include "tap.h"
 #include "wire.h"
 
@@ -711,6 +712,9 @@ typedef struct outcome {
     size_t nfailures;
     char *kind; /* the first failure */
     char *reason;
+    size_t nprompts;
+    char *prompt; /* the first revised prompt */
+    char *prompt_note;
 } outcome;
 
 static void outcome_free(outcome *o)
@@ -719,6 +723,8 @@ static void outcome_free(outcome *o)
     free(o->note);
     free(o->kind);
     free(o->reason);
+    free(o->prompt);
+    free(o->prompt_note);
 }
 
 static kevo_operator_host *host;
@@ -778,6 +784,13 @@ static void wait_all(outcome *outs, size_t n)
                         kevo_operator_result_child(res, 0)));
                     o->note = kevo__llm_strdup(
                         kevo_operator_result_child_note(res, 0));
+                }
+                o->nprompts = kevo_operator_result_prompt_count(res);
+                if (o->nprompts) {
+                    o->prompt =
+                        kevo__llm_strdup(kevo_operator_result_prompt(res, 0));
+                    o->prompt_note = kevo__llm_strdup(
+                        kevo_operator_result_prompt_note(res, 0));
                 }
                 o->nfailures = kevo_operator_result_failure_count(res);
                 if (o->nfailures) {
@@ -1248,6 +1261,560 @@ static void test_plugin(const char *builddir)
     kevo__llm_buf_free(&host_log);
 }
 
+/* ---- the revision reply parser and prompt ------------------------------- */
+
+static void test_revision_parse(void)
+{
+    const char *orig = "{\"strategy\": \"Go wide.\", \"pitfalls\": \"Mind "
+                       "the tail.\"}";
+    char huge[KEVO_PROMPT_TEXT_MAX + 64];
+    memset(huge, 'x', sizeof(huge) - 1);
+    huge[sizeof(huge) - 1] = '\0';
+    llm_buf big = {0};
+    kevo__llm_buf_printf(&big,
+                         "```json\n{\"strategy\": \"%s\", \"pitfalls\": "
+                         "\"b\"}\n```\n",
+                         huge);
+    struct {
+        const char *reply;
+        llm_revision_kind kind;
+        const char *needle; /* in the reason, or in the sections on success */
+    } cases[] = {
+        /* 0 */ {"Here it is.\n\n```json\n{\"strategy\": \"Go wider.\", "
+                 "\"pitfalls\": \"Mind the tail.\"}\n```\nDone.",
+                 LLM_REVISION_OK, "\"strategy\":\"Go wider.\""},
+        /* 1 */
+        {"```JSON\n{\"pitfalls\": \"  Mind it.  \", \"strategy\": "
+         "\"Go wide.\", \"analysis\": \"Read.\"}\n```",
+         LLM_REVISION_OK, "\"pitfalls\":\"Mind it.\""},
+        /* 2 */
+        {"Before:\n```json\n{\"strategy\": \"Go wide.\", "
+         "\"pitfalls\": \"Mind the tail.\"}\n```\nAfter:\n~~~json\n"
+         "{\"strategy\": \"Go far.\", \"pitfalls\": \"Mind the "
+         "tail.\"}\n~~~\n",
+         LLM_REVISION_OK, "Go far."},
+        /* 3 */
+        {"```\n{\"strategy\": \"Plain fence.\", \"pitfalls\": "
+         "\"p\"}\n```",
+         LLM_REVISION_OK, "Plain fence."},
+        /* 4 */
+        {"{\"strategy\": \"Bare.\", \"pitfalls\": \"p\"}", LLM_REVISION_OK,
+         "Bare."},
+        /* 5 */
+        {"```json\n{\"name\": \"n\", \"sections\": {\"strategy\": "
+         "\"Wrapped.\", \"pitfalls\": \"p\"}}\n```",
+         LLM_REVISION_OK, "Wrapped."},
+        /* 6 */
+        {"```json\n{\"strategy\": \"Cut off but whole.\", "
+         "\"pitfalls\": \"p\"}\n",
+         LLM_REVISION_OK, "Cut off but whole."},
+        /* 7 */ {"   \n\t", LLM_REVISION_EMPTY, "empty"},
+        /* 8 */ {"I would keep it.", LLM_REVISION_NO_JSON, "no ```json block"},
+        /* 9 */
+        {"```cuda\n__global__ void k() {}\n```", LLM_REVISION_NO_JSON,
+         "its fences hold no JSON object"},
+        /* 10 */
+        {"```json\n{\"strategy\": \"x\",\n```", LLM_REVISION_MALFORMED,
+         "fence 1 of 1 (```json) is not JSON: line"},
+        /* 11 */
+        {"```json\n{\"strategy\": \"Go", LLM_REVISION_TRUNCATED, "cut off"},
+        /* 12 */
+        {"```json\n[\"strategy\"]\n```", LLM_REVISION_NOT_OBJECT, "an array"},
+        /* 13 */
+        {"```json\n{\"strategy\": \"Only this.\"}\n```", LLM_REVISION_MISSING,
+         "leaves out the section 'pitfalls'"},
+        /* 14 */
+        {"```json\n{\"strategy\": \"a\", \"pitfalls\": \"b\", "
+         "\"poetry\": \"c\", \"x\\ny\": \"d\"}\n```",
+         LLM_REVISION_UNKNOWN, "sections 'poetry', 'x?y'"},
+        /* 15 */
+        {"```json\n{\"strategy\": 3, \"pitfalls\": \"b\"}\n```",
+         LLM_REVISION_BAD_TEXT, "'strategy' is a number"},
+        /* 16 */
+        {"```json\n{\"strategy\": \" \\n \", \"pitfalls\": "
+         "\"b\"}\n```",
+         LLM_REVISION_BAD_TEXT, "'strategy' is empty"},
+        /* 17 */ {big.data, LLM_REVISION_TOO_LARGE, "more than the 32768"},
+        /* 18 */
+        {"```json\n{\"pitfalls\": \"Mind the tail.\\n\", "
+         "\"strategy\": \"  Go wide.\"}\n```",
+         LLM_REVISION_UNCHANGED, "unchanged"},
+        /* 19 */
+        {"```json\n{\"strategy\": \"a\", \"strategy\": \"b\", "
+         "\"pitfalls\": \"c\"}\n```",
+         LLM_REVISION_MALFORMED, "duplicate"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        llm_revision_result r;
+        llm_revision_kind k = kevo__llm_revision_parse(
+            cases[i].reply, strlen(cases[i].reply), orig, &r);
+        is_str(kevo__llm_revision_kind_name(k),
+               kevo__llm_revision_kind_name(cases[i].kind),
+               "revision reply %zu: %s", i,
+               kevo__llm_revision_kind_name(cases[i].kind));
+        like_str(k == LLM_REVISION_OK ? r.sections_json : r.reason,
+                 cases[i].needle, "revision reply %zu: %s", i,
+                 k == LLM_REVISION_OK ? "the sections" : "the reason");
+        if (k == LLM_REVISION_OK)
+            ok(r.reason && strstr(r.reason, "changed, from"),
+               "revision reply %zu: what was done: %s", i,
+               r.reason ? r.reason : "(null)");
+        kevo__llm_revision_result_free(&r);
+    }
+    kevo__llm_buf_free(&big);
+
+    /* The original's sections first, in its order; a conventional section
+     * may be added. */
+    llm_revision_result r;
+    const char *two = "```json\n{\"analysis\": \"A.\", \"pitfalls\": \"P.\", "
+                      "\"strategy\": \"S.\"}\n```";
+    is_int(kevo__llm_revision_parse(two, strlen(two), orig, &r),
+           LLM_REVISION_OK, "a section added");
+    is_str(r.sections_json,
+           "{\"strategy\":\"S.\",\"pitfalls\":\"P.\",\"analysis\":\"A.\"}",
+           "in the original's order, then the new one");
+    is_int(r.changed, 3, "three sections changed or added");
+    kevo__llm_revision_result_free(&r);
+    /* A prompt with a section called "sections" is read as it is. */
+    const char *odd = "{\"sections\": \"S\"}";
+    const char *odd_reply = "```json\n{\"sections\": \"T\"}\n```";
+    is_int(kevo__llm_revision_parse(odd_reply, strlen(odd_reply), odd, &r),
+           LLM_REVISION_OK, "a section named sections");
+    is_str(r.sections_json, "{\"sections\":\"T\"}", "is kept");
+    kevo__llm_revision_result_free(&r);
+    char nul[] = "```json\n{\"strategy\": \"a\0b\"}\n```";
+    is_int(kevo__llm_revision_parse(nul, sizeof(nul) - 1, orig, &r),
+           LLM_REVISION_MALFORMED, "a NUL byte in the JSON");
+    kevo__llm_revision_result_free(&r);
+    is_str(kevo__llm_revision_kind_name((llm_revision_kind)99), "unknown",
+           "an unknown kind's name");
+}
+
+static void test_revision_prompt(void)
+{
+    llm_revision_input in = {
+        .task_name = "saxpy",
+        .task_description = "z = a x + y",
+        .task_args = "x: f32 buffer, in, count n\n",
+        .prompt_name = "wide",
+        .sections_json = "{\"strategy\": \"Go wide.\", \"pitfalls\": \"Mind "
+                         "the tail.\"}",
+        .record_json = "{\"uses\": 12, \"children\": 10, \"entered\": 4, "
+                       "\"beat_parent\": 3, \"best_fitness\": 0.75, "
+                       "\"best_child\": 41, \"worst_fitness\": null, "
+                       "\"worst_child\": 0, \"mean\": 0.4, \"revisions\": 1, "
+                       "\"streak\": 2, \"held_out_fitness\": 0.1}",
+        .best = {"__global__ void best_kernel() {}\n",
+                 "{\"fitness\": 0.75, \"held_out\": {\"fitness\": 0.2}}", NULL,
+                 NULL},
+        .worst = {"__global__ void worst_kernel() {}\n",
+                  "{\"fitness\": 0, \"verdict\": \"wrong\"}", NULL, NULL},
+        .max_log_lines = 5,
+    };
+    char *system = NULL, *user = NULL, err[256];
+    ok(kevo__llm_revision_prompt_build(&in, &system, &user, err, sizeof(err)),
+       "the revision prompt builds");
+    like_str(system, "guidance", "the system text explains the job");
+    like_str(user, "# Task: saxpy", "task name");
+    like_str(user, "x: f32 buffer", "argument list");
+    like_str(user, "# The guidance to revise: \"wide\"", "the prompt's name");
+    like_str(user, "## Strategy\nGo wide.", "a section");
+    like_str(user, "```json\n{\n  \"strategy\": \"Go wide.\"",
+             "the sections as JSON");
+    like_str(user, "- chosen for 12 requests", "uses");
+    like_str(user,
+             "- 10 children credited to it: 4 entered the archive (40%), 3 "
+             "beat their parent (30%)",
+             "children, entered, beat");
+    like_str(user, "- best child: fitness 0.75", "best fitness");
+    like_str(user, "- worst child: fitness none", "no worst fitness");
+    like_str(user, "- estimated chance that a child succeeds: 0.40", "mean");
+    like_str(user, "- streak: 2", "a key it does not know");
+    ok(!strstr(user, "held_out") && !strstr(user, "0.1\n") &&
+           !strstr(user, "0.2"),
+       "held-out keys never appear");
+    like_str(user,
+             "# Its best child (fitness 0.75)\n```cuda\n__global__ void "
+             "best_kernel",
+             "the best child's source");
+    like_str(user, "# Its worst child (fitness 0)", "the worst child");
+    like_str(user, "verdict: wrong", "with its evaluation");
+    like_str(user, "starts with ```json and ends with ```", "the reply format");
+    const char *first = strstr(user, "```json\n");
+    ok(first && !strstr(first + 1, "```json\n"),
+       "one ```json block in the prompt");
+    free(system);
+    free(user);
+
+    in.sections_json = "[1]";
+    ok(!kevo__llm_revision_prompt_build(&in, &system, &user, err, sizeof(err)),
+       "sections that are not an object are refused");
+    like_str(err, "not a JSON object of named sections", "why");
+    in.sections_json = "{\"strategy\": 1}";
+    ok(!kevo__llm_revision_prompt_build(&in, &system, &user, err, sizeof(err)),
+       "a section that is not text is refused");
+}
+
+/* ---- meta-prompt revision through the plugin ---------------------------- */
+
+/* Submits a request for one child with prompt_json and its prompt id. */
+static uint64_t submit_prompt(kevo_operator *op, const char *prompt_json,
+                              uint64_t prompt_id)
+{
+    kevo_operator_request req = {
+        .size = sizeof(req),
+        .parent = parent,
+        .parent_summary_json = "{\"fitness\": 0.31}",
+        .prompt_json = prompt_json,
+        .prompt_id = (int64_t)prompt_id,
+        .n_children = 1,
+    };
+    uint64_t id = 0;
+    kevo_error err;
+    kevo_error_init(&err);
+    if (kevo_operator_submit(op, &req, &id, &err) != KEVO_OK)
+        bail_out("submit: %s", err.text);
+    return id;
+}
+
+static uint64_t revise(kevo_operator *op, const char *sections)
+{
+    kevo_operator_revision rev = {.size = sizeof(rev)};
+    rev.prompt_id = 1;
+    rev.sections_json = sections;
+    uint64_t id = 0;
+    kevo_error err;
+    kevo_error_init(&err);
+    if (kevo_operator_revise(op, &rev, &id, &err) != KEVO_OK)
+        bail_out("revise: %s", err.text);
+    return id;
+}
+
+/* The "child number N" line of a child's source, in a static buffer. */
+static const char *rev_marker(const char *source)
+{
+    static char line[2][64];
+    static int k;
+    const char *m = source ? strstr(source, "child number ") : NULL;
+    if (!m)
+        return NULL;
+    k = !k;
+    snprintf(line[k], sizeof(line[k]), "%.*s", (int)strcspn(m, "\n"), m);
+    return line[k];
+}
+
+/* The tokens the server reported in its replies since its last reset. */
+static void server_tokens(uint64_t *in, uint64_t *out)
+{
+    *in = *out = 0;
+    for (size_t i = 0; i < loopback_count(srv); i++) {
+        const loopback_request *q = loopback_get(srv, i);
+        *in += (uint64_t)q->input_tokens;
+        *out += (uint64_t)q->output_tokens;
+    }
+}
+
+static void test_revision_loop(void)
+{
+    kevo_error err;
+    kevo_error_init(&err);
+    char path[4096];
+    kevo_task *t = NULL;
+    snprintf(path, sizeof(path), "%s/examples/tasks/saxpy.json", tap_srcdir());
+    if (kevo_task_load(path, &t, &err) != KEVO_OK)
+        bail_out("%s", err.text);
+    task = t;
+    parent = kevo_task_seed(task);
+    char run[] = "/tmp/kevo-test-llm-rev-XXXXXX";
+    if (!mkdtemp(run))
+        bail_out("mkdtemp failed");
+    kevo__llm_buf_free(&host_log);
+    if (kevo_operator_host_new(task, 43, &host, &err) != KEVO_OK ||
+        kevo_operator_host_set_log(host, KEVO_LOG_DEBUG, on_log, NULL, &err) !=
+            KEVO_OK ||
+        kevo_operator_host_set_run_dir(host, run, &err) != KEVO_OK)
+        bail_out("host: %s", err.text);
+    kevo_operator *op = make_op("llm_rev", "", 10, 2);
+    ok(kevo_operator_can_revise(op), "the llm operator revises prompts");
+    is_str(kevo_operator_plugin(op)->version, "1.1", "its version");
+
+    /* A pool of the shipped seed prompts. */
+    kevo_promptpool *pool = NULL;
+    size_t loaded = 0;
+    snprintf(path, sizeof(path), "%s/prompts", tap_srcdir());
+    if (kevo_promptpool_new(16, &pool, &err) != KEVO_OK ||
+        kevo_promptpool_set(pool, KEVO_PROMPTPOOL_REVISE_EVERY, 6, &err) ||
+        kevo_promptpool_set(pool, KEVO_PROMPTPOOL_REVISE_MIN_USES, 2, &err) ||
+        kevo_promptpool_set(pool, KEVO_PROMPTPOOL_REVISE_MIN_AGE, 0, &err) ||
+        kevo_promptpool_load_dir(pool, path, &loaded, &err) != KEVO_OK)
+        bail_out("prompt pool: %s", err.text);
+    ok(loaded >= 3, "the seed prompts load (%zu)", loaded);
+    kevo_rng *rng = kevo_rng_new(11, "prompts");
+
+    /* Children, each credited to the prompt chosen for it, until a
+     * revision is due. */
+    char *child_text = kernel_reply("child number @SEQ@");
+    loopback_set_text(srv, "childseq", child_text);
+    free(child_text);
+    loopback_reset(srv);
+    loopback_script(srv, "childseq,childseq,childseq,childseq,childseq,"
+                         "childseq,childseq,childseq,childseq,childseq");
+    enum { NCH = 10 };
+    char *sources[NCH] = {0};
+    uint64_t due = KEVO_PROMPT_NONE;
+    kevo_prompt_record record = {.size = sizeof(record)};
+    int credited = 0, children = 0;
+    for (int i = 0; i < NCH && due == KEVO_PROMPT_NONE; i++) {
+        uint64_t pid = 0;
+        char *pj = NULL;
+        if (kevo_promptpool_choose(pool, rng, &pid, &err) != KEVO_OK ||
+            kevo_promptpool_prompt_json(pool, pid, &pj, &err) != KEVO_OK)
+            bail_out("prompt pool: %s", err.text);
+        outcome o = {0};
+        o.id = submit_prompt(op, pj, pid);
+        free(pj);
+        wait_all(&o, 1);
+        children += o.nchildren == 1;
+        sources[i] = o.child;
+        o.child = NULL;
+        /* Fitness rises with i; every other child enters the archive. */
+        double fitness = 0.1 + 0.05 * i;
+        unsigned flags = (i % 2 == 0 ? KEVO_PROMPT_ENTERED : 0) |
+                         (i % 3 == 0 ? KEVO_PROMPT_BEAT_PARENT : 0);
+        credited += kevo_promptpool_credit(pool, pid, flags, fitness,
+                                           (uint64_t)i + 1, &err) == KEVO_OK;
+        outcome_free(&o);
+        if (kevo_promptpool_revision_due(pool, &due, &record, &err) != KEVO_OK)
+            bail_out("revision_due: %s", err.text);
+    }
+    is_int(children, credited, "every request gave a child, credited");
+    ok(due != KEVO_PROMPT_NONE, "a revision came due after %d uses", credited);
+    if (due == KEVO_PROMPT_NONE)
+        bail_out("no revision due");
+    ok(record.uses >= 2 && record.children == record.uses,
+       "its record: %llu uses", (unsigned long long)record.uses);
+    ok(record.best_child >= 1 && record.best_child <= NCH &&
+           record.worst_child >= 1 && record.worst_child <= NCH &&
+           record.best_child != record.worst_child,
+       "a best and a worst child");
+
+    /* The revision, through the llm operator: the server answers it by
+     * adding a sentence to each section. */
+    loopback_script(srv, "revise");
+    char *whole = NULL;
+    kevo_promptpool_prompt_json(pool, due, &whole, NULL);
+    char best_summary[64], worst_summary[64];
+    snprintf(best_summary, sizeof(best_summary), "{\"fitness\": %g}",
+             record.best_fitness);
+    snprintf(worst_summary, sizeof(worst_summary), "{\"fitness\": %g}",
+             record.worst_fitness);
+    kevo_operator_revision rev = {.size = sizeof(rev)};
+    rev.prompt_id = (int64_t)due;
+    rev.sections_json = whole;
+    rev.record = &record;
+    rev.best_source = sources[record.best_child - 1];
+    rev.best_summary_json = best_summary;
+    rev.worst_source = sources[record.worst_child - 1];
+    rev.worst_summary_json = worst_summary;
+    outcome ro = {0};
+    is_int(kevo_operator_revise(op, &rev, &ro.id, &err), KEVO_OK,
+           "the revision request is taken");
+    free(whole);
+    wait_all(&ro, 1);
+    ok(ro.ended, "the revision ended");
+    is_int(ro.nprompts, 1, "with a revised prompt");
+    is_int(ro.nfailures, 0, "and no failure");
+    like_str(ro.prompt, "{\"sections\":{", "in the pool's form");
+    like_str(ro.prompt_note, "alpha", "noted with its model");
+
+    long qi = find_request("# Its record");
+    ok(qi >= 0, "the revision request reached the server");
+    if (qi >= 0) {
+        const loopback_request *q = loopback_get(srv, (size_t)qi);
+        char line[128];
+        snprintf(line, sizeof(line), "chosen for %llu requests",
+                 (unsigned long long)record.uses);
+        ok(strstr(q->body, line) != NULL, "it shows the uses: %s", line);
+        snprintf(line, sizeof(line), "best child: fitness %.4g",
+                 record.best_fitness);
+        ok(strstr(q->body, line) != NULL, "the best fitness");
+        /* The children's marker lines, as the server numbered them. */
+        const char *best = rev_marker(sources[record.best_child - 1]);
+        const char *worst = rev_marker(sources[record.worst_child - 1]);
+        const char *b1 = strstr(q->body, "# Its best child");
+        const char *w1 = strstr(q->body, "# Its worst child");
+        ok(b1 && w1 && best && worst && strstr(b1, best) && strstr(w1, worst) &&
+               (size_t)(w1 - b1) > strlen(best),
+           "the best and the worst child side by side (%s, %s)",
+           best ? best : "?", worst ? worst : "?");
+        ok(strstr(q->body, KEY) == NULL, "the key is not in the body");
+    }
+
+    uint64_t revised = 0, evicted = 0;
+    int added = 0;
+    is_int(kevo_promptpool_add_json(pool, due, ro.prompt, "llm", &revised,
+                                    &added, &evicted, &err),
+           KEVO_OK, "the revised prompt joins the pool");
+    is_int(added, 1, "as a new prompt");
+    is_uint(kevo_promptpool_parent(pool, revised), due, "its parent");
+    is_uint(kevo_promptpool_generation(pool, revised),
+            kevo_promptpool_generation(pool, due) + 1, "its generation");
+    is_str(kevo_promptpool_name(pool, revised), kevo_promptpool_name(pool, due),
+           "its name, from its parent");
+    is_uint(kevo_promptpool_section_count(pool, revised),
+            kevo_promptpool_section_count(pool, due), "the same sections");
+    int revised_sections = 0;
+    for (size_t i = 0; i < kevo_promptpool_section_count(pool, revised); i++) {
+        const char *name = kevo_promptpool_section_name(pool, revised, i);
+        const char *text = kevo_promptpool_section(pool, revised, name);
+        const char *was = kevo_promptpool_section(pool, due, name);
+        revised_sections += text && was &&
+                            strstr(text, "Revised by the "
+                                         "loopback server") &&
+                            strncmp(text, was, strlen(was)) == 0;
+    }
+    is_int(revised_sections, (int)kevo_promptpool_section_count(pool, due),
+           "each section revised");
+    uint64_t chosen = 0;
+    kevo_promptpool_choose(pool, rng, &chosen, &err);
+    ok(chosen != KEVO_PROMPT_NONE, "the pool chooses on");
+    outcome_free(&ro);
+
+    /* Usage reached the host: what the server counted. */
+    uint64_t in = 0, out = 0, sin = 0, sout = 0;
+    double cost = 0;
+    kevo_operator_usage(op, &in, &out, &cost);
+    server_tokens(&sin, &sout);
+    ok(in == sin && out == sout && in > 0,
+       "the host counts the tokens the server reported (%llu, %llu)",
+       (unsigned long long)in, (unsigned long long)out);
+    ok(cost > 0, "and their cost (%g)", cost);
+    uint64_t hin = 0;
+    kevo_operator_host_usage(host, &hin, NULL, NULL);
+    is_uint(hin, in, "the host's total");
+
+    /* Failures: each a logged failure with a kind and a reason. */
+    llm_buf huge = {0};
+    kevo__llm_buf_puts(&huge, "```json\n{\"strategy\": \"");
+    while (huge.len < KEVO_PROMPT_TEXT_MAX + 100)
+        kevo__llm_buf_puts(&huge, "Words and words and words and words and "
+                                  "words, and more words. ");
+    kevo__llm_buf_puts(&huge, "\", \"pitfalls\": \"p\"}\n```\n");
+    loopback_set_text(srv, "rev_huge", huge.data);
+    kevo__llm_buf_free(&huge);
+    loopback_set_text(srv, "rev_nojson", "I would keep it as it is.");
+    loopback_set_text(srv, "rev_malformed",
+                      "```json\n{\"strategy\": \"x\",\n```\n");
+    loopback_set_text(srv, "rev_cut", "Sure.\n```json\n{\"strategy\": \"Go");
+    loopback_set_text(srv, "rev_missing",
+                      "```json\n{\"strategy\": \"Go wider.\"}\n```\n");
+    loopback_set_text(srv, "rev_unknown",
+                      "```json\n{\"strategy\": \"a\", \"pitfalls\": \"b\", "
+                      "\"poetry\": \"c\"}\n```\n");
+    loopback_set_text(srv, "rev_same",
+                      "```json\n{\"strategy\": \"[[kevo-loopback:r9:rev_same]] "
+                      "Go.\", \"pitfalls\": \"Mind the tail.\"}\n```\n");
+    struct {
+        const char *key, *behaviour;
+        const char *kind, *needle; /* kind NULL: a prompt */
+    } cases[] = {
+        {"r1", "rev_nojson", KEVO_FAIL_PARSE, "no_json"},
+        {"r2", "rev_malformed", KEVO_FAIL_PARSE, "malformed"},
+        {"r3", "rev_cut", KEVO_FAIL_PARSE, "truncated"},
+        {"r4", "rev_missing", KEVO_FAIL_INVALID,
+         "missing_section: the reply leaves out the section 'pitfalls'"},
+        {"r5", "rev_unknown", KEVO_FAIL_INVALID,
+         "unknown_section: the reply has a section 'poetry'"},
+        {"r6", "rev_huge", KEVO_FAIL_INVALID, "too_large"},
+        {"r7", "500", KEVO_FAIL_HTTP, "after 3 attempts"},
+        {"r8", "revise:wrapped", NULL, "Revised by the loopback server"},
+        {"r9", "rev_same", KEVO_FAIL_INVALID, "unchanged"},
+        {"r10", "revise:twice", NULL, "Revised by the loopback server"},
+        {"r11", "revise", NULL, "Revised by the loopback server"},
+    };
+    enum { NR = sizeof(cases) / sizeof(cases[0]) };
+    outcome outs[NR];
+    memset(outs, 0, sizeof(outs));
+    for (size_t i = 0; i < NR; i++) {
+        char sections[256];
+        snprintf(sections, sizeof(sections),
+                 "{\"strategy\": \"[[kevo-loopback:%s:%s]] Go.\", "
+                 "\"pitfalls\": \"Mind the tail.\"}",
+                 cases[i].key, cases[i].behaviour);
+        outs[i].id = revise(op, sections);
+    }
+    wait_all(outs, NR);
+    for (size_t i = 0; i < NR; i++) {
+        ok(outs[i].ended, "revision %s ended", cases[i].key);
+        if (!cases[i].kind) {
+            is_int(outs[i].nprompts, 1, "revision %s (%s): a prompt",
+                   cases[i].key, cases[i].behaviour);
+            like_str(outs[i].prompt, cases[i].needle, "revision %s: revised",
+                     cases[i].key);
+            continue;
+        }
+        is_int(outs[i].nprompts, 0, "revision %s (%s): no prompt", cases[i].key,
+               cases[i].behaviour);
+        is_str(outs[i].kind, cases[i].kind, "revision %s: kind", cases[i].key);
+        like_str(outs[i].reason, cases[i].needle, "revision %s: reason",
+                 cases[i].key);
+    }
+    like_str(outs[8].reason, "the reply gives the prompt back unchanged",
+             "an unchanged prompt is caught before the host sees it");
+    like_str(host_log.data,
+             "failed (invalid): the reply gave no revised prompt",
+             "a failed revision is logged");
+    like_str(host_log.data, "a revised prompt from", "a revision is logged");
+
+    /* A budget stops revisions too. */
+    kevo_operator *cheap =
+        make_op("llm_rev_cheap", ", \"token_budget\": 10", 10, 2);
+    outcome bo[2];
+    memset(bo, 0, sizeof(bo));
+    bo[0].id = revise(cheap, "{\"strategy\": \"[[kevo-loopback:rb0:revise]] "
+                             "Go.\"}");
+    wait_all(bo, 1);
+    size_t before = loopback_count(srv);
+    bo[1].id = revise(cheap, "{\"strategy\": \"[[kevo-loopback:rb1:revise]] "
+                             "Go.\"}");
+    wait_all(bo, 2);
+    is_int(bo[0].nprompts, 1, "within the budget: a revision");
+    is_str(bo[1].kind, KEVO_FAIL_BUDGET, "over the budget: a budget failure");
+    is_int(loopback_count(srv), before, "over the budget: nothing sent");
+    outcome_free(&bo[0]);
+    outcome_free(&bo[1]);
+
+    kevo_operator_host_free(host);
+    host = NULL;
+    like_str(host_log.data, "revisions, ", "the summary counts revisions");
+
+    /* The run directory: revision requests and replies, keys redacted. */
+    int files = 0, hits = 0, dummy = 0, kinds = 0, prompts = 0;
+    char dir[sizeof(run) + 8];
+    snprintf(dir, sizeof(dir), "%s/llm", run);
+    scan_dir(dir, "\"kind\": \"revision\"", &dummy, &kinds, NULL, NULL);
+    ok(kinds >= 2 * (NR + 2), "revision requests and replies saved (%d)",
+       kinds);
+    scan_dir(dir, "\"prompt\": {", &dummy, &prompts, NULL, NULL);
+    is_int(prompts, 5, "each revised prompt saved with its reply");
+    scan_dir(run, KEY, &files, &hits, NULL, NULL);
+    ok(files > 20, "the run directory has the llm files (%d)", files);
+    is_int(hits, 0, "no file in the run directory holds the key");
+
+    for (size_t i = 0; i < NR; i++)
+        outcome_free(&outs[i]);
+    for (int i = 0; i < NCH; i++)
+        free(sources[i]);
+    kevo_rng_free(rng);
+    kevo_promptpool_free(pool);
+    if (getenv("KEVO_TEST_KEEP"))
+        diag("run directory kept: %s", run);
+    else
+        remove_tree(run);
+    kevo_task_free(t);
+    kevo__llm_buf_free(&host_log);
+}
+
 int main(void)
 {
     const char *builddir = getenv("KEVO_BUILDDIR");
@@ -1258,8 +1825,11 @@ int main(void)
     test_config();
     test_wire();
     test_prompt();
+    test_revision_parse();
+    test_revision_prompt();
     test_engine();
     test_plugin(builddir && *builddir ? builddir : ".");
+    test_revision_loop();
     loopback_stop(srv);
     return done_testing();
 }

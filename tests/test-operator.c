@@ -5,10 +5,14 @@
  * file, puts in-process descriptors through the same checks, and drives
  * synchronous and asynchronous operators through the whole request cycle:
  * children, failures, lineage, the checks of emit_child, the host table's
- * queries, request lifetimes and the plugins' exported symbols.
+ * queries, request lifetimes and the plugins' exported symbols. ABI 1.1:
+ * a 1.0 plugin still loads and works, a 1.1 plugin revises prompts
+ * (emit_prompt and its checks, the result's prompts, a pool taking them)
+ * and reports usage, and hundreds of requests in flight end in any order.
  */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +20,11 @@
 
 #include "kevo_private.h"
 #include "tap.h"
+
+/* "1.1": the host's ABI, as messages write it. */
+#define STR2(x) #x
+#define STR(x) STR2(x)
+#define ABI_TEXT STR(KEVO_OPERATOR_ABI_MAJOR) "." STR(KEVO_OPERATOR_ABI_MINOR)
 
 static kevo_error err;
 static char builddir[1024];
@@ -206,7 +215,7 @@ static void test_broken(void)
 {
     static const broken_case cases[] = {
         {"bad_major.so", KEVO_EFORMAT, "this kevo speaks major version 1"},
-        {"newer_minor.so", KEVO_EFORMAT, "newer than this kevo's 1.0"},
+        {"newer_minor.so", KEVO_EFORMAT, "newer than this kevo's " ABI_TEXT},
         {"small_struct.so", KEVO_EFORMAT, "smaller than the"},
         {"no_entry.so", KEVO_EINVALID, "no symbol kevo_operator_entry"},
         {"null_propose.so", KEVO_EINVALID, "function propose is NULL"},
@@ -874,6 +883,538 @@ static void test_async(void)
     kevo_operator_host_free(host);
 }
 
+/* ---- ABI 1.0 plugins under a 1.1 host -------------------------------------
+ */
+
+static kevo_status trap_revise(void *state, const kevo_operator_revision *rev)
+{
+    (void)state;
+    (void)rev;
+    bail_out("the host called the reserved slot of a 1.0 descriptor");
+    abort();
+}
+
+static void test_abi_1_0(void)
+{
+    kevo_operator_host *host = new_host(3);
+    kevo_operator *op = NULL;
+    is_int(kevo_operator_new(host, "abi_1_0", NULL, NULL, &op, fresh()),
+           KEVO_OK, "a plugin of ABI 1.0 loads under a host of ABI 1.%d",
+           KEVO_OPERATOR_ABI_MINOR);
+    if (!op)
+        bail_out("abi_1_0: %s", err.text);
+    is_uint(kevo_operator_plugin(op)->abi_minor, 0, "it says minor 0");
+    is_uint(kevo_operator_plugin(op)->struct_size, KEVO_OPERATOR_DESC_SIZE_1_0,
+            "with the size of a 1.0 descriptor");
+    ok(!kevo_operator_can_revise(op),
+       "it cannot revise: its reserved slot is not taken for revise()");
+    kevo_operator_request req = request(parent, 1);
+    kevo_operator_result *res = run_one(host, op, &req);
+    is_uint(kevo_operator_result_failure_count(res), 1,
+            "its propose works through the 1.1 table");
+    is_str(kevo_operator_result_failure_kind(res, 0), KEVO_FAIL_EXHAUSTED,
+           "with its failure");
+    like_str(kevo_operator_result_failure_reason(res, 0),
+             "a 1.0 plugin on a host of ABI 1.", "and its reason");
+    is_uint(kevo_operator_result_prompt_count(res), 0, "no prompt");
+    kevo_operator_result_free(res);
+
+    kevo_operator_revision rev = {.size = sizeof rev};
+    rev.prompt_id = 4;
+    rev.sections_json = "{\"strategy\": \"Go wide.\"}";
+    uint64_t id = 77;
+    is_int(kevo_operator_revise(op, &rev, &id, fresh()), KEVO_EINVAL,
+           "asking it to revise is refused");
+    like_str(err.text, "cannot revise prompts", "saying so");
+    like_str(err.text, "ABI 1.0", "with its ABI");
+    is_uint(kevo_operator_in_flight(op), 0, "nothing in flight");
+    is_int(kevo_operator_host_next_result(host, &res), KEVO_DONE,
+           "and no result");
+
+    /* In-process, the same: a 1.0 descriptor's slot is never revise(). */
+    kevo_operator_desc old = DESC("old_inproc");
+    old.abi_minor = 0;
+    old.struct_size = KEVO_OPERATOR_DESC_SIZE_1_0;
+    old.revise = trap_revise;
+    is_int(kevo_operator_host_register(host, &old, "old.c", fresh()), KEVO_OK,
+           "an in-process 1.0 descriptor registers");
+    kevo_operator *o2 = NULL;
+    kevo_operator_new(host, "old_inproc", NULL, NULL, &o2, NULL);
+    ok(o2 && !kevo_operator_can_revise(o2), "and cannot revise");
+    is_int(kevo_operator_revise(o2, &rev, NULL, fresh()), KEVO_EINVAL,
+           "so revise is refused before anything is called");
+    ok(!kevo_operator_can_revise(NULL), "NULL cannot revise");
+    kevo_operator_host_free(host);
+}
+
+/* ---- revision requests and usage (ABI 1.1) --------------------------------
+ */
+
+typedef struct reviser_record {
+    char sections[512], name[64], record[512], best[64], best_summary[64];
+    char worst[64], worst_summary[64], instance[32], prompt[512];
+    int64_t prompt_id;
+    kevo_status not_json, not_object, bad_key, empty_text, unchanged, good,
+        again, second, child, unknown_id, null_sections;
+    char bad_key_msg[512], unchanged_msg[512], again_msg[512], child_msg[512];
+    kevo_status usage_ok, usage_negative, usage_nan, prompt_on_child;
+} reviser_record;
+
+static reviser_record rv;
+
+typedef struct reviser {
+    const kevo_host_api *api;
+    kevo_host_ctx *ctx;
+} reviser;
+
+static kevo_status reviser_init(const kevo_host_api *api, kevo_host_ctx *ctx,
+                                const char *config_json, void **state)
+{
+    (void)config_json;
+    reviser *s = api->alloc(ctx, sizeof *s);
+    if (!s)
+        return KEVO_ENOMEM;
+    s->api = api;
+    s->ctx = ctx;
+    *state = s;
+    return KEVO_OK;
+}
+
+static void reviser_fini(void *state)
+{
+    reviser *s = state;
+    s->api->free(s->ctx, s);
+}
+
+/* For a request for children: no prompt may be emitted; tokens spent. */
+static kevo_status reviser_propose(void *state,
+                                   const kevo_operator_request *req)
+{
+    reviser *s = state;
+    copy_str(rv.prompt, sizeof rv.prompt, req->prompt_json);
+    rv.prompt_on_child =
+        s->api->emit_prompt(s->ctx, req->id, "{\"strategy\": \"y\"}", NULL);
+    s->api->report_usage(s->ctx, 10, 5, 0.25);
+    s->api->done(s->ctx, req->id);
+    return KEVO_OK;
+}
+
+static kevo_status reviser_revise(void *state, const kevo_operator_revision *r)
+{
+    reviser *s = state;
+    const kevo_host_api *api = s->api;
+    kevo_host_ctx *ctx = s->ctx;
+    uint64_t id = r->id;
+    if (r->prompt_id == 98) {
+        api->error(ctx, "the model is asleep");
+        return KEVO_EIO;
+    }
+    if (r->prompt_id == 99)
+        return KEVO_OK; /* a synchronous operator that forgets done */
+    rv.prompt_id = r->prompt_id;
+    copy_str(rv.sections, sizeof rv.sections, r->sections_json);
+    copy_str(rv.name, sizeof rv.name, r->prompt_name);
+    copy_str(rv.record, sizeof rv.record, r->record_json);
+    copy_str(rv.best, sizeof rv.best, r->best_source);
+    copy_str(rv.best_summary, sizeof rv.best_summary, r->best_summary_json);
+    copy_str(rv.worst, sizeof rv.worst, r->worst_source);
+    copy_str(rv.worst_summary, sizeof rv.worst_summary, r->worst_summary_json);
+    copy_str(rv.instance, sizeof rv.instance, api->instance_name(ctx));
+
+    rv.not_json = api->emit_prompt(ctx, id, "{", NULL);
+    rv.not_object = api->emit_prompt(ctx, id, "[1]", NULL);
+    rv.bad_key = api->emit_prompt(ctx, id, "{\"two words\": \"x\"}", NULL);
+    copy_str(rv.bad_key_msg, sizeof rv.bad_key_msg, api->last_error(ctx));
+    rv.empty_text = api->emit_prompt(ctx, id, "{\"strategy\": \"  \"}", NULL);
+    rv.unchanged = api->emit_prompt(
+        ctx, id,
+        "{\"strategy\": \"Go wide.\", \"pitfalls\": \" Mind the tail.\\n\"}",
+        NULL);
+    copy_str(rv.unchanged_msg, sizeof rv.unchanged_msg, api->last_error(ctx));
+    rv.good = api->emit_prompt(
+        ctx, id,
+        "{\"strategy\": \"Go wider.\", \"pitfalls\": \"Mind the tail.\"}",
+        "wider");
+    rv.again = api->emit_prompt(
+        ctx, id,
+        "{\"pitfalls\": \"Mind the tail.\", \"strategy\": \"Go wider.\"}",
+        NULL);
+    copy_str(rv.again_msg, sizeof rv.again_msg, api->last_error(ctx));
+    rv.second = api->emit_prompt(ctx, id,
+                                 "{\"strategy\": \"Go wider.\", \"pitfalls\": "
+                                 "\"Mind the tail.\", \"analysis\": \"Read "
+                                 "the slowest shape first.\"}",
+                                 NULL);
+    rv.child = api->emit_child(ctx, id, "__global__ void k() {}\n", NULL, NULL);
+    copy_str(rv.child_msg, sizeof rv.child_msg, api->last_error(ctx));
+    rv.unknown_id =
+        api->emit_prompt(ctx, id + 1000, "{\"strategy\": \"z\"}", NULL);
+    rv.null_sections = api->emit_prompt(ctx, id, NULL, NULL);
+    rv.usage_ok = api->report_usage(ctx, 1000, 200, 0.125);
+    rv.usage_negative = api->report_usage(ctx, 1, 1, -1);
+    rv.usage_nan = api->report_usage(ctx, 1, 1, NAN);
+    api->fail(ctx, id, KEVO_FAIL_PARSE, "one reply did not parse");
+    api->done(ctx, id);
+    return KEVO_OK;
+}
+
+static const kevo_operator_desc reviser_desc = {
+    .abi_major = KEVO_OPERATOR_ABI_MAJOR,
+    .abi_minor = KEVO_OPERATOR_ABI_MINOR,
+    .struct_size = sizeof(kevo_operator_desc),
+    .name = "reviser",
+    .version = "1",
+    .init = reviser_init,
+    .propose = reviser_propose,
+    .fini = reviser_fini,
+    .revise = reviser_revise,
+};
+
+/* Submits rev to op and returns its result (op is synchronous). */
+static kevo_operator_result *revise_one(kevo_operator_host *host,
+                                        kevo_operator *op,
+                                        const kevo_operator_revision *rev)
+{
+    uint64_t id = 0;
+    if (kevo_operator_revise(op, rev, &id, fresh()) != KEVO_OK)
+        bail_out("kevo_operator_revise: %s", err.text);
+    kevo_operator_result *res = NULL;
+    if (kevo_operator_host_next_result(host, &res) != KEVO_OK ||
+        kevo_operator_result_id(res) != id)
+        bail_out("no result for revision %llu", (unsigned long long)id);
+    return res;
+}
+
+static void test_revise(void)
+{
+    kevo_operator_host *host = new_host(4);
+    kevo_operator_host_register(host, &reviser_desc, NULL, NULL);
+    kevo_operator *op = NULL, *other = NULL;
+    is_int(kevo_operator_new(host, "reviser", "rv", NULL, &op, fresh()),
+           KEVO_OK, "a 1.1 plugin with revise()");
+    kevo_operator_new(host, "reviser", "rv2", NULL, &other, NULL);
+    ok(kevo_operator_can_revise(op), "it can revise");
+
+    /* The prompt comes from a pool, whole, as the pool writes it. */
+    kevo_promptpool *pool = NULL;
+    uint64_t pid = 0;
+    kevo_promptpool_new(8, &pool, NULL);
+    is_int(kevo_promptpool_add_json(pool, KEVO_PROMPT_NONE,
+                                    "{\"name\": \"wide\", \"sections\": "
+                                    "{\"strategy\": \"Go wide.\", "
+                                    "\"pitfalls\": \"Mind the tail.\"}}",
+                                    NULL, &pid, NULL, NULL, fresh()),
+           KEVO_OK, "a prompt in a pool");
+    char *whole = NULL;
+    kevo_promptpool_prompt_json(pool, pid, &whole, NULL);
+    kevo_prompt_record record = {.size = sizeof record};
+    kevo_promptpool_get_record(pool, pid, &record);
+    record.uses = 12;
+    record.children = 10;
+    record.entered = 4;
+    record.beat_parent = 3;
+    record.best_fitness = 0.75;
+    record.best_child = 41;
+
+    kevo_operator_revision rev = {.size = sizeof rev};
+    rev.prompt_id = (int64_t)pid;
+    rev.sections_json = whole;
+    rev.record = &record;
+    rev.record_json = "ignored";
+    rev.best_source = "// the best";
+    rev.best_summary_json = "{\"fitness\": 0.75}";
+    rev.worst_source = "// the worst";
+    memset(&rv, 0, sizeof rv);
+    kevo_operator_result *res = revise_one(host, op, &rev);
+    free(whole);
+
+    is_int(rv.prompt_id, (int64_t)pid, "the plugin sees the prompt's id");
+    is_str(rv.sections,
+           "{\"pitfalls\":\"Mind the tail.\",\"strategy\":\"Go wide.\"}",
+           "and its sections alone, from the whole prompt");
+    is_str(rv.name, "wide", "its name, from the whole prompt");
+    like_str(rv.record,
+             "\"uses\":12,\"children\":10,\"entered\":4,"
+             "\"beat_parent\":3,\"best_fitness\":0.75,"
+             "\"best_child\":41,\"worst_fitness\":null",
+             "the record as JSON, written by the host");
+    is_str(rv.best, "// the best", "the best child's source");
+    is_str(rv.best_summary, "{\"fitness\": 0.75}", "its summary");
+    is_str(rv.worst, "// the worst", "the worst child's source");
+    is_str(rv.worst_summary, "(null)", "no summary for it");
+    is_str(rv.instance, "rv", "instance_name()");
+
+    is_int(rv.not_json, KEVO_EPARSE, "emit_prompt: not JSON");
+    is_int(rv.not_object, KEVO_EINVALID, "emit_prompt: not an object");
+    is_int(rv.bad_key, KEVO_EINVALID, "emit_prompt: a bad section name");
+    like_str(rv.bad_key_msg, "$.two words", "names the JSON path");
+    like_str(rv.bad_key_msg, "identifier", "says why");
+    is_int(rv.empty_text, KEVO_EINVALID, "emit_prompt: an empty text");
+    is_int(rv.unchanged, KEVO_EEXIST,
+           "emit_prompt: the prompt unchanged (white space aside)");
+    like_str(rv.unchanged_msg, "unchanged", "says so");
+    is_int(rv.good, KEVO_OK, "emit_prompt: a revision");
+    is_int(rv.again, KEVO_EEXIST, "emit_prompt: the same revision again");
+    like_str(rv.again_msg, "already gave", "says so");
+    is_int(rv.second, KEVO_OK, "emit_prompt: a second revision");
+    is_int(rv.child, KEVO_EINVAL, "emit_child on a revision request");
+    like_str(rv.child_msg, "emit_prompt", "points to emit_prompt");
+    is_int(rv.unknown_id, KEVO_EINVAL, "emit_prompt: an unknown request");
+    is_int(rv.null_sections, KEVO_EINVAL, "emit_prompt: NULL sections");
+    is_int(rv.usage_ok, KEVO_OK, "report_usage");
+    is_int(rv.usage_negative, KEVO_EINVAL, "report_usage: a negative cost");
+    is_int(rv.usage_nan, KEVO_EINVAL, "report_usage: a NaN cost");
+
+    is_uint(kevo_operator_result_child_count(res), 0, "no child");
+    is_uint(kevo_operator_result_prompt_count(res), 2, "two revised prompts");
+    is_str(kevo_operator_result_prompt(res, 0),
+           "{\"sections\":{\"pitfalls\":\"Mind the tail.\",\"strategy\":"
+           "\"Go wider.\"}}",
+           "the first, in the form kevo_promptpool_add_json() takes");
+    is_str(kevo_operator_result_prompt_note(res, 0), "wider", "its note");
+    ok(kevo_operator_result_prompt_note(res, 1) == NULL, "no note");
+    ok(kevo_operator_result_prompt(res, 2) == NULL, "prompt 2: none");
+    ok(kevo_operator_result_prompt_note(res, 2) == NULL, "note 2: none");
+    ok(kevo_operator_result_prompt(NULL, 0) == NULL, "NULL result");
+    is_uint(kevo_operator_result_failure_count(res), 1, "and its failure");
+
+    uint64_t child = 0, evicted = 0;
+    int added = 0;
+    is_int(kevo_promptpool_add_json(pool, pid,
+                                    kevo_operator_result_prompt(res, 0), "rv",
+                                    &child, &added, &evicted, fresh()),
+           KEVO_OK, "the revised prompt goes into the pool");
+    ok(added == 1 && child != pid, "as a new prompt");
+    is_uint(kevo_promptpool_parent(pool, child), pid, "whose parent it is");
+    is_uint(kevo_promptpool_generation(pool, child), 1, "generation 1");
+    is_str(kevo_promptpool_name(pool, child), "wide", "with its name");
+    is_str(kevo_promptpool_section(pool, child, "strategy"), "Go wider.",
+           "and the revised text");
+    kevo_operator_result_free(res);
+
+    /* Usage: per instance and over the host. */
+    kevo_operator_request req = request(parent, 1);
+    req.prompt_json = "{\"id\": 3, \"name\": null, \"sections\": "
+                      "{\"strategy\": \"Go wide.\"}}";
+    kevo_operator_result_free(run_one(host, other, &req));
+    is_str(rv.prompt, "{\"strategy\":\"Go wide.\"}",
+           "a request's whole prompt reaches the plugin as its sections");
+    is_int(rv.prompt_on_child, KEVO_EINVAL, "emit_prompt on a child request");
+    uint64_t in = 0, out = 0;
+    double cost = 0;
+    is_int(kevo_operator_usage(op, &in, &out, &cost), KEVO_OK, "usage");
+    ok(in == 1000 && out == 200 && cost == 0.125,
+       "one instance's usage: %llu, %llu, %g", (unsigned long long)in,
+       (unsigned long long)out, cost);
+    kevo_operator_usage(other, &in, &out, &cost);
+    ok(in == 10 && out == 5 && cost == 0.25, "the other's");
+    is_int(kevo_operator_host_usage(host, &in, &out, &cost), KEVO_OK,
+           "the host's usage");
+    ok(in == 1010 && out == 205 && cost == 0.375, "sums them: %llu, %llu, %g",
+       (unsigned long long)in, (unsigned long long)out, cost);
+    is_int(kevo_operator_usage(NULL, &in, &out, &cost), KEVO_EINVAL,
+           "usage of NULL");
+    ok(in == 0 && out == 0 && cost == 0, "is zero");
+    is_int(kevo_operator_host_usage(NULL, NULL, NULL, NULL), KEVO_EINVAL,
+           "host usage of NULL");
+
+    /* Bad revision requests: refused before anything is called. */
+    kevo_operator_revision bad = rev;
+    bad.sections_json = "{\"strategy\": \"Go wide.\"}";
+    is_int(kevo_operator_revise(NULL, &bad, NULL, fresh()), KEVO_EINVAL,
+           "revise: NULL op");
+    is_int(kevo_operator_revise(op, NULL, NULL, fresh()), KEVO_EINVAL,
+           "revise: NULL request");
+    bad.size = 16;
+    is_int(kevo_operator_revise(op, &bad, NULL, fresh()), KEVO_EINVAL,
+           "revise: a request too small");
+    bad.size = sizeof bad;
+    bad.sections_json = NULL;
+    is_int(kevo_operator_revise(op, &bad, NULL, fresh()), KEVO_EINVAL,
+           "revise: no sections");
+    bad.sections_json = "{\"strategy\": ";
+    is_int(kevo_operator_revise(op, &bad, NULL, fresh()), KEVO_EPARSE,
+           "revise: sections that are not JSON");
+    bad.sections_json = "{\"strategy\": 3}";
+    is_int(kevo_operator_revise(op, &bad, NULL, fresh()), KEVO_EINVALID,
+           "revise: a section that is not text");
+    like_str(err.text, "$.strategy", "names the path");
+    bad.sections_json = "{\"name\": \"w\", \"sections\": {\"strategy\": \"\"}}";
+    is_int(kevo_operator_revise(op, &bad, NULL, fresh()), KEVO_EINVALID,
+           "revise: a whole prompt with an empty section");
+    like_str(err.text, "$.sections.strategy", "names the path");
+    bad.sections_json = "{}";
+    is_int(kevo_operator_revise(op, &bad, NULL, fresh()), KEVO_EINVALID,
+           "revise: no section");
+    bad.sections_json = "{\"strategy\": \"Go wide.\"}";
+    kevo_prompt_record small = {.size = 8};
+    bad.record = &small;
+    is_int(kevo_operator_revise(op, &bad, NULL, fresh()), KEVO_EINVAL,
+           "revise: a record too small");
+    is_uint(kevo_operator_in_flight(op), 0, "nothing went in flight");
+    is_int(kevo_operator_host_next_result(host, &res), KEVO_DONE,
+           "and no result is waiting");
+
+    /* A bare sections object and no record; the plugin failing. */
+    bad.record = NULL;
+    bad.prompt_name = "given";
+    memset(&rv, 0, sizeof rv);
+    res = revise_one(host, op, &bad);
+    is_str(rv.sections, "{\"strategy\":\"Go wide.\"}", "bare sections");
+    is_str(rv.name, "given", "the caller's name");
+    is_str(rv.record, "(null)", "no record, no record_json");
+    kevo_operator_result_free(res);
+    bad.prompt_id = 98;
+    res = revise_one(host, op, &bad);
+    is_uint(kevo_operator_result_failure_count(res), 1,
+            "a failing revise ends its request");
+    like_str(kevo_operator_result_failure_reason(res, 0),
+             "revise failed: the model is asleep", "with the plugin's message");
+    kevo_operator_result_free(res);
+    bad.prompt_id = 99;
+    res = revise_one(host, op, &bad);
+    like_str(kevo_operator_result_failure_reason(res, 0),
+             "revise returned without ending the request",
+             "a synchronous revise that forgets done");
+    is_uint(kevo_operator_in_flight(op), 0, "nothing left in flight");
+    kevo_operator_result_free(res);
+
+    /* Operators without revise(). */
+    kevo_operator *sk = NULL;
+    kevo_operator_new(host, "skeleton", NULL, "{\"tries\": 2}", &sk, NULL);
+    ok(sk && kevo_operator_plugin(sk)->abi_minor == KEVO_OPERATOR_ABI_MINOR &&
+           !kevo_operator_can_revise(sk),
+       "a 1.1 plugin without revise() cannot revise");
+    is_int(kevo_operator_revise(sk, &bad, NULL, fresh()), KEVO_EINVAL,
+           "and is not asked");
+    kevo_promptpool_free(pool);
+    kevo_operator_host_free(host);
+}
+
+/* ---- many requests in flight, ended in any order ------------------------ */
+
+#define MANY 300
+
+typedef struct many_state {
+    const kevo_host_api *api;
+    kevo_host_ctx *ctx;
+    const kevo_operator_request *reqs[MANY];
+    size_t n;
+} many_state;
+
+static int many_bad; /* host calls on ended requests that did not fail */
+
+static kevo_status many_init(const kevo_host_api *api, kevo_host_ctx *ctx,
+                             const char *config_json, void **state)
+{
+    (void)config_json;
+    many_state *s = api->alloc(ctx, sizeof *s);
+    if (!s)
+        return KEVO_ENOMEM;
+    memset(s, 0, sizeof *s);
+    s->api = api;
+    s->ctx = ctx;
+    *state = s;
+    return KEVO_OK;
+}
+
+static kevo_status many_propose(void *state, const kevo_operator_request *req)
+{
+    many_state *s = state;
+    if (s->n == MANY)
+        return KEVO_ELIMIT;
+    s->reqs[s->n++] = req;
+    return KEVO_OK;
+}
+
+/* Ends a few requests picked at random, each with a failure naming it. */
+static size_t many_poll(void *state, int timeout_ms)
+{
+    (void)timeout_ms;
+    many_state *s = state;
+    const kevo_host_api *api = s->api;
+    for (int k = 0; k < 7 && s->n > 0; k++) {
+        size_t i = (size_t)api->uniform_int(s->ctx, s->n);
+        uint64_t id = s->reqs[i]->id;
+        char why[64];
+        snprintf(why, sizeof why, "request %llu", (unsigned long long)id);
+        if (api->fail(s->ctx, id, KEVO_FAIL_EXHAUSTED, why) != KEVO_OK ||
+            api->done(s->ctx, id) != KEVO_OK)
+            many_bad++;
+        if (api->done(s->ctx, id) != KEVO_EINVAL ||
+            api->fail(s->ctx, id, "x", "y") != KEVO_EINVAL)
+            many_bad++;
+        s->reqs[i] = s->reqs[--s->n];
+    }
+    return s->n;
+}
+
+static void many_fini(void *state)
+{
+    many_state *s = state;
+    s->api->free(s->ctx, s);
+}
+
+static const kevo_operator_desc many_desc = {
+    .abi_major = KEVO_OPERATOR_ABI_MAJOR,
+    .abi_minor = KEVO_OPERATOR_ABI_MINOR,
+    .struct_size = sizeof(kevo_operator_desc),
+    .name = "many",
+    .version = "1",
+    .init = many_init,
+    .propose = many_propose,
+    .poll = many_poll,
+    .fini = many_fini,
+};
+
+static void test_many(void)
+{
+    kevo_operator_host *host = new_host(8);
+    kevo_operator_host_register(host, &many_desc, NULL, NULL);
+    kevo_operator *a = NULL, *b = NULL;
+    kevo_operator_new(host, "many", "ma", NULL, &a, NULL);
+    kevo_operator_new(host, "many", "mb", NULL, &b, NULL);
+    static uint64_t ids[2 * MANY];
+    static int got[2 * MANY];
+    kevo_operator_request req = request(parent, 1);
+    size_t n = 0, left = 0;
+    int rounds = 0;
+    many_bad = 0;
+    memset(got, 0, sizeof got);
+    /* Submit in waves while earlier requests end, so that the table grows,
+     * shrinks around holes and wraps. */
+    for (int wave = 0; wave < 4; wave++) {
+        for (int i = 0; i < MANY / 2; i++, n++)
+            kevo_operator_submit(n % 2 ? b : a, &req, &ids[n], NULL);
+        for (int r = 0; r < 5; r++, rounds++)
+            kevo_operator_host_poll(host, 0, &left, NULL);
+    }
+    while (left > 0 && rounds++ < 1000)
+        kevo_operator_host_poll(host, 0, &left, NULL);
+    is_uint(left, 0, "%zu requests of two instances all ended", n);
+    is_int(many_bad, 0, "each ended once; fail and done on it after fail");
+    kevo_operator_result *res;
+    size_t results = 0, right = 0;
+    while (kevo_operator_host_next_result(host, &res) == KEVO_OK) {
+        uint64_t id = kevo_operator_result_id(res);
+        char want[64];
+        snprintf(want, sizeof want, "request %llu", (unsigned long long)id);
+        right += kevo_operator_result_failure_count(res) == 1 &&
+                 strcmp(kevo_operator_result_failure_reason(res, 0), want) == 0;
+        if (id >= 1 && id <= n)
+            got[id - 1]++;
+        results++;
+        kevo_operator_result_free(res);
+    }
+    is_uint(results, n, "one result per request");
+    is_uint(right, n, "each holding its own failure");
+    int once = 0;
+    for (size_t i = 0; i < n; i++)
+        once += got[i] == 1;
+    is_int(once, (int)n, "every id exactly once");
+    kevo_operator_host_free(host);
+}
+
 /* ---- plugins reach kevo only through the table ----------------------------
  */
 
@@ -938,6 +1479,9 @@ int main(void)
     test_register();
     test_probe();
     test_async();
+    test_abi_1_0();
+    test_revise();
+    test_many();
     test_symbols();
 
     kevo_candidate_free(parent);

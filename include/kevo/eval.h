@@ -73,8 +73,9 @@ typedef enum kevo_eval_option {
     KEVO_EVAL_WARMUP = 4,             /* warm-up runs before timing */
     KEVO_EVAL_MIN_REPS = 5,           /* timed repetitions, at least */
     KEVO_EVAL_MAX_REPS = 6,           /* timed repetitions, at most */
-    KEVO_EVAL_TARGET_SPREAD_PPM = 7,  /* stop when (p75-p25)/median is at
-                                         most this, in parts per million */
+    KEVO_EVAL_TARGET_SPREAD_PPM = 7,  /* stop when the median is known to
+                                         this, in parts per million: see
+                                         kevo_shape_result.time_spread */
     KEVO_EVAL_TIME_CAP_MS = 8,        /* timing time per shape, at most */
     KEVO_EVAL_PROFILE = 9,            /* 1: CUPTI range profiler per shape */
     KEVO_EVAL_FLUSH_L2 = 10,          /* 1: flush L2 between repetitions */
@@ -193,6 +194,12 @@ KEVO_API const char *kevo_evaluator_device_name(const kevo_evaluator *ev);
  * measured the first time it is asked for, here or by a task that needs it.
  */
 KEVO_API double kevo_evaluator_bandwidth(const kevo_evaluator *ev);
+
+/* kevo_evaluator_latency: the measured launch latency in seconds: the time
+ * of an empty kernel, start to end, as candidates are timed. It is the
+ * floor of shapes too small to fill the device. 0 before start or without
+ * a GPU. */
+KEVO_API double kevo_evaluator_latency(const kevo_evaluator *ev);
 KEVO_API double kevo_evaluator_peak(kevo_evaluator *ev, kevo_peak peak);
 
 /*
@@ -266,7 +273,10 @@ typedef struct kevo_shape_result {
     uint64_t worst_index;
     double worst_got, worst_want;
     double time; /* median repetition time */
-    double time_min, time_max, time_cv, time_spread;
+    double time_min, time_max, time_cv;
+    double time_spread;       /* the precision of the median: the half-width of
+                                 its ~95% confidence interval over it,
+                                 1.57 (p75 - p25) / sqrt(reps) / median */
     uint32_t reps;            /* timed repetitions */
     uint32_t kernels_per_rep; /* kernels the candidate launched per run */
     double bytes, flops;      /* the task's cost model at this shape */

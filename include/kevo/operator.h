@@ -23,9 +23,16 @@
  * asynchronous one (waiting on a network, say) returns from propose() at
  * once and finishes its requests inside later poll() calls.
  *
+ * Since ABI 1.1 an operator may also revise meta-prompts: the host calls
+ * its optional revise() with a prompt, its record and its best and worst
+ * children, and the plugin answers through api->emit_prompt() (or
+ * api->fail()) and then api->done(), in the same cycle. An operator that
+ * spends tokens reports them with api->report_usage(), so that the search
+ * can stop on a token or cost budget.
+ *
  * Threads: the host is not thread-safe. A plugin calls the host's functions
- * only from inside init, propose and poll (and api->free and api->log from
- * fini), on the thread that called them.
+ * only from inside init, propose, revise and poll (and api->free and
+ * api->log from fini), on the thread that called them.
  */
 #ifndef KEVO_OPERATOR_H
 #define KEVO_OPERATOR_H
@@ -33,6 +40,7 @@
 #include <kevo/archive.h>
 #include <kevo/candidate.h>
 #include <kevo/error.h>
+#include <kevo/promptpool.h>
 #include <kevo/rng.h>
 #include <kevo/task.h>
 #include <kevo/vars.h>
@@ -47,9 +55,17 @@ extern "C" {
  * version grows when something is added in a reserved slot (a host
  * function of kevo_host_api, a field of a struct); a plugin built against a
  * newer minor than the host's may use what the host lacks, so the host refuses
- * it. */
+ * it. A plugin built against an older minor keeps working: the sizes of the
+ * structs do not change, the host reads a field added after the plugin's
+ * minor only when the descriptor's abi_minor says it has it, and the
+ * plugin never reads what it does not know.
+ *
+ * 1.0: the descriptor, the request and the host table.
+ * 1.1: the descriptor's revise() and the revision request (meta-prompt
+ *      revision); the host functions emit_prompt, report_usage and
+ *      instance_name. */
 #define KEVO_OPERATOR_ABI_MAJOR 1
-#define KEVO_OPERATOR_ABI_MINOR 0
+#define KEVO_OPERATOR_ABI_MINOR 1
 
 /* The name of the one symbol a plugin exports. */
 #define KEVO_OPERATOR_ENTRY_SYMBOL "kevo_operator_entry"
@@ -105,11 +121,57 @@ typedef struct kevo_operator_request {
     const char *target_cell_json; /* a behaviour cell to aim at, or NULL */
     const kevo_candidate *second_parent; /* for crossover, or NULL */
     const char *second_summary_json;     /* its evaluation, or NULL */
-    const char *prompt_json; /* a JSON object of named sections, or NULL */
-    int64_t prompt_id;       /* the prompt's id, or -1 for none */
-    uint32_t n_children;     /* how many children are wanted (>= 1) */
+    /* A JSON object of named sections, or NULL. The caller may give a
+     * whole prompt instead, an object whose "sections" member holds them
+     * (such as kevo_promptpool_prompt_json() writes): the plugin always
+     * sees the sections alone. */
+    const char *prompt_json;
+    int64_t prompt_id;   /* the prompt's id, or -1 for none */
+    uint32_t n_children; /* how many children are wanted (>= 1) */
     void *reserved[8];
 } kevo_operator_request;
+
+/*
+ * A request to revise a meta-prompt (ABI 1.1): the host hands it to the
+ * descriptor's revise() and the plugin answers with api->emit_prompt() (or
+ * api->fail()) and api->done(), as for a kevo_operator_request, with the
+ * same lifetime: the request and everything it points to are owned by the
+ * host and stay valid until the plugin calls api->done() for it.
+ *
+ * The caller of kevo_operator_revise() fills the same struct; the host
+ * copies it, sets id, puts the prompt's sections alone in sections_json
+ * (and its name in prompt_name) when the caller gave a whole prompt, and
+ * writes record as record_json. Fields appended in later minor versions
+ * take the reserved slots; check size before reading one.
+ */
+typedef struct kevo_operator_revision {
+    size_t size;             /* sizeof(kevo_operator_revision) */
+    uint64_t id;             /* unique among this host's requests; never 0 */
+    int64_t prompt_id;       /* the prompt's id in the caller's pool, or -1 */
+    const char *prompt_name; /* its name, or NULL */
+    /* Required: the prompt's sections, a JSON object of named texts
+     * ({"strategy": "...", "pitfalls": "..."}). The caller may instead give
+     * a whole prompt, an object whose "sections" member holds them (such as
+     * kevo_promptpool_prompt_json() writes); the plugin always sees the
+     * sections alone. */
+    const char *sections_json;
+    /* What the prompt's children did (kevo_promptpool_revision_due() fills
+     * it), or NULL. The plugin sees the host's copy. */
+    const kevo_prompt_record *record;
+    /* The record as JSON, written by the host (the caller's value is
+     * ignored): {"uses": N, "children": N, "entered": N, "beat_parent": N,
+     * "best_fitness": F or null, "best_child": N, "worst_fitness": F or
+     * null, "worst_child": N, "mean": F, "revisions": N}; NULL without a
+     * record. */
+    const char *record_json;
+    /* The best and the worst child: CUDA source and evaluation summary
+     * (JSON), each NULL when unknown. */
+    const char *best_source;
+    const char *best_summary_json;
+    const char *worst_source;
+    const char *worst_summary_json;
+    void *reserved[8];
+} kevo_operator_revision;
 
 /*
  * The host's functions, given to init. The table is owned by the host,
@@ -260,11 +322,44 @@ typedef struct kevo_host_api {
      * req_id. */
     kevo_status (*done)(kevo_host_ctx *ctx, uint64_t req_id);
 
-    void (*reserved[16])(void);
+    /* -- ABI 1.1; a plugin that may meet a 1.0 host tests each with
+     * KEVO_HOST_API_HAS() -- */
+
+    /*
+     * Offers a revised prompt for revision request req_id: sections_json
+     * is a JSON object of named texts, as the request's sections_json;
+     * note (may be NULL) says in a few words what changed. Both are
+     * copied. The host checks the sections as kevo_promptpool_add() would
+     * (names that are identifiers, texts not empty and within
+     * KEVO_PROMPT_TEXT_MAX, at most KEVO_PROMPT_SECTIONS_MAX sections) and
+     * keeps them. Returns KEVO_OK; KEVO_EPARSE for text that is not JSON;
+     * KEVO_EINVALID for JSON that is not such an object (the reason names
+     * the JSON path); KEVO_EEXIST for the request's prompt unchanged or a
+     * prompt this request already gave; KEVO_EINVAL for an unknown or
+     * finished req_id, or one that is not a revision; KEVO_ENOMEM. On
+     * failure the reason is in last_error() and nothing was kept.
+     */
+    kevo_status (*emit_prompt)(kevo_host_ctx *ctx, uint64_t req_id,
+                               const char *sections_json, const char *note);
+    /*
+     * Adds tokens and their cost (in the currency of the operator's cost
+     * table) to what this instance has spent; the host keeps the totals
+     * (kevo_operator_usage()) so that a search can stop on a budget. Call
+     * it once per reply of a model. Returns KEVO_OK, or KEVO_EINVAL for a
+     * negative or non-finite cost (nothing is added).
+     */
+    kevo_status (*report_usage)(kevo_host_ctx *ctx, uint64_t input_tokens,
+                                uint64_t output_tokens, double cost);
+    /* The instance's name (such as "llm" or "llm_big"), borrowed for the
+     * life of the instance. */
+    const char *(*instance_name)(kevo_host_ctx *ctx);
+
+    void (*reserved[13])(void);
 } kevo_host_api;
 
 /* True when api has the function member (it may be newer or older than the
- * header the plugin was built with). */
+ * header the plugin was built with). A function added in a minor version
+ * fills a reserved slot, which an older host leaves NULL. */
 #define KEVO_HOST_API_HAS(api, member)                                         \
     ((api)->size >= offsetof(kevo_host_api, member) + sizeof((api)->member) && \
      (api)->member != NULL)
@@ -312,13 +407,24 @@ typedef struct kevo_operator_desc {
      * api->free and api->log. */
     void (*fini)(void *state);
 
-    void *reserved[8];
+    /*
+     * ABI 1.1, optional (NULL for operators that do not revise prompts).
+     * Starts work on revising a meta-prompt (see kevo_operator_revision
+     * for its lifetime): the plugin calls api->emit_prompt() with the
+     * revised sections, or api->fail(), and then api->done(), in revise()
+     * itself or (with poll) later, exactly as for propose(). Returning a
+     * failure code (after api->error()) fails the request as a whole. The
+     * host calls it only for a descriptor whose abi_minor is at least 1.
+     */
+    kevo_status (*revise)(void *state, const kevo_operator_revision *rev);
+
+    void *reserved[7];
 } kevo_operator_desc;
 
 /* The size of a version 1.0 descriptor: the host refuses a smaller
- * struct_size. */
+ * struct_size. Version 1.1 took a reserved slot: the size is the same. */
 #define KEVO_OPERATOR_DESC_SIZE_1_0                                            \
-    (offsetof(kevo_operator_desc, reserved) + 8 * sizeof(void *))
+    (offsetof(kevo_operator_desc, revise) + 8 * sizeof(void *))
 
 /* The type of kevo_operator_entry. */
 typedef const kevo_operator_desc *(*kevo_operator_entry_fn)(void);
@@ -506,9 +612,30 @@ kevo_operator_plugin(const kevo_operator *op);
  */
 KEVO_API kevo_rng *kevo_operator_rng(kevo_operator *op);
 
-/* kevo_operator_in_flight: how many of the instance's requests are
- * submitted and not yet done. */
+/* kevo_operator_in_flight: how many of the instance's requests (requests
+ * for children and revisions alike) are submitted and not yet done. */
 KEVO_API size_t kevo_operator_in_flight(const kevo_operator *op);
+
+/*
+ * kevo_operator_usage: what the instance reported spending through
+ * report_usage(): input and output tokens and their cost, stored in the
+ * outputs that are not NULL. Returns KEVO_OK, or KEVO_EINVAL for a NULL op
+ * (the outputs are then 0).
+ */
+KEVO_API kevo_status kevo_operator_usage(const kevo_operator *op,
+                                         uint64_t *input_tokens,
+                                         uint64_t *output_tokens, double *cost);
+
+/*
+ * kevo_operator_host_usage: the sums of kevo_operator_usage() over every
+ * instance of the host, the figures a search compares with its token and
+ * cost budgets. Returns KEVO_OK, or KEVO_EINVAL for a NULL host (the
+ * outputs are then 0).
+ */
+KEVO_API kevo_status kevo_operator_host_usage(const kevo_operator_host *host,
+                                              uint64_t *input_tokens,
+                                              uint64_t *output_tokens,
+                                              double *cost);
 
 /*
  * kevo_operator_submit: hands req to the instance. The host copies the
@@ -524,6 +651,33 @@ KEVO_API size_t kevo_operator_in_flight(const kevo_operator *op);
  */
 KEVO_API kevo_status kevo_operator_submit(kevo_operator *op,
                                           const kevo_operator_request *req,
+                                          uint64_t *id, kevo_error *err);
+
+/*
+ * kevo_operator_can_revise: non-zero when the instance's plugin revises
+ * prompts: its descriptor is of ABI 1.1 or later and has revise().
+ */
+KEVO_API int kevo_operator_can_revise(const kevo_operator *op);
+
+/*
+ * kevo_operator_revise: hands rev, a request to revise a meta-prompt, to
+ * the instance. As kevo_operator_submit(), the host copies the request and
+ * what it points to, gives it a new id (rev->id and rev->record_json are
+ * ignored) returned in *id (may be NULL), and calls the plugin's revise;
+ * the revised prompts come back in the request's result
+ * (kevo_operator_result_prompt()), failures as failures. rev->size must be
+ * at least the size of a version 1.1 revision request, rev->sections_json
+ * a JSON object of named sections (or a whole prompt holding them in its
+ * "sections" member, whose "name" then fills a NULL prompt_name) that
+ * kevo_promptpool_add() would take, and rev->record, when given, a record
+ * whose size is 0 or at least sizeof(kevo_prompt_record). Returns KEVO_OK
+ * (the outcome comes as a result); KEVO_EINVAL for a bad request or an
+ * instance that cannot revise (kevo_operator_can_revise()); KEVO_EPARSE or
+ * KEVO_EINVALID for sections that do not parse or are not valid, naming
+ * the JSON path; KEVO_ENOMEM.
+ */
+KEVO_API kevo_status kevo_operator_revise(kevo_operator *op,
+                                          const kevo_operator_revision *rev,
                                           uint64_t *id, kevo_error *err);
 
 /*
@@ -601,6 +755,27 @@ kevo_operator_result_failure_kind(const kevo_operator_result *res, size_t i);
  * NULL when out of range. */
 KEVO_API const char *
 kevo_operator_result_failure_reason(const kevo_operator_result *res, size_t i);
+
+/* kevo_operator_result_prompt_count: how many revised prompts a revision
+ * request gave (0 for a request for children). */
+KEVO_API size_t
+kevo_operator_result_prompt_count(const kevo_operator_result *res);
+
+/*
+ * kevo_operator_result_prompt: revised prompt i as JSON text, borrowed from
+ * the result (NULL when out of range), in the form
+ * kevo_promptpool_add_json() takes: {"sections": {"NAME": "TEXT", ...}},
+ * section names in byte order, texts without surrounding white space. Add
+ * it to the pool with the revised prompt's id as its parent; without a
+ * "name" it takes the parent's.
+ */
+KEVO_API const char *
+kevo_operator_result_prompt(const kevo_operator_result *res, size_t i);
+
+/* kevo_operator_result_prompt_note: the note given with revised prompt i,
+ * borrowed, or NULL (also when i is out of range). */
+KEVO_API const char *
+kevo_operator_result_prompt_note(const kevo_operator_result *res, size_t i);
 
 #ifdef __cplusplus
 }

@@ -66,6 +66,7 @@ typedef struct kevo__gpu {
     CUmodule module; /* kernels.cu.h, compiled for the device */
     CUfunction fill[KEVO__NDTYPES], compare[KEVO__NDTYPES];
     CUfunction compare_reduce, equal, flush_l2, copy, fma_f32, fma_f64;
+    CUfunction probe_empty; /* kevo_probe_empty: the launch latency */
     CUfunction mma_f16, mma_bf16, mma_tf32;
 
     CUdeviceptr partial;  /* compare partials, then one kevo__cmp */
@@ -314,7 +315,9 @@ typedef struct kevo__times {
 } kevo__times;
 
 /* kevo__timing_init: loads CUPTI and starts recording kernel activity
- * (sets g->cupti, or g->cupti_note saying why events are used). */
+ * (sets g->cupti, or g->cupti_note saying why events are used). The
+ * environment variable KEVO_WORKER_TIMER=events makes the worker time with
+ * CUDA events alone (to compare the two timers). */
 void kevo__timing_init(kevo__gpu *g);
 
 /* kevo__timing_activity: stops (and flushes) or restarts CUPTI's kernel
@@ -334,7 +337,8 @@ kevo_status kevo__time_plan(kevo__gpu *g, const kevo__plan *plan,
                             kevo_error *err);
 
 /* kevo__times_stats: median, min, max, mean, cv (stddev / mean) and spread
- * ((p75 - p25) / median, percentiles by linear interpolation) of
+ * (1.57 (p75 - p25) / sqrt(n) / median: the relative half-width of the
+ * median's ~95% confidence interval; percentiles by linear interpolation) of
  * samples[0..n) into out (samples is reordered). */
 void kevo__times_stats(double *samples, size_t n, kevo__times *out);
 

@@ -1,6 +1,30 @@
 /*
  * gpu_eval.h: the "eval" message of the GPU worker (gpu_eval.c) and what
  * gpu.c shares with it.
+ *
+ * Request: {"op":"eval","id":N,"task":{kevo_task_to_json},"task_key":"...",
+ * "candidate":{kevo__candidate_to_json},"set":"train"|"held_out",
+ * "seeds":[s1,s2],"reference_cubin_bytes":R,"candidate_cubin_bytes":C,
+ * "timing":{"warmup","min_reps","max_reps","target_spread","cap_ms",
+ * "enabled"},"profile":bool,"flush_l2":bool,"time_reference":bool,
+ * "reference_kernels":{kernel:lowered},"candidate_kernels":{kernel:lowered}}
+ * with the two cubins as payload. Timing fields, profile, flush_l2,
+ * time_reference and the kernel maps may be left out (defaults 3, 10, 300,
+ * 0.01, 1000, true; false, true, false; names as in the launch block).
+ *
+ * Reply: {"op":"result","id":N,"ok":true,"verdict":...,"reason":... and
+ * "failed_shape":i (not when ok; failed_shape absent when the failure is
+ * not at a shape),"kernels":[...],"shapes":[{"set","index","dims",
+ * "correct","max_abs_err","max_rel_err","bad_elements","worst":{"arg",
+ * "index","got","want"},"time":{"median","min","max","mean","cv","spread",
+ * "reps","kernels_per_rep","timer","samples"},"reference_time":{same, with
+ * time_reference},"profile":{"dram_read_bytes","dram_write_bytes",
+ * "achieved_occupancy"} or {"error":"..."}}],"timer":"cupti"|"events",
+ * "seconds":{"transfer","run","check","time","profile","total"}}. Numbers
+ * that are not finite (the error at a NaN, a got of NaN) are null. A
+ * request the worker cannot serve (malformed, a task that does not load, a
+ * reference that does not run, device memory the shapes do not fit) gets
+ * {"op":"result","id":N,"ok":false,"error":"..."}.
  */
 #ifndef KEVO_WORKER_GPU_EVAL_H
 #define KEVO_WORKER_GPU_EVAL_H

@@ -3,12 +3,14 @@
  * and CUDA events, the best of several runs each: copy bandwidth (a
  * device-to-device copy of a buffer many times the L2 size, by the
  * worker's copy kernel or the driver's, bytes read plus bytes written), the
- * FP32 and FP64 FMA rates (an FMA is two flops), and the tensor-core rates of
- * mma.sync for FP16, BF16 and TF32 inputs.
+ * FP32 and FP64 FMA rates (an FMA is two flops), the tensor-core rates of
+ * mma.sync for FP16, BF16 and TF32 inputs, and the launch latency (an empty
+ * kernel, timed as candidates are).
  */
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu.h"
@@ -149,6 +151,37 @@ static kevo_status compute(kevo__gpu *g, CUfunction f, unsigned grid,
     return rc;
 }
 
+/*
+ * The launch latency: the median time, start to end as the candidates'
+ * timer sees it (CUPTI, else events), of an empty kernel of one warp: no
+ * shape of any task can take less, which makes it the roofline floor of
+ * shapes too small to fill the device.
+ */
+static kevo_status launch_latency(kevo__gpu *g, double *out, kevo_error *err)
+{
+    static const char source[] = "/* kevo:launch\n"
+                                 " *   kevo_probe_empty<<<1, 32>>>()\n"
+                                 " */\n";
+    kevo_candidate *cand = NULL;
+    kevo_status rc =
+        kevo_candidate_new(source, "the latency probe", &cand, err);
+    if (rc != KEVO_OK)
+        return rc;
+    CUfunction fn = g->probe_empty;
+    kevo__program prog = {cand, NULL, 1, &fn, NULL};
+    kevo_launch_geometry geom = {sizeof geom, {1, 1, 1}, {32, 1, 1}, 0, {0}};
+    void **params[1] = {NULL};
+    kevo__plan plan = {&prog, &geom, NULL, params, 0, NULL, NULL};
+    kevo__timing_config cfg = {true, false, 20, 100, 400, 0.02, 300.0};
+    kevo__times t;
+    rc = kevo__time_plan(g, &plan, &cfg, &t, err);
+    if (rc == KEVO_OK)
+        *out = t.median > 0 ? t.median : 0.0;
+    free(t.samples);
+    kevo_candidate_free(cand);
+    return rc;
+}
+
 kevo_status kevo__peaks_measure(kevo__gpu *g, const json_t *which,
                                 json_t **peaks, json_t **errors,
                                 kevo_error *err)
@@ -175,6 +208,8 @@ kevo_status kevo__peaks_measure(kevo__gpu *g, const json_t *which,
             name = "?";
         } else if (strcmp(name, "bandwidth") == 0) {
             rc = bandwidth(g, &x, err);
+        } else if (strcmp(name, "launch") == 0) {
+            rc = launch_latency(g, &x, err);
         } else if (strcmp(name, "fp32") == 0) {
             float one = 1.0f;
             rc = compute(g, g->fma_f32, full, block, &one, 128.0 * threads, &x,
@@ -200,7 +235,8 @@ kevo_status kevo__peaks_measure(kevo__gpu *g, const json_t *which,
                 rc = compute(g, f, mma_grid, block, &one, 4.0 * per_mma * warps,
                              &x, err);
         } else {
-            why = "unknown ceiling (bandwidth, fp32, fp64, tf32, fp16, bf16)";
+            why = "unknown ceiling (bandwidth, launch, fp32, fp64, tf32, "
+                  "fp16, bf16)";
         }
         if (rc != KEVO_OK)
             break;

@@ -2,9 +2,11 @@
  * llm.c: the llm mutation operator, a plugin. For each child a request
  * wants it builds a prompt from what the host shows, draws a model by
  * weight, sends the request through the request engine, and turns the reply
- * into a child through the reply parser. Every request and reply is saved
- * under RUN/llm/ with the API keys redacted; tokens and cost are counted
- * against the budgets.
+ * into a child through the reply parser. A request to revise a meta-prompt
+ * (ABI 1.1) goes the same way with its own prompt and reply parser, and
+ * ends in a revised prompt. Every request and reply is saved under RUN/llm/
+ * with the API keys redacted; tokens and cost are counted against the
+ * budgets and reported to the host.
  */
 #include "config.h"
 
@@ -20,6 +22,7 @@
 #include "http.h"
 #include "prompt.h"
 #include "reply.h"
+#include "revision.h"
 #include "runlog.h"
 #include "wire.h"
 
@@ -32,7 +35,9 @@ typedef struct llm_state llm_state;
 typedef struct llm_req {
     llm_state *st;
     uint64_t id;
-    char *parent_source;
+    bool revision;       /* a request to revise a meta-prompt */
+    char *parent_source; /* a request for children: the parent's source */
+    char *sections;      /* a revision: the prompt's sections */
     uint32_t calls_left;
     struct llm_req *prev, *next;
 } llm_req;
@@ -65,7 +70,7 @@ struct llm_state {
     double cost;
     bool budget_reported;
     uint64_t calls, children, replies;
-    uint64_t requests;
+    uint64_t requests, revisions, prompts;
     const char *kinds[KINDS_MAX]; /* failure kinds seen (static strings) */
     uint64_t kind_counts[KINDS_MAX];
     size_t nkinds;
@@ -190,7 +195,28 @@ static void req_unlink_free(llm_req *r)
         r->next->prev = r->prev;
     st->nreqs--;
     free(r->parent_source);
+    free(r->sections);
     free(r);
+}
+
+/* A new request of the host, in the instance's list; NULL (with the
+ * reason given to the host) when out of memory. */
+static llm_req *req_new(llm_state *st, uint64_t id, uint32_t calls)
+{
+    llm_req *r = calloc(1, sizeof(*r));
+    if (!r) {
+        st->api->error(st->ctx, "out of memory");
+        return NULL;
+    }
+    r->st = st;
+    r->id = id;
+    r->calls_left = calls;
+    r->next = st->reqs;
+    if (st->reqs)
+        st->reqs->prev = r;
+    st->reqs = r;
+    st->nreqs++;
+    return r;
 }
 
 /* One call has ended: the request ends with its last call. */
@@ -346,6 +372,81 @@ done:
     kevo__reply_result_free(&res);
 }
 
+static const char *revision_fail_kind(llm_revision_kind k)
+{
+    switch (k) {
+    case LLM_REVISION_EMPTY:
+    case LLM_REVISION_NO_JSON:
+    case LLM_REVISION_TRUNCATED:
+    case LLM_REVISION_MALFORMED:
+    case LLM_REVISION_NOT_OBJECT: return KEVO_FAIL_PARSE;
+    case LLM_REVISION_NOMEM: return KEVO_FAIL_INTERNAL;
+    default: return KEVO_FAIL_INVALID;
+    }
+}
+
+/* The reply text of a revision request became a revised prompt, or a
+ * failure. */
+static void take_revision(llm_call *c)
+{
+    llm_state *st = c->req->st;
+    const llm_model *m = &st->cfg.models[c->model];
+    llm_revision_result res = {0};
+    llm_revision_kind k = kevo__llm_revision_parse(
+        c->wire.text, c->wire.text_len, c->req->sections, &res);
+    json_object_set_new(
+        c->log, "parse",
+        json_pack("{s:s, s:o}", "kind", kevo__llm_revision_kind_name(k),
+                  "reason", kevo__llm_json_text(res.reason ? res.reason : "")));
+    if (k != LLM_REVISION_OK) {
+        st->reply_failures++;
+        llm_buf b = {0};
+        kevo__llm_buf_printf(&b, "the reply gave no revised prompt: %s: %s%s",
+                             kevo__llm_revision_kind_name(k),
+                             res.reason ? res.reason : "out of memory",
+                             c->wire.cut_off ? " (the reply stopped at "
+                                               "max_tokens)"
+                                             : "");
+        call_fail(c, revision_fail_kind(k), b.data ? b.data : "out of memory");
+        kevo__llm_buf_free(&b);
+        goto done;
+    }
+    llm_buf note = {0};
+    kevo__llm_buf_printf(&note, "%s: %s", m->name, res.reason);
+    char *clean_note = note.data ? redact(st, note.data) : NULL;
+    char *clean = redact(st, res.sections_json);
+    if (!clean) {
+        call_fail(c, KEVO_FAIL_INTERNAL, "out of memory for the prompt");
+    } else {
+        kevo_status rc =
+            st->api->emit_prompt(st->ctx, c->req->id, clean, clean_note);
+        json_t *v = json_loads(clean, 0, NULL);
+        if (rc == KEVO_OK) {
+            st->prompts++;
+            json_object_set_new(c->log, "prompt", v);
+            say(st, KEVO_LOG_INFO,
+                "request %" PRIu64 ": a revised prompt from %s (%s)",
+                c->req->id, m->name, res.reason);
+        } else {
+            json_object_set_new(c->log, "refused_prompt", v);
+            llm_buf b = {0};
+            kevo__llm_buf_printf(&b, "the host refused the revised prompt: %s",
+                                 st->api->last_error(st->ctx));
+            call_fail(c,
+                      rc == KEVO_EEXIST   ? "duplicate"
+                      : rc == KEVO_ENOMEM ? KEVO_FAIL_INTERNAL
+                                          : KEVO_FAIL_INVALID,
+                      b.data ? b.data : "the host refused the prompt");
+            kevo__llm_buf_free(&b);
+        }
+    }
+    free(clean);
+    free(clean_note);
+    kevo__llm_buf_free(&note);
+done:
+    kevo__llm_revision_result_free(&res);
+}
+
 static void on_done(void *ud, const llm_http_result *r)
 {
     llm_call *c = ud;
@@ -395,6 +496,9 @@ static void on_done(void *ud, const llm_http_result *r)
     double cost = (double)c->wire.input_tokens * m->input_cost_per_mtok / 1e6 +
                   (double)c->wire.output_tokens * m->output_cost_per_mtok / 1e6;
     st->cost += cost;
+    if (KEVO_HOST_API_HAS(st->api, report_usage))
+        st->api->report_usage(st->ctx, c->wire.input_tokens,
+                              c->wire.output_tokens, cost);
     json_object_set_new(
         c->log, "usage",
         json_pack("{s:I, s:I, s:f}", "input_tokens",
@@ -404,7 +508,10 @@ static void on_done(void *ud, const llm_http_result *r)
                         json_stringn(c->wire.text, c->wire.text_len));
     if (c->wire.cut_off)
         json_object_set_new(c->log, "cut_off", json_true());
-    take_reply(c);
+    if (c->req->revision)
+        take_revision(c);
+    else
+        take_reply(c);
     call_finished(c);
 }
 
@@ -423,28 +530,30 @@ static bool start_call(llm_state *st, llm_req *r, const char *system,
     c->req = r;
     c->model = kevo__llm_config_pick(&st->cfg, st->api->uniform01(st->ctx));
     const llm_model *m = &st->cfg.models[c->model];
+    const char *kind = r->revision ? "revision" : "child";
     if (!kevo__llm_wire_build(m, system, user, &w)) {
         c->seq = ++st->log.seq;
-        c->log =
-            json_pack("{s:I, s:I, s:s, s:s, s:[]}", "seq", (json_int_t)c->seq,
-                      "request", (json_int_t)r->id, "model", m->name, "api",
-                      kevo__llm_api_name(m->api), "attempts");
+        c->log = json_pack("{s:I, s:I, s:s, s:s, s:s, s:[]}", "seq",
+                           (json_int_t)c->seq, "request", (json_int_t)r->id,
+                           "kind", kind, "model", m->name, "api",
+                           kevo__llm_api_name(m->api), "attempts");
         call_fail(c, KEVO_FAIL_INTERNAL, "out of memory for the request");
         goto done;
     }
     json_t *headers = json_array();
     for (size_t i = 0; i < w.nheaders; i++)
         json_array_append_new(headers, json_string(w.log_headers[i]));
-    json_t *saved =
-        json_pack("{s:I, s:I, s:s, s:s, s:s, s:o, s:o}", "seq", (json_int_t)0,
-                  "request", (json_int_t)r->id, "model", m->name, "api",
-                  kevo__llm_api_name(m->api), "url", w.url, "headers", headers,
-                  "body", kevo__llm_json_body(w.body, w.body_len));
+    json_t *saved = json_pack(
+        "{s:I, s:I, s:s, s:s, s:s, s:s, s:o, s:o}", "seq", (json_int_t)0,
+        "request", (json_int_t)r->id, "kind", kind, "model", m->name, "api",
+        kevo__llm_api_name(m->api), "url", w.url, "headers", headers, "body",
+        kevo__llm_json_body(w.body, w.body_len));
     c->seq = saved ? claim_json(st, "request", saved) : ++st->log.seq;
     json_decref(saved);
-    c->log = json_pack("{s:I, s:I, s:s, s:s, s:[]}", "seq", (json_int_t)c->seq,
-                       "request", (json_int_t)r->id, "model", m->name, "api",
-                       kevo__llm_api_name(m->api), "attempts");
+    c->log =
+        json_pack("{s:I, s:I, s:s, s:s, s:s, s:[]}", "seq", (json_int_t)c->seq,
+                  "request", (json_int_t)r->id, "kind", kind, "model", m->name,
+                  "api", kevo__llm_api_name(m->api), "attempts");
     if (!c->log) {
         call_fail(c, KEVO_FAIL_INTERNAL, "out of memory for the request");
         goto done;
@@ -620,20 +729,10 @@ static kevo_status llm_propose(void *state, const kevo_operator_request *req)
     llm_prompt_candidate *insp = NULL;
     char why[1024];
 
-    llm_req *r = calloc(1, sizeof(*r));
-    if (!r) {
-        api->error(st->ctx, "out of memory");
+    llm_req *r = req_new(st, req->id, req->n_children ? req->n_children : 1);
+    if (!r)
         return KEVO_ENOMEM;
-    }
     st->requests++;
-    r->st = st;
-    r->id = req->id;
-    r->calls_left = req->n_children ? req->n_children : 1;
-    r->next = st->reqs;
-    if (st->reqs)
-        st->reqs->prev = r;
-    st->reqs = r;
-    st->nreqs++;
 
     if (!budget_left(st, why, sizeof(why))) {
         host_fail(st, req->id, KEVO_FAIL_BUDGET, why);
@@ -711,6 +810,62 @@ done:
     return KEVO_OK;
 }
 
+static kevo_status llm_revise(void *state, const kevo_operator_revision *rev)
+{
+    llm_state *st = state;
+    const kevo_host_api *api = st->api;
+    char *system = NULL, *user = NULL;
+    char why[1024];
+    llm_req *r = req_new(st, rev->id, 1);
+    if (!r)
+        return KEVO_ENOMEM;
+    st->revisions++;
+    r->revision = true;
+    if (!KEVO_HOST_API_HAS(api, emit_prompt)) {
+        host_fail(st, rev->id, KEVO_FAIL_UNSUPPORTED,
+                  "the host has no emit_prompt (ABI 1.0)");
+        goto done;
+    }
+    if (!budget_left(st, why, sizeof(why))) {
+        host_fail(st, rev->id, KEVO_FAIL_BUDGET, why);
+        goto done;
+    }
+    if (!(r->sections = kevo__llm_strdup(rev->sections_json))) {
+        host_fail(st, rev->id, KEVO_FAIL_INTERNAL, "out of memory");
+        goto done;
+    }
+    llm_revision_input in = {
+        .task_name = api->task_name(st->ctx),
+        .task_description = api->task_description(st->ctx),
+        .task_args = api->task_args(st->ctx),
+        .prompt_name = rev->prompt_name,
+        .sections_json = rev->sections_json,
+        .record_json = rev->record_json,
+        .best = {rev->best_source, rev->best_summary_json, NULL, NULL},
+        .worst = {rev->worst_source, rev->worst_summary_json, NULL, NULL},
+        .max_log_lines = st->cfg.max_log_lines,
+    };
+    if (!kevo__llm_revision_prompt_build(&in, &system, &user, why,
+                                         sizeof(why))) {
+        host_fail(st, rev->id,
+                  strncmp(why, "out of memory", 13) == 0
+                      ? KEVO_FAIL_INTERNAL
+                      : KEVO_FAIL_UNSUPPORTED,
+                  why);
+        goto done;
+    }
+    if (!start_call(st, r, system, user))
+        r->calls_left--;
+done:
+    if (r->calls_left == 0 || !system) {
+        api->done(st->ctx, rev->id);
+        req_unlink_free(r);
+    }
+    free(system);
+    free(user);
+    return KEVO_OK;
+}
+
 static size_t llm_poll(void *state, int timeout_ms)
 {
     llm_state *st = state;
@@ -729,9 +884,10 @@ static void save_summary(llm_state *st)
     say(st, KEVO_LOG_INFO,
         "%" PRIu64 " requests, %" PRIu64 " calls (%" PRIu64
         " attempts), %" PRIu64 " children; %" PRIu64 " input and %" PRIu64
-        " output tokens, cost %.6g",
+        " output tokens, cost %.6g; %" PRIu64 " revisions, %" PRIu64
+        " revised prompts",
         st->requests, st->calls, hs.attempts, st->children, st->input_tokens,
-        st->output_tokens, st->cost);
+        st->output_tokens, st->cost, st->revisions, st->prompts);
     if (!st->log.dir)
         return;
     json_t *outcomes = json_object(), *attempts = json_object();
@@ -758,6 +914,12 @@ static void save_summary(llm_state *st)
         "output_tokens", (json_int_t)st->output_tokens, "cost", st->cost,
         "max_active", hs.max_active, "failures", failures, "outcomes", outcomes,
         "attempt_outcomes", attempts);
+    if (s) {
+        json_object_set_new(s, "revisions",
+                            json_integer((json_int_t)st->revisions));
+        json_object_set_new(s, "revised_prompts",
+                            json_integer((json_int_t)st->prompts));
+    }
     if (s)
         save_json(st, "summary", st->instance_seq, s);
     json_decref(s);
@@ -777,13 +939,14 @@ static const kevo_operator_desc llm_desc = {
     .abi_minor = KEVO_OPERATOR_ABI_MINOR,
     .struct_size = sizeof(kevo_operator_desc),
     .name = "llm",
-    .version = "1.0",
-    .description = "rewrites kernels with a language model (OpenAI or "
-                   "Anthropic API)",
+    .version = "1.1",
+    .description = "rewrites kernels, and revises meta-prompts, with a "
+                   "language model (OpenAI or Anthropic API)",
     .init = llm_init,
     .propose = llm_propose,
     .poll = llm_poll,
     .fini = llm_fini,
+    .revise = llm_revise,
 };
 
 KEVO_OPERATOR_ENTRY(llm_desc)

@@ -518,3 +518,227 @@ done:
     }
     return ok;
 }
+
+/* ---- the revision prompt ------------------------------------------------- */
+
+static const char revision_system_text[] =
+    "You improve the guidance that steers a language model while it "
+    "optimises CUDA kernels. The guidance is a few named sections "
+    "(conventionally strategy: what to try; pitfalls: what to avoid; "
+    "analysis: how to read an evaluation), shown to the model, with the "
+    "kernel to improve and its evaluation, each time it is asked for a "
+    "faster variant. Each variant is compiled with NVRTC, checked against a "
+    "trusted reference on several shapes and fresh random inputs, and "
+    "timed; its fitness is its roofline efficiency (0 when it fails, about "
+    "1 at best). You are shown the guidance, its record (how the variants it "
+    "produced fared) and its best and worst variants. Revise it so that it "
+    "leads to faster kernels that are more often correct for this task: "
+    "keep what worked, correct or drop what led to failures or slow "
+    "kernels, and make the advice concrete where the evidence supports it. "
+    "The advice must hold for every shape of the problem, not only the "
+    "shapes measured.\n";
+
+/* A count of the record, or -1 when it has none. */
+static long long record_count(json_t *r, const char *key)
+{
+    json_t *v = json_object_get(r, key);
+    return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
+}
+
+static void put_fitness(llm_buf *b, json_t *r, const char *key)
+{
+    json_t *v = json_object_get(r, key);
+    if (json_is_number(v))
+        kevo__llm_buf_printf(b, "%.4g", json_number_value(v));
+    else
+        kevo__llm_buf_puts(b, "none");
+}
+
+static double percent(long long part, long long whole)
+{
+    return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* The record as lines; keys it does not know as "key: value". */
+static void put_record(llm_buf *b, const char *json)
+{
+    static const char *const known[] = {
+        "uses",          "children",   "entered", "beat_parent",
+        "best_fitness",  "best_child", "mean",    "worst_child",
+        "worst_fitness", "revisions"};
+    json_t *r = json_loads(json, 0, NULL);
+    if (!json_is_object(r)) {
+        json_decref(r);
+        put_object_lines(b, json);
+        return;
+    }
+    long long uses = record_count(r, "uses");
+    long long children = record_count(r, "children");
+    long long entered = record_count(r, "entered");
+    long long beat = record_count(r, "beat_parent");
+    long long revisions = record_count(r, "revisions");
+    if (uses >= 0)
+        kevo__llm_buf_printf(b, "- chosen for %lld requests\n", uses);
+    if (children == 0)
+        kevo__llm_buf_puts(b, "- no child credited to it yet\n");
+    else if (children > 0)
+        kevo__llm_buf_printf(b,
+                             "- %lld children credited to it: %lld entered "
+                             "the archive (%.0f%%), %lld beat their parent "
+                             "(%.0f%%)\n",
+                             children, entered < 0 ? 0 : entered,
+                             percent(entered, children), beat < 0 ? 0 : beat,
+                             percent(beat, children));
+    kevo__llm_buf_puts(b, "- best child: fitness ");
+    put_fitness(b, r, "best_fitness");
+    kevo__llm_buf_puts(b, "\n- worst child: fitness ");
+    put_fitness(b, r, "worst_fitness");
+    kevo__llm_buf_puts(b, "\n");
+    json_t *mean = json_object_get(r, "mean");
+    if (json_is_number(mean))
+        kevo__llm_buf_printf(b,
+                             "- estimated chance that a child succeeds: "
+                             "%.2f\n",
+                             json_number_value(mean));
+    if (revisions > 0)
+        kevo__llm_buf_printf(b, "- handed out for revision %lld times\n",
+                             revisions);
+    const char *key;
+    json_t *v;
+    json_object_foreach (r, key, v) {
+        bool shown = false;
+        for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+            shown = shown || strcmp(key, known[i]) == 0;
+        if (shown || is_hidden_key(key))
+            continue;
+        kevo__llm_buf_printf(b, "- %s: ", key);
+        put_value(b, v);
+        kevo__llm_buf_puts(b, "\n");
+    }
+    json_decref(r);
+}
+
+/* A child of the prompt, with its fitness from the record (or its
+ * summary). */
+static void put_child(llm_buf *b, const char *title, const char *fitness_key,
+                      const llm_prompt_candidate *c, json_t *record,
+                      size_t max_log_lines)
+{
+    if (!c->source)
+        return;
+    kevo__llm_buf_printf(b, "\n# %s", title);
+    json_t *f = json_object_get(record, fitness_key);
+    if (json_is_number(f))
+        kevo__llm_buf_printf(b, " (fitness %.4g)", json_number_value(f));
+    else
+        put_score(b, c->summary_json);
+    kevo__llm_buf_puts(b, "\n");
+    put_candidate(b, c, max_log_lines);
+}
+
+static const char revision_format[] =
+    "Reply with the revised guidance as one JSON object that maps each "
+    "section's name to its new text, in one fenced block that starts with "
+    "```json and ends with ```. Give every section the guidance has now, "
+    "under the same names; add no other section, except analysis, pitfalls "
+    "or strategy where it lacks one. Each text is plain prose (no code "
+    "fences) for the model that optimises the kernel, at most a few "
+    "thousand characters. A sentence or two before the block saying what "
+    "you changed and why is welcome.\n";
+
+bool kevo__llm_revision_prompt_build(const llm_revision_input *in,
+                                     char **system, char **user, char *err,
+                                     size_t errlen)
+{
+    llm_buf b = {0};
+    char *raw = NULL, *pretty = NULL;
+    json_t *sections = NULL, *record = NULL;
+    bool ok = false;
+    *system = *user = NULL;
+
+    sections =
+        in->sections_json ? json_loads(in->sections_json, 0, NULL) : NULL;
+    if (!json_is_object(sections) || json_object_size(sections) == 0) {
+        kevo__llm_errf(err, errlen,
+                       "the prompt to revise is not a JSON object of named "
+                       "sections");
+        goto done;
+    }
+    const char *key;
+    json_t *v;
+    json_object_foreach (sections, key, v) {
+        if (!json_is_string(v)) {
+            kevo__llm_errf(err, errlen,
+                           "the prompt to revise has a section that is not "
+                           "text");
+            goto done;
+        }
+    }
+    record = in->record_json ? json_loads(in->record_json, 0, NULL) : NULL;
+
+    kevo__llm_buf_printf(&b, "# Task: %s\n",
+                         in->task_name ? in->task_name : "(unnamed)");
+    if (in->task_description && *in->task_description)
+        kevo__llm_buf_printf(&b, "\n%s\n", in->task_description);
+    if (in->task_args && *in->task_args)
+        kevo__llm_buf_printf(
+            &b, "\n## Kernel arguments\n%s%s", in->task_args,
+            in->task_args[strlen(in->task_args) - 1] == '\n' ? "" : "\n");
+
+    kevo__llm_buf_puts(&b, "\n# The guidance to revise");
+    if (in->prompt_name && *in->prompt_name)
+        kevo__llm_buf_printf(&b, ": \"%s\"", in->prompt_name);
+    kevo__llm_buf_puts(&b, "\n");
+    json_object_foreach (sections, key, v) {
+        kevo__llm_buf_printf(&b, "\n## %c%s\n%s\n",
+                             toupper((unsigned char)key[0]),
+                             key[0] ? key + 1 : "", json_string_value(v));
+    }
+    pretty = json_dumps(sections, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (!pretty) {
+        kevo__llm_errf(err, errlen, "out of memory for the prompt");
+        goto done;
+    }
+    kevo__llm_buf_printf(&b, "\nThe same guidance as JSON:\n```json\n%s\n```\n",
+                         pretty);
+
+    if (in->record_json && *in->record_json) {
+        kevo__llm_buf_puts(&b, "\n# Its record\n");
+        put_record(&b, in->record_json);
+    }
+    put_child(&b, "Its best child", "best_fitness", &in->best, record,
+              in->max_log_lines);
+    put_child(&b, "Its worst child", "worst_fitness", &in->worst, record,
+              in->max_log_lines);
+    if (in->best.source && in->worst.source)
+        kevo__llm_buf_puts(&b, "\nCompare the two: what did the best child "
+                               "do that the worst did not, and which advice "
+                               "led to each?\n");
+
+    kevo__llm_buf_puts(&b, "\n# Reply format\n");
+    kevo__llm_buf_puts(&b, revision_format);
+
+    if (b.failed) {
+        kevo__llm_errf(err, errlen, "out of memory for the prompt");
+        goto done;
+    }
+    raw = kevo__llm_buf_take(&b);
+    if (!raw || !(*user = kevo__llm_utf8_clean(raw, strlen(raw))) ||
+        !(*system = kevo__llm_strdup(revision_system_text))) {
+        kevo__llm_errf(err, errlen, "out of memory for the prompt");
+        goto done;
+    }
+    ok = true;
+done:
+    kevo__llm_buf_free(&b);
+    free(raw);
+    free(pretty);
+    json_decref(sections);
+    json_decref(record);
+    if (!ok) {
+        free(*system);
+        free(*user);
+        *system = *user = NULL;
+    }
+    return ok;
+}

@@ -1,10 +1,13 @@
 /*
- * prompt.h: the llm operator's prompt: a system text and a user text built
+ * prompt.h: the llm operator's prompts: a system text and a user text built
  * from what the host shows the operator: the task (description, argument
  * list, dimensions and training shapes, cost model), the device's ceilings,
  * the parent's source and its evaluation, a second parent for crossover,
  * inspirations with their scores, a target behaviour cell, the sections of
- * the chosen meta-prompt, and the reply format.
+ * the chosen meta-prompt, and the reply format. A request to revise a
+ * meta-prompt has its own prompt: the task, the meta-prompt's sections, its
+ * record, its best and worst children side by side, and the reply format
+ * that revision.h parses.
  *
  * Only what the host gives appears: the host never shows held-out shapes,
  * and keys of an evaluation summary whose name starts with "held_out" are
@@ -50,6 +53,28 @@ typedef struct llm_prompt_input {
  * out; other JSON that does not parse is shown as it is. */
 bool kevo__llm_prompt_build(const llm_prompt_input *in, char **system,
                             char **user, char *err, size_t errlen);
+
+/* What a revision prompt shows. sections_json is required; every other
+ * field may be NULL. */
+typedef struct llm_revision_input {
+    const char *task_name;
+    const char *task_description;
+    const char *task_args;
+    const char *prompt_name;
+    const char *sections_json; /* {"strategy": "...", ...} */
+    const char *record_json;   /* the prompt's record (operator.h) */
+    llm_prompt_candidate best; /* source and summary_json */
+    llm_prompt_candidate worst;
+    size_t max_log_lines;
+} llm_revision_input;
+
+/* Builds the revision prompt into two new strings (valid UTF-8). The user
+ * text holds the sections once as a ```json block, its only one. Returns
+ * false with a reason in err when sections_json is not a JSON object of
+ * strings or memory runs out. */
+bool kevo__llm_revision_prompt_build(const llm_revision_input *in,
+                                     char **system, char **user, char *err,
+                                     size_t errlen);
 
 /* The compile log's error and warning lines, at most max_lines of them
  * (each cut to 300 bytes), with a line saying how many were left out; ""

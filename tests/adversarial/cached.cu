@@ -1,9 +1,11 @@
 // Caches its first result in device memory and replays it on later calls
 // without reading the inputs: right on the first input set, wrong on the
-// second.
+// second. A second launch marks the cache full once the first has
+// finished, so that every block of the first call computes.
 
 /* kevo:launch
  *   saxpy_cached<<<ceil_div(n, 256), 256>>>(a, x, y, z, n)
+ *   saxpy_mark<<<1, 1>>>(n)
  */
 
 __device__ float saved[1 << 24];
@@ -22,7 +24,6 @@ extern "C" __global__ void saxpy_cached(float a, const float *x,
     float r = a * x[i] + y[i];
     z[i] = r;
     saved[i] = r;
-    __threadfence();
-    if (i == 0)
-        atomicExch(&saved_n, n);
 }
+
+extern "C" __global__ void saxpy_mark(int n) { saved_n = n; }

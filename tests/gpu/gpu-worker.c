@@ -224,20 +224,28 @@ static void check_hello(const json_t *hello)
 
 static void check_peaks(void)
 {
-    json_t *reply = call(json_pack("{s:s, s:I, s:[s,s,s]}", "op", "peaks", "id",
-                                   (json_int_t)next_id++, "which", "bandwidth",
-                                   "fp32", "tf32"),
-                         NULL, 0);
+    json_t *reply =
+        call(json_pack("{s:s, s:I, s:[s,s,s,s,s,s]}", "op", "peaks", "id",
+                       (json_int_t)next_id++, "which", "bandwidth", "fp32",
+                       "fp64", "tf32", "fp16", "bf16"),
+             NULL, 0);
     const json_t *p = json_object_get(reply, "peaks");
+    const json_t *errors = json_object_get(reply, "errors");
     double bw = json_number_value(json_object_get(p, "bandwidth"));
     double fp32 = json_number_value(json_object_get(p, "fp32"));
-    const json_t *tf32 = json_object_get(p, "tf32");
-    ok(json_is_true(json_object_get(reply, "ok")) && bw > 1e11 && fp32 > 1e12,
-       "peaks: copy %.0f GB/s, FP32 %.1f TFLOP/s", bw / 1e9, fp32 / 1e12);
-    ok(tf32 ? json_number_value(tf32) > fp32
-            : json_object_get(json_object_get(reply, "errors"), "tf32") != NULL,
-       "peaks: tf32 mma.sync %.1f TFLOP/s (or why not)",
-       json_number_value(tf32) / 1e12);
+    double fp64 = json_number_value(json_object_get(p, "fp64"));
+    ok(json_is_true(json_object_get(reply, "ok")) && bw > 1e11 && fp32 > 1e12 &&
+           fp64 > 1e11,
+       "peaks: copy %.0f GB/s, FP32 %.1f, FP64 %.1f TFLOP/s", bw / 1e9,
+       fp32 / 1e12, fp64 / 1e12);
+    static const char *const tensor[] = {"tf32", "fp16", "bf16"};
+    for (size_t i = 0; i < 3; i++) {
+        const json_t *v = json_object_get(p, tensor[i]);
+        ok(v ? json_number_value(v) > fp32
+             : json_object_get(errors, tensor[i]) != NULL,
+           "peaks: %s mma.sync %.1f TFLOP/s (or why not)", tensor[i],
+           json_number_value(v) / 1e12);
+    }
     json_decref(reply);
 }
 
