@@ -142,10 +142,10 @@ static int round_of(kevo_evaluator *ev, kevo_task **tasks, size_t ntasks,
     printf("%-5s %4zu evaluations (%zu correct, %zu compiles cached) in "
            "%6.2f s: %6.1f evaluations/s\n",
            label, t.evals, t.ok, t.cached, wall, (double)t.evals / wall);
-    printf("      summed per evaluation: compile %.1f ms (NVRTC, in %lld "
-           "processes), transfer %.1f ms, run %.1f ms, time %.1f ms\n",
+    printf("      per evaluation: NVRTC %.1f ms (in parallel processes), "
+           "GPU worker: setup and transfers %.1f ms, correctness runs %.1f "
+           "ms, timing %.1f ms\n",
            1e3 * t.phase[KEVO_PHASE_COMPILE] / (double)t.evals,
-           (long long)kevo_evaluator_get_int(ev, KEVO_EVAL_COMPILE_WORKERS),
            1e3 * t.phase[KEVO_PHASE_TRANSFER] / (double)t.evals,
            1e3 * t.phase[KEVO_PHASE_RUN] / (double)t.evals,
            1e3 * t.phase[KEVO_PHASE_TIME] / (double)t.evals);

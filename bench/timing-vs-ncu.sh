@@ -11,8 +11,8 @@
 # three warm-ups (the time limits are raised: ncu replays every launch).
 # ncu runs with --clock-control none (the GPU's own clocks, as kevo sees
 # them) and --cache-control all (caches flushed before each launch, as
-# kevo flushes L2 between repetitions). It prints both medians and their
-# ratio.
+# kevo flushes L2 between repetitions); NCU_CONTROL replaces both flags.
+# It prints both medians and their ratio.
 set -e
 runs=${1:-30}
 src=${KEVO_SRCDIR:-$(dirname "$0")/..}
@@ -22,7 +22,10 @@ mkdir -p "$out"
 trap 'rm -rf "$out"' EXIT
 ./bench/bench-timing --runs "$runs" --out "$out/kevo.txt" \
   --task-out "$out/task.json" "$src/examples/tasks/softmax.json"
-"$ncu" --target-processes all --clock-control none --cache-control all \
+# NCU_CONTROL overrides the clock and cache control, to see what they do.
+control=${NCU_CONTROL:---clock-control none --cache-control all}
+# shellcheck disable=SC2086
+"$ncu" --target-processes all $control \
   --metrics gpu__time_duration.sum -k regex:'^softmax$' \
   --launch-skip 5 --launch-count 30 --csv \
   ./examples/kevo eval --set min_reps=40 --set max_reps=40 \

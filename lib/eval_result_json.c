@@ -211,11 +211,12 @@ json_t *kevo__eval_result_to_json_value(const kevo_eval_result *res)
                        kevo__json_real_nf(res->speedup_seed), "reference",
                        kevo__json_real_nf(res->speedup_reference))) ||
         !put(o, "ceilings",
-             json_pack("{s:o,s:s,s:o,s:o}", "bandwidth",
-                       kevo__json_real_nf(res->bandwidth), "peak",
-                       kevo_peak_name(res->peak), "peak_value",
-                       kevo__json_real_nf(res->peak_value), "launch",
-                       kevo__json_real_nf(res->launch > 0 ? res->launch : NAN))) ||
+             json_pack(
+                 "{s:o,s:s,s:o,s:o}", "bandwidth",
+                 kevo__json_real_nf(res->bandwidth), "peak",
+                 kevo_peak_name(res->peak), "peak_value",
+                 kevo__json_real_nf(res->peak_value), "launch",
+                 kevo__json_real_nf(res->launch > 0 ? res->launch : NAN))) ||
         !put(o, "kernels",
              res->kernels ? json_deep_copy(res->kernels) : json_array()))
         goto fail;

@@ -83,6 +83,7 @@ struct kevo_evaluator {
     taskrec *tasks;
     job *jobs, *jobs_tail; /* in submission order */
     job *running;          /* on the GPU */
+    uint64_t finished;     /* jobs finished so far */
     uint64_t next_ticket;
 };
 
@@ -506,7 +507,7 @@ static const kevo_compile_info *compile_info(const kevo__compile_result *cr,
     ci->log = cr->log;
     ci->ptx = cr->ptx;
     ci->ptx_len = cr->ptx_len;
-    ci->seconds = cr->cached ? 0 : cr->wall_seconds;
+    ci->seconds = cr->cached ? 0 : cr->seconds;
     ci->cached = cr->cached;
     return ci;
 }
@@ -533,13 +534,13 @@ static kevo_shape_set job_set(const job *j)
  * task record. */
 static void job_finish(kevo_evaluator *ev, job *j, kevo_eval_result *res)
 {
-    (void)ev;
     kevo__eval_result_set_ticket(res, j->ticket);
     kevo__eval_result_set_seconds(res, KEVO_PHASE_TOTAL,
                                   (double)(kevo__now_ms() - j->submitted_ms) /
                                       1e3);
     j->result = res;
     j->state = JOB_DONE;
+    ev->finished++;
     kevo_shape_set set = job_set(j);
     if (j->hidden && kevo_eval_result_verdict(res) == KEVO_VERDICT_OK)
         kevo__eval_result_times(res, KEVO_BASELINE_SEED, j->tr->seed_times[set],
@@ -892,6 +893,7 @@ static kevo_status pump(kevo_evaluator *ev, int timeout_ms, kevo_error *err)
 {
     kevo_status rc;
     kevo__compile_result *cr = NULL;
+    uint64_t finished = ev->finished;
     while ((rc = kevo__compile_pool_poll(ev->pool, 0, &cr, err)) == KEVO_OK &&
            cr) {
         if ((rc = compiled(ev, cr, err)) != KEVO_OK)
@@ -904,8 +906,14 @@ static kevo_status pump(kevo_evaluator *ev, int timeout_ms, kevo_error *err)
     if (ev->gpu && kevo__gpu_client_busy(ev->gpu)) {
         if ((rc = gpu_step(ev, 0, err)) != KEVO_OK)
             return rc;
+        /* The GPU may be free again: give it the next job before anything
+         * else, so that it never waits on the caller. */
+        if ((rc = dispatch(ev, err)) != KEVO_OK)
+            return rc;
     }
-    if (timeout_ms == 0)
+    /* Something finished: the caller has a result to take, so do not
+     * wait. */
+    if (timeout_ms == 0 || ev->finished != finished)
         return KEVO_OK;
     /* Wait on the compile processes and the GPU worker together. */
     size_t cap = kevo__compile_pool_processes(ev->pool) + 1;

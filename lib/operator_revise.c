@@ -43,13 +43,18 @@ char *kevo__op_prompt_sections(const char *prompt_json)
     return text;
 }
 
+/* Sets o[key] to v, taking v; false when v is NULL or out of memory. */
+static bool put(json_t *o, const char *key, json_t *v)
+{
+    return json_object_set_new(o, key, v) == 0;
+}
+
 /* p as the result shows it: {"sections": {...}}, sorted and compact. */
 static char *prompt_text(const kevo__prompt *p)
 {
     json_t *o = json_object();
     char *text = NULL;
-    if (o &&
-        json_object_set_new(o, "sections", kevo__prompt_sections_json(p)) == 0)
+    if (o && put(o, "sections", kevo__prompt_sections_json(p)))
         text = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT);
     json_decref(o);
     return text;
@@ -80,20 +85,16 @@ static char *record_text(const kevo_prompt_record *r)
 {
     json_t *o = json_object();
     char *text = NULL;
-    if (o && json_object_set_new(o, "uses", count_json(r->uses)) == 0 &&
-        json_object_set_new(o, "children", count_json(r->children)) == 0 &&
-        json_object_set_new(o, "entered", count_json(r->entered)) == 0 &&
-        json_object_set_new(o, "beat_parent", count_json(r->beat_parent)) ==
-            0 &&
-        json_object_set_new(o, "best_fitness", fitness_json(r->best_fitness)) ==
-            0 &&
-        json_object_set_new(o, "best_child", count_json(r->best_child)) == 0 &&
-        json_object_set_new(o, "worst_fitness",
-                            fitness_json(r->worst_fitness)) == 0 &&
-        json_object_set_new(o, "worst_child", count_json(r->worst_child)) ==
-            0 &&
-        json_object_set_new(o, "mean", fitness_json(r->mean)) == 0 &&
-        json_object_set_new(o, "revisions", count_json(r->revisions)) == 0)
+    if (o && put(o, "uses", count_json(r->uses)) &&
+        put(o, "children", count_json(r->children)) &&
+        put(o, "entered", count_json(r->entered)) &&
+        put(o, "beat_parent", count_json(r->beat_parent)) &&
+        put(o, "best_fitness", fitness_json(r->best_fitness)) &&
+        put(o, "best_child", count_json(r->best_child)) &&
+        put(o, "worst_fitness", fitness_json(r->worst_fitness)) &&
+        put(o, "worst_child", count_json(r->worst_child)) &&
+        put(o, "mean", fitness_json(r->mean)) &&
+        put(o, "revisions", count_json(r->revisions)))
         text = json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT |
                                  JSON_REAL_PRECISION(17));
     json_decref(o);

@@ -12,25 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "launch_args.h"
 #include "suite_util.h"
 #include "tap.h"
 
 #define ARCH "compute_90"
 #define MIN_TASKS 9
-
-/* Prints text as TAP comments, one line each, under a heading. */
-static void diag_text(const char *heading, const char *text)
-{
-    diag("%s", heading);
-    const char *p = text;
-    while (p && *p) {
-        const char *nl = strchr(p, '\n');
-        int len = nl ? (int)(nl - p) : (int)strlen(p);
-        if (len > 0)
-            diag("  %.*s", len, p);
-        p = nl ? nl + 1 : NULL;
-    }
-}
 
 /* Checks one compiled launch against its PTX entry; appends what is wrong
  * to problems. */
@@ -38,7 +25,7 @@ static void check_launch(const kevo_task *task, const kevo_candidate *cand,
                          const suite_build *b, size_t i, kevo_buf *problems)
 {
     const char *kernel = kevo_candidate_launch_kernel(cand, i);
-    suite_arg *args = NULL;
+    kevo__resolved_arg *args = NULL;
     size_t nargs = 0, *sizes = NULL;
     kevo_error err = KEVO__ERROR_INIT;
 
@@ -48,7 +35,7 @@ static void check_launch(const kevo_task *task, const kevo_candidate *cand,
                          kernel, i + 1);
         return;
     }
-    if (suite_launch_args(task, cand, i, NULL, &args, &nargs, &err) !=
+    if (kevo__launch_args(task, cand, i, NULL, &args, &nargs, &err) !=
         KEVO_OK) {
         kevo__buf_printf(problems, "launch %zu: %s\n", i + 1, err.text);
         return;
@@ -105,11 +92,11 @@ static void check_compile(const kevo_task *task, const kevo_candidate *cand,
     if (!ok(problems.len == 0 && b.status == SUITE_COMPILED,
             "%s: %s compiles for " ARCH " and matches its launches (%.2f s)",
             name, what, b.seconds)) {
-        diag_text("problems:", problems.data);
+        suite_diag_text("problems:", problems.data);
         if (b.log && *b.log)
-            diag_text("NVRTC log:", b.log);
+            suite_diag_text("NVRTC log:", b.log);
     } else if (b.log && *b.log) {
-        diag_text("NVRTC log (warnings):", b.log);
+        suite_diag_text("NVRTC log (warnings):", b.log);
     }
     kevo__buf_free(&problems);
     suite_build_free(&b);

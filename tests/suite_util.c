@@ -16,6 +16,7 @@
 
 #include "devprops.h"
 #include "suite_util.h"
+#include "tap.h"
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -175,7 +176,7 @@ bool suite_allowed(const kevo_candidate *cand, const kevo_task *task,
     return ok;
 }
 
-static double now_seconds(void)
+double suite_now_seconds(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -309,7 +310,7 @@ bool suite_compile(const kevo_candidate *cand, const char *arch, bool cubin,
         opts[nopts++] = owned[nowned++];
     }
 
-    double t0 = now_seconds();
+    double t0 = suite_now_seconds();
     int rc = compile_once(cand, opts, nopts, true, cubin, out);
     if (rc < 0)
         goto done;
@@ -363,7 +364,7 @@ bool suite_compile(const kevo_candidate *cand, const char *arch, bool cubin,
                 out->status = SUITE_MISSING_KERNEL;
         }
     }
-    out->seconds = now_seconds() - t0;
+    out->seconds = suite_now_seconds() - t0;
     if (!out->log && !(out->log = kevo__strdup("")))
         goto done;
     ok = true;
@@ -514,4 +515,18 @@ size_t suite_smallest_shape(const kevo_task *task)
         kevo_vars_free(v);
     }
     return best;
+}
+
+void suite_diag_text(const char *heading, const char *text)
+{
+    if (heading)
+        diag("%s", heading);
+    const char *p = text;
+    while (p && *p) {
+        const char *nl = strchr(p, '\n');
+        int len = nl ? (int)(nl - p) : (int)strlen(p);
+        if (len > 0)
+            diag("  %.*s", len, p);
+        p = nl ? nl + 1 : NULL;
+    }
 }

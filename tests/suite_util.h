@@ -1,8 +1,9 @@
 /*
  * suite_util.h: what the task-suite tests (nvrtc-suite, gpu/gpu-suite)
  * share: finding the task files, the parameter variants of a seed,
- * compiling a candidate with NVRTC at its parameters and reading the
- * parameters of a PTX entry.
+ * compiling a candidate with NVRTC at its parameters, reading the
+ * parameters of a PTX entry and printing logs as TAP comments. (What each
+ * launch argument passes comes from lib/launch_args.h.)
  */
 #ifndef KEVO_SUITE_UTIL_H
 #define KEVO_SUITE_UTIL_H
@@ -13,7 +14,6 @@
 
 #include "candidate_private.h"
 #include "kevo_private.h"
-#include "launch_args.h"
 
 /* The task files (*.json) of dir, sorted, as a NULL-terminated array of
  * paths that suite_strv_free() frees; NULL when dir cannot be read (errno
@@ -97,18 +97,14 @@ void suite_build_free(suite_build *b);
  */
 long suite_ptx_entry_params(const char *ptx, const char *name, size_t **sizes);
 
-/* The resolution of launch arguments lives in lib/launch_args.c (the GPU
- * worker uses it too); the suite tests still call it by these names. */
-typedef kevo__resolved_arg suite_arg;
-#define SUITE_ARG_BUFFER KEVO__ARG_BUFFER
-#define SUITE_ARG_SCALAR KEVO__ARG_SCALAR
-#define SUITE_ARG_SCRATCH KEVO__ARG_SCRATCH
-#define SUITE_ARG_VALUE KEVO__ARG_VALUE
-#define suite_launch_args kevo__launch_args
-#define suite_env_with_params kevo__env_with_params
-#define suite_scratch_count kevo__scratch_count
+/* Seconds of CLOCK_MONOTONIC, for timing. */
+double suite_now_seconds(void);
 
 /* The index of the smallest training shape of task by footprint. */
 size_t suite_smallest_shape(const kevo_task *task);
+
+/* Prints heading (unless NULL) and then each line of text (NULL: none),
+ * indented by two spaces, as TAP comments; blank lines are left out. */
+void suite_diag_text(const char *heading, const char *text);
 
 #endif

@@ -6,9 +6,12 @@
  * use each allowed header (from the compile processes' memory, never
  * through an include path), and headers that stay forbidden although the
  * processes hold them; a toolkit of test headers in $CUDA_HOME, whose other
- * header hash means other cache entries; a compile past its time limit; a
- * compile process killed from outside; jobs queued behind failed ones; many
- * jobs over two processes.
+ * header hash means other cache entries; the sandbox: a kernel that probes
+ * host files with a token-pasted __has_include finds nothing where the
+ * compile processes are confined (and finds the file with
+ * KEVO_NO_SANDBOX=1); a compile past its time limit; a compile process
+ * killed from outside; jobs queued behind failed ones; many jobs over two
+ * processes.
  */
 #include "config.h"
 
@@ -25,6 +28,8 @@
 
 #include "compile_pool.h"
 #include "include_scan.h"
+#include "ipc.h"
+#include "procpool.h"
 #include "tap.h"
 
 /* A source that keeps NVRTC busy for seconds: each constant expression
@@ -534,6 +539,163 @@ static void test_other_toolkit(kevo__compile_pool *pool)
     nftw(home, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* The "sandbox" of the hello of a compile process started here, in this
+ * process's environment (as a pool's processes are), as a new string. */
+static char *hello_sandbox(void)
+{
+    kevo__proc p = KEVO__PROC_INIT;
+    kevo__frame f = {0};
+    kevo_error err = KEVO__ERROR_INIT;
+    char *argv[] = {(char *)worker_path(), "compile", NULL};
+
+    if (kevo__proc_spawn(&p, worker_path(), argv, &err) != KEVO_OK ||
+        kevo__ipc_recv(p.from_fd, 30000, &f, &err) != KEVO_OK)
+        bail_out("no hello from %s compile: %s", worker_path(), err.text);
+    const char *s = json_string_value(json_object_get(f.json, "sandbox"));
+    char *sandbox = kevo__strdup(s ? s : "(no \"sandbox\" in the hello)");
+    kevo__frame_clear(&f);
+    kevo__proc_finish(&p, 5000, NULL);
+    if (!sandbox)
+        bail_out("out of memory");
+    return sandbox;
+}
+
+/* Ways to ask the preprocessor whether a host file exists that the include
+ * scan cannot see: the name is put together by token pasting. */
+static const struct {
+    const char *what, *prelude, *left, *right;
+} probes[] = {
+    {"__has_include", "", "__has_", "include"},
+    {"__has_include_next", "", "__has_", "include_next"},
+    {"_CCCL_HAS_INCLUDE", "#include <cuda/std/cstdint>\n", "_CCCL_HAS_",
+     "INCLUDE"},
+};
+
+/* A kernel that stops with "#error found PATH" when the probe finds path. */
+static char *probe_source(size_t probe, const char *path)
+{
+    char *src = kevo__asprintf(
+        "%s#define CAT(a, b) a##b\n"
+        "#if CAT(%s, %s)(\"%s\")\n"
+        "#error found %s\n"
+        "#endif\n"
+        "extern \"C\" __global__ void probe(int *x) { x[0] = 1; }\n",
+        probes[probe].prelude, probes[probe].left, probes[probe].right, path,
+        path);
+    if (!src)
+        bail_out("out of memory");
+    return src;
+}
+
+/* Compiles the probe kernels of every probe and path in pool, side by
+ * side; results[probe * npaths + path]. */
+static void compile_probes(kevo__compile_pool *pool, const char *const *paths,
+                           size_t npaths, kevo__compile_result **results)
+{
+    kevo_error err = KEVO__ERROR_INIT;
+    size_t n = KEVO_ARRAY_SIZE(probes) * npaths;
+    uint64_t ids[KEVO_ARRAY_SIZE(probes) * 2];
+
+    if (n > KEVO_ARRAY_SIZE(ids))
+        bail_out("too many probes");
+    for (size_t i = 0; i < n; i++) {
+        char *src = probe_source(i / npaths, paths[i % npaths]);
+        kevo__compile_request req = {.source = src, .arch = "sm_90"};
+        if (kevo__compile_pool_submit(pool, &req, &ids[i], &err) != KEVO_OK)
+            bail_out("submit: %s", err.text);
+        free(src);
+    }
+    for (size_t i = 0; i < n; i++) {
+        results[i] = NULL;
+        if (kevo__compile_pool_wait(pool, ids[i], 60000, &results[i], &err) !=
+                KEVO_OK ||
+            !results[i])
+            bail_out("wait for probe %zu: %s", i, err.text);
+    }
+}
+
+/* A kernel can make NVRTC look for a host file by a __has_include that it
+ * builds by token pasting (no text scan sees it); in a confined compile
+ * process the file is never found. The same kernels in processes started
+ * with KEVO_NO_SANDBOX=1 show that the probe works. */
+static void test_sandbox(kevo__compile_pool *pool)
+{
+    kevo_error err = KEVO__ERROR_INIT;
+    kevo__compile_pool_stats st0, st;
+    char *self_rel = kevo__path_join(tap_srcdir(), "tests/test-compile-pool.c");
+    char *self = self_rel ? realpath(self_rel, NULL) : NULL;
+    char *missing = self ? kevo__asprintf("%s.missing", self) : NULL;
+    enum { NPATHS = 2, N = KEVO_ARRAY_SIZE(probes) * NPATHS };
+    const char *paths[NPATHS] = {self, missing};
+    kevo__compile_result *results[N];
+
+    if (!self || !missing)
+        bail_out("cannot name the test's own source %s",
+                 self_rel ? self_rel : "");
+
+    char *sandbox = hello_sandbox();
+    diag("the compile processes' sandbox: %s", sandbox);
+    ok(strncmp(sandbox, "landlock ABI ", 13) == 0 ||
+           strncmp(sandbox, "none: ", 6) == 0,
+       "the hello says what sandbox there is (%s)", sandbox);
+    bool confined = strncmp(sandbox, "landlock ABI ", 13) == 0;
+
+    kevo__compile_pool_stats_get(pool, &st0);
+    compile_probes(pool, paths, NPATHS, results);
+    kevo__compile_pool_stats_get(pool, &st);
+    is_uint(st.rejected, st0.rejected, "the include scan lets every probe by");
+    for (size_t i = 0; i < N; i++) {
+        const char *what = probes[i / NPATHS].what;
+        const char *path = paths[i % NPATHS];
+        if (confined)
+            ok(results[i]->ok,
+               "%s(\"%s\") finds nothing in a confined "
+               "compile process (%s)",
+               what, path, results[i]->error ? results[i]->error : "ok");
+        else
+            ok(1, "%s(\"%s\") # SKIP no sandbox here: %s", what, path, sandbox);
+        kevo__compile_result_free(results[i]);
+    }
+
+    const char *was = getenv("KEVO_NO_SANDBOX");
+    char *saved = was ? kevo__strdup(was) : NULL;
+    setenv("KEVO_NO_SANDBOX", "1", 1);
+    char *off = hello_sandbox();
+    kevo__compile_pool_config cfg = {.processes = 2, .no_cache = true};
+    kevo__compile_pool *open = kevo__compile_pool_new(&cfg, &err);
+    if (saved)
+        setenv("KEVO_NO_SANDBOX", saved, 1);
+    else
+        unsetenv("KEVO_NO_SANDBOX");
+    free(saved);
+    is_str(off, "none: KEVO_NO_SANDBOX=1",
+           "with KEVO_NO_SANDBOX=1 the hello says there is none");
+    ok(open != NULL, "a pool with KEVO_NO_SANDBOX=1 (%s)", err.text);
+    if (open) {
+        compile_probes(open, paths, NPATHS, results);
+        for (size_t i = 0; i < N; i++) {
+            const char *what = probes[i / NPATHS].what;
+            const char *path = paths[i % NPATHS];
+            if (path == missing) {
+                ok(results[i]->ok, "%s(\"%s\") finds nothing unconfined", what,
+                   path);
+            } else {
+                ok(!results[i]->ok, "%s(\"%s\") finds it unconfined", what,
+                   path);
+                like_str(results[i]->error, "#error directive: found",
+                         "  by the #error");
+            }
+            kevo__compile_result_free(results[i]);
+        }
+        kevo__compile_pool_free(open);
+    }
+    free(off);
+    free(sandbox);
+    free(missing);
+    free(self);
+    free(self_rel);
+}
+
 static void test_timeout_and_kill(kevo__compile_pool *pool)
 {
     kevo__compile_pool_stats st0, st;
@@ -709,6 +871,7 @@ int main(void)
         test_failures(pool);
         test_headers(pool);
         test_other_toolkit(pool);
+        test_sandbox(pool);
         test_timeout_and_kill(pool);
         kevo__compile_pool_free(pool);
     }

@@ -1800,6 +1800,10 @@ static void test_revision_loop(void)
     scan_dir(run, KEY, &files, &hits, NULL, NULL);
     ok(files > 20, "the run directory has the llm files (%d)", files);
     is_int(hits, 0, "no file in the run directory holds the key");
+    int named = 0;
+    scan_dir(dir, "\"instance\": \"llm_rev_cheap\"", &dummy, &named, NULL,
+             NULL);
+    is_int(named, 1, "an instance file names its instance");
 
     for (size_t i = 0; i < NR; i++)
         outcome_free(&outs[i]);

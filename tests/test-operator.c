@@ -1300,6 +1300,7 @@ typedef struct many_state {
     kevo_host_ctx *ctx;
     const kevo_operator_request *reqs[MANY];
     size_t n;
+    bool forget; /* poll reports nothing in flight and ends nothing */
 } many_state;
 
 static int many_bad; /* host calls on ended requests that did not fail */
@@ -1307,13 +1308,13 @@ static int many_bad; /* host calls on ended requests that did not fail */
 static kevo_status many_init(const kevo_host_api *api, kevo_host_ctx *ctx,
                              const char *config_json, void **state)
 {
-    (void)config_json;
     many_state *s = api->alloc(ctx, sizeof *s);
     if (!s)
         return KEVO_ENOMEM;
     memset(s, 0, sizeof *s);
     s->api = api;
     s->ctx = ctx;
+    s->forget = config_json && strstr(config_json, "forget");
     *state = s;
     return KEVO_OK;
 }
@@ -1333,6 +1334,8 @@ static size_t many_poll(void *state, int timeout_ms)
     (void)timeout_ms;
     many_state *s = state;
     const kevo_host_api *api = s->api;
+    if (s->forget)
+        return 0;
     for (int k = 0; k < 7 && s->n > 0; k++) {
         size_t i = (size_t)api->uniform_int(s->ctx, s->n);
         uint64_t id = s->reqs[i]->id;
@@ -1412,6 +1415,27 @@ static void test_many(void)
     for (size_t i = 0; i < n; i++)
         once += got[i] == 1;
     is_int(once, (int)n, "every id exactly once");
+
+    /* An operator that forgets its requests: the host ends each. */
+    kevo_operator *f = NULL;
+    kevo_operator_new(host, "many", "mf", "{\"forget\": true}", &f, NULL);
+    for (int i = 0; i < 40; i++)
+        kevo_operator_submit(i % 4 ? f : a, &req, NULL, NULL);
+    kevo_operator_host_poll(host, 0, &left, NULL);
+    is_uint(kevo_operator_in_flight(f), 0,
+            "requests an operator forgot are ended");
+    int forgotten = 0;
+    while (kevo_operator_host_next_result(host, &res) == KEVO_OK) {
+        forgotten += kevo_operator_result_failure_count(res) == 1 &&
+                     strstr(kevo_operator_result_failure_reason(res, 0),
+                            "reports nothing in flight") != NULL;
+        kevo_operator_result_free(res);
+    }
+    is_int(forgotten, 30, "each with a failure saying so");
+    while (left > 0 && rounds++ < 2000)
+        kevo_operator_host_poll(host, 0, &left, NULL);
+    is_uint(left, 0, "the other instance's requests still end");
+    is_int(many_bad, 0, "and each once");
     kevo_operator_host_free(host);
 }
 

@@ -22,8 +22,22 @@
  * source that includes anything; there is never an include path. The
  * hello says what was loaded: {"op":"hello","ok":true,"mode":"compile",
  * "nvrtc":"13.0","headers":{"dir":"/usr/local/cuda/include","files":F,
- * "names":N,"bytes":B,"hash":"16 hex digits","conflicts":0,"seconds":S}}
- * ("dir" null and "hash" "" when no toolkit headers were found).
+ * "names":N,"bytes":B,"hash":"16 hex digits","conflicts":0,"seconds":S},
+ * "sandbox":"landlock ABI 7","warmup_seconds":W} ("dir" null and "hash" ""
+ * when no toolkit headers were found).
+ *
+ * A kernel can still make the preprocessor probe the host's files where
+ * the include scan cannot see it (`#if CAT(__has_,include)("/etc/passwd")`
+ * with a token-pasting CAT). So, before its hello, the process compiles a
+ * small kernel once (NVRTC's first compile opens libnvrtc-builtins, the C++
+ * runtime it needs, /etc/localtime and, where there is one, the CUDA
+ * driver), then confines itself (sandbox.h: Landlock, no file may be opened
+ * from then on; such a probe answers "not found"). The hello's "sandbox"
+ * says "landlock ABI N" when the process is confined, else "none: WHY"
+ * (no Landlock in the kernel, refused in a container, the warm-up compile
+ * failed). Environment: KEVO_NO_SANDBOX=1 leaves the process unconfined
+ * (for comparisons and for debugging); CUDA_HOME picks the headers
+ * (headers.h).
  */
 #include "config.h"
 
@@ -39,6 +53,7 @@
 
 #include "headers.h"
 #include "include_scan.h"
+#include "sandbox.h"
 #include "worker.h"
 
 /* How long after a job's time limit the process ends itself, when the
@@ -389,22 +404,78 @@ static void arm_alarm(json_int_t timeout_ms)
     setitimer(ITIMER_REAL, &it, NULL);
 }
 
-/* Says hello: NVRTC's version and what headers there are. */
+/* Says hello: NVRTC's version, what headers there are, the sandbox. */
 static kevo_status say_hello(int out_fd, const char *nvrtc,
                              const kevo__headers *h, double seconds,
+                             const char *sandbox, double warmup_seconds,
                              kevo_error *err)
 {
     json_t *hello = json_pack(
-        "{s:s, s:b, s:s, s:s, s:{s:s?, s:I, s:I, s:I, s:s, s:I, s:f}}", "op",
-        "hello", "ok", 1, "mode", "compile", "nvrtc", nvrtc, "headers", "dir",
-        h->dir, "files", (json_int_t)h->files, "names", (json_int_t)h->count,
-        "bytes", (json_int_t)h->bytes, "hash", h->hash, "conflicts",
-        (json_int_t)h->conflicts, "seconds", seconds);
+        "{s:s, s:b, s:s, s:s, s:{s:s?, s:I, s:I, s:I, s:s, s:I, s:f}, s:s, "
+        "s:f}",
+        "op", "hello", "ok", 1, "mode", "compile", "nvrtc", nvrtc, "headers",
+        "dir", h->dir, "files", (json_int_t)h->files, "names",
+        (json_int_t)h->count, "bytes", (json_int_t)h->bytes, "hash", h->hash,
+        "conflicts", (json_int_t)h->conflicts, "seconds", seconds, "sandbox",
+        sandbox, "warmup_seconds", warmup_seconds);
     if (!hello)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     kevo_status rc = kevo__ipc_send(out_fd, hello, NULL, 0, -1, err);
     json_decref(hello);
     return rc;
+}
+
+/* The oldest real architecture NVRTC compiles for, as "-arch=sm_NN" in
+ * buf. */
+static void warm_up_arch(char *buf, size_t size)
+{
+    int n = 0, archs[64];
+    snprintf(buf, size, "-arch=sm_75");
+    if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 ||
+        n > (int)KEVO_ARRAY_SIZE(archs) ||
+        nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS)
+        return;
+    snprintf(buf, size, "-arch=sm_%d", archs[0]);
+}
+
+/* Compiles a small kernel with the pool's fixed options, so that NVRTC
+ * opens now, while it still may, whatever it opens on its first compile.
+ * Returns false with why when the compile fails. */
+static bool warm_up(const kevo__headers *headers, char *why, size_t why_size)
+{
+    static const char source[] =
+        "extern \"C\" __global__ void kevo_warm_up(int *x, int n)\n"
+        "{\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (i < n)\n"
+        "        x[i] = i;\n"
+        "}\n";
+    char arch[32];
+    const char *options[] = {arch,
+                             "-std=c++17",
+                             "--ptxas-options=-v",
+                             "-default-device",
+                             "--no-source-include",
+                             "-DKEVO_EVAL=1"};
+    const char *kernels[] = {"kevo_warm_up"};
+    job j = {.source = source,
+             .source_len = sizeof source - 1,
+             .name = "kevo_warm_up.cu",
+             .options = options,
+             .noptions = KEVO_ARRAY_SIZE(options),
+             .kernels = kernels,
+             .nkernels = KEVO_ARRAY_SIZE(kernels)};
+    outcome o;
+
+    warm_up_arch(arch, sizeof arch);
+    bool good = compile_job(&j, headers, &o);
+    if (!good)
+        snprintf(why, why_size, "out of memory");
+    else if (!o.ok)
+        snprintf(why, why_size, "%.160s", o.error ? o.error : "no reason");
+    good = good && o.ok;
+    outcome_clear(&o, j.nkernels);
+    return good;
 }
 
 /* Answers requests until end of file; returns the exit status. */
@@ -484,9 +555,21 @@ int kevo__worker_compile_main(int in_fd, int out_fd)
         status = KEVO__WORKER_EXIT_UNAVAILABLE;
         goto refuse;
     }
+    double headers_seconds = now_seconds() - t0;
+    char sandbox[KEVO__SANDBOX_TEXT_SIZE], failed[192];
+    t0 = now_seconds();
+    /* jansson seeds its hash tables from /dev/urandom on its first object:
+     * now, while the file may still be opened. */
+    json_object_seed(0);
+    if (warm_up(headers, failed, sizeof failed))
+        kevo__sandbox_enter(sandbox, sizeof sandbox);
+    else
+        snprintf(sandbox, sizeof sandbox,
+                 "none: the warm-up compile failed: %.120s", failed);
+    double warmup_seconds = now_seconds() - t0;
     signal(SIGALRM, SIG_DFL);
-    if (say_hello(out_fd, nvrtc, headers, now_seconds() - t0, &err) !=
-        KEVO_OK) {
+    if (say_hello(out_fd, nvrtc, headers, headers_seconds, sandbox,
+                  warmup_seconds, &err) != KEVO_OK) {
         fprintf(stderr, "kevo-worker: cannot say hello: %s\n", err.text);
         goto done;
     }

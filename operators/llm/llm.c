@@ -700,6 +700,9 @@ static kevo_status llm_init(const kevo_host_api *api, kevo_host_ctx *ctx,
         json_pack("{s:I, s:s, s:s, s:o}", "seq", (json_int_t)0, "plugin",
                   llm_desc.name, "version", llm_desc.version, "config",
                   json_loads(config_json, 0, NULL));
+    if (inst && KEVO_HOST_API_HAS(api, instance_name))
+        json_object_set_new(inst, "instance",
+                            json_string(api->instance_name(ctx)));
     if (!inst) {
         rc = KEVO_ENOMEM;
         api->error(ctx, "out of memory");

@@ -9,8 +9,9 @@
  * error reported. Then the seed at the smallest and the largest value of
  * each parameter on the smallest training shape that allows it.
  *
- * The driver API is reached through dlopen("libcuda.so.1"); where there is
- * no driver or no device the test is skipped (exit 77).
+ * The driver API is reached through lib/worker/cuda_api.c, which opens
+ * libcuda.so.1 with dlopen(); where there is no driver or no device the
+ * test is skipped (exit 77).
  *
  * Usage: gpu-suite [DIR] (default: the source tree's examples/tasks). The
  * environment variable KEVO_SUITE_SEED fixes the input seed (by default a
@@ -20,7 +21,6 @@
  */
 #include "config.h"
 
-#include <dlfcn.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -29,103 +29,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cuda.h> /* types only: every function is resolved with dlsym */
-
 #include "../suite_util.h"
 #include "../tap.h"
+#include "cuda_api.h"
 #include "devprops.h"
+#include "launch_args.h"
 
 /* ---- the driver API ---------------------------------------------------- */
 
-typedef struct cu_api {
-    CUresult (*Init)(unsigned);
-    CUresult (*DeviceGetCount)(int *);
-    CUresult (*DeviceGet)(CUdevice *, int);
-    CUresult (*DeviceGetName)(char *, int, CUdevice);
-    CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
-    CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
-    CUresult (*DevicePrimaryCtxRelease)(CUdevice);
-    CUresult (*CtxSetCurrent)(CUcontext);
-    CUresult (*CtxSynchronize)(void);
-    CUresult (*ModuleLoadData)(CUmodule *, const void *);
-    CUresult (*ModuleUnload)(CUmodule);
-    CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
-    CUresult (*FuncSetAttribute)(CUfunction, CUfunction_attribute, int);
-    CUresult (*MemAlloc)(CUdeviceptr *, size_t);
-    CUresult (*MemFree)(CUdeviceptr);
-    CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
-    CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
-    CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
-    CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, unsigned, CUstream, void **,
-                             void **);
-    CUresult (*GetErrorName)(CUresult, const char **);
-    CUresult (*GetErrorString)(CUresult, const char **);
-} cu_api;
-
-static cu_api cu;
-
-static void *libcuda;
-
-/* Resolves every entry of cu; NULL, or the name of one that is missing. */
-static const char *resolve_driver(void)
-{
-    static const struct {
-        const char *name;
-        size_t offset;
-    } syms[] = {
-#define SYM(field, name) {name, offsetof(cu_api, field)}
-        SYM(Init, "cuInit"),
-        SYM(DeviceGetCount, "cuDeviceGetCount"),
-        SYM(DeviceGet, "cuDeviceGet"),
-        SYM(DeviceGetName, "cuDeviceGetName"),
-        SYM(DeviceGetAttribute, "cuDeviceGetAttribute"),
-        SYM(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
-        SYM(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"),
-        SYM(CtxSetCurrent, "cuCtxSetCurrent"),
-        SYM(CtxSynchronize, "cuCtxSynchronize"),
-        SYM(ModuleLoadData, "cuModuleLoadData"),
-        SYM(ModuleUnload, "cuModuleUnload"),
-        SYM(ModuleGetFunction, "cuModuleGetFunction"),
-        SYM(FuncSetAttribute, "cuFuncSetAttribute"),
-        SYM(MemAlloc, "cuMemAlloc_v2"),
-        SYM(MemFree, "cuMemFree_v2"),
-        SYM(MemcpyHtoD, "cuMemcpyHtoD_v2"),
-        SYM(MemcpyDtoH, "cuMemcpyDtoH_v2"),
-        SYM(MemsetD8, "cuMemsetD8_v2"),
-        SYM(LaunchKernel, "cuLaunchKernel"),
-        SYM(GetErrorName, "cuGetErrorName"),
-        SYM(GetErrorString, "cuGetErrorString"),
-#undef SYM
-    };
-    for (size_t i = 0; i < KEVO_ARRAY_SIZE(syms); i++) {
-        void *f = dlsym(libcuda, syms[i].name);
-        if (!f)
-            return syms[i].name;
-        memcpy((char *)&cu + syms[i].offset, &f, sizeof(f));
-    }
-    return NULL;
-}
-
 /* The last driver failure, for messages. */
-static char cu_failure[512];
-
-/* True for errors after which the context can no longer be used. */
-static bool cu_sticky(CUresult r)
-{
-    switch (r) {
-    case CUDA_ERROR_ILLEGAL_ADDRESS:
-    case CUDA_ERROR_LAUNCH_FAILED:
-    case CUDA_ERROR_MISALIGNED_ADDRESS:
-    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
-    case CUDA_ERROR_INVALID_PC:
-    case CUDA_ERROR_HARDWARE_STACK_ERROR:
-    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
-    case CUDA_ERROR_ASSERT:
-    case CUDA_ERROR_LAUNCH_TIMEOUT: return true;
-    default: return false;
-    }
-}
+static kevo_error cu_failure = KEVO__ERROR_INIT;
 
 /* Checks a driver call: records a failure in cu_failure and returns false;
  * a failure that spoils the context stops the test. */
@@ -133,15 +46,10 @@ static bool cu_ok(CUresult r, const char *what)
 {
     if (r == CUDA_SUCCESS)
         return true;
-    const char *name = NULL, *text = NULL;
-    if (cu.GetErrorName(r, &name) != CUDA_SUCCESS || !name)
-        name = "?";
-    if (cu.GetErrorString(r, &text) != CUDA_SUCCESS || !text)
-        text = "?";
-    snprintf(cu_failure, sizeof(cu_failure), "%s: %s (%d): %s", what, name,
-             (int)r, text);
-    if (cu_sticky(r))
-        bail_out("%s; the context cannot be used any more", cu_failure);
+    cu_failure = (kevo_error)KEVO__ERROR_INIT;
+    kevo__cu_check(r, what, &cu_failure);
+    if (kevo__cu_sticky(r))
+        bail_out("%s; the context cannot be used any more", cu_failure.text);
     return false;
 }
 
@@ -149,45 +57,14 @@ static bool cu_ok(CUresult r, const char *what)
  * first, so that any property this test does not read keeps a value). */
 static kevo_vars *device_props(CUdevice dev)
 {
-    static const struct {
-        const char *name;
-        CUdevice_attribute attr;
-    } props[] = {
-        {"sm_count", CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT},
-        {"warp_size", CU_DEVICE_ATTRIBUTE_WARP_SIZE},
-        {"max_threads_per_block", CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK},
-        {"max_threads_per_sm",
-         CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR},
-        {"max_smem_per_block",
-         CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN},
-        {"smem_per_sm",
-         CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR},
-        {"regs_per_sm", CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR},
-        {"l2_bytes", CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE},
-    };
     kevo_vars *v = kevo_vars_new();
-    if (!v || kevo__devprops_nominal(v) != KEVO_OK)
-        goto fail;
-    for (size_t i = 0; i < KEVO_ARRAY_SIZE(props); i++) {
-        int x = 0;
-        if (!cu_ok(cu.DeviceGetAttribute(&x, props[i].attr, dev),
-                   "cuDeviceGetAttribute") ||
-            kevo_vars_set(v, props[i].name, x) != KEVO_OK)
-            goto fail;
+    cu_failure = (kevo_error)KEVO__ERROR_INIT;
+    if (!v || kevo__devprops_nominal(v) != KEVO_OK ||
+        kevo__cu_device_props(dev, v, &cu_failure) != KEVO_OK) {
+        kevo_vars_free(v);
+        return NULL;
     }
-    int major = 0, minor = 0;
-    if (!cu_ok(cu.DeviceGetAttribute(
-                   &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
-               "cuDeviceGetAttribute") ||
-        !cu_ok(cu.DeviceGetAttribute(
-                   &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
-               "cuDeviceGetAttribute") ||
-        kevo_vars_set(v, "cc", major * 10 + minor) != KEVO_OK)
-        goto fail;
     return v;
-fail:
-    kevo_vars_free(v);
-    return NULL;
 }
 
 /* ---- compiled programs ------------------------------------------------- */
@@ -207,22 +84,9 @@ typedef struct program {
 static void program_free(program *p)
 {
     if (p->mod)
-        cu_ok(cu.ModuleUnload(p->mod), "cuModuleUnload");
+        cu_ok(kevo__cu.cuModuleUnload(p->mod), "cuModuleUnload");
     free(p->fn);
     memset(p, 0, sizeof(*p));
-}
-
-/* Prints text as TAP comments, one line each. */
-static void diag_text(const char *text)
-{
-    const char *p = text;
-    while (p && *p) {
-        const char *nl = strchr(p, '\n');
-        int len = nl ? (int)(nl - p) : (int)strlen(p);
-        if (len > 0)
-            diag("  %.*s", len, p);
-        p = nl ? nl + 1 : NULL;
-    }
 }
 
 /* Compiles cand for the device and loads it: one TAP line. */
@@ -237,18 +101,19 @@ static bool program_build(program *p, const kevo_candidate *cand,
         bail_out("out of memory compiling %s", label);
     if (b.status != SUITE_COMPILED) {
         ok(0, "%s compiles for %s", label, arch);
-        diag_text(b.log);
+        suite_diag_text(NULL, b.log);
         goto done;
     }
     p->nlaunches = b.nlaunches;
     p->fn = calloc(b.nlaunches + 1, sizeof(*p->fn));
     if (!p->fn)
         bail_out("out of memory");
-    if (!cu_ok(cu.ModuleLoadData(&p->mod, b.image), "cuModuleLoadData"))
+    if (!cu_ok(kevo__cu.cuModuleLoadData(&p->mod, b.image), "cuModuleLoadData"))
         goto failed;
     for (size_t i = 0; i < b.nlaunches; i++) {
-        if (!cu_ok(cu.ModuleGetFunction(&p->fn[i], p->mod, b.lowered[i]),
-                   "cuModuleGetFunction"))
+        if (!cu_ok(
+                kevo__cu.cuModuleGetFunction(&p->fn[i], p->mod, b.lowered[i]),
+                "cuModuleGetFunction"))
             goto failed;
     }
     good = true;
@@ -256,7 +121,7 @@ static bool program_build(program *p, const kevo_candidate *cand,
     goto done;
 failed:
     ok(0, "%s compiles for %s and loads", label, arch);
-    diag("%s", cu_failure);
+    diag("%s", cu_failure.text);
 done:
     suite_build_free(&b);
     if (!good)
@@ -266,18 +131,11 @@ done:
 
 /* ---- one shape's data --------------------------------------------------- */
 
+/* The bytes of one kernel argument (a scalar of any element type, as
+ * elem_set() stores it, or a device pointer), aligned for any of them. */
 typedef union scalar {
     unsigned char bytes[8];
-    float f32;
-    double f64;
-    int8_t i8;
-    uint8_t u8;
-    int16_t i16;
-    uint16_t u16;
-    int32_t i32;
-    uint32_t u32;
-    int64_t i64;
-    uint64_t u64;
+    CUdeviceptr ptr;
 } scalar;
 
 typedef struct shape_data {
@@ -426,7 +284,7 @@ static void shape_free(shape_data *d)
 {
     for (size_t i = 0; i < d->nargs; i++) {
         if (d->dev && d->dev[i])
-            cu_ok(cu.MemFree(d->dev[i]), "cuMemFree");
+            cu_ok(kevo__cu.cuMemFree(d->dev[i]), "cuMemFree");
         if (d->host_in)
             free(d->host_in[i]);
         if (d->host_ref)
@@ -514,10 +372,11 @@ static bool shape_setup(shape_data *d, const kevo_task *task,
             goto done;
         }
         d->bytes[a] = (size_t)count * es;
-        if (!cu_ok(cu.MemAlloc(&d->dev[a], d->bytes[a]), "cuMemAlloc")) {
+        if (!cu_ok(kevo__cu.cuMemAlloc(&d->dev[a], d->bytes[a]),
+                   "cuMemAlloc")) {
             d->dev[a] = 0;
             ok(0, "%s: %zu bytes for %s", d->text, d->bytes[a], in->name);
-            diag("%s", cu_failure);
+            diag("%s", cu_failure.text);
             goto done;
         }
         if (is_input(in)) {
@@ -525,10 +384,11 @@ static bool shape_setup(shape_data *d, const kevo_task *task,
                 bail_out("out of memory");
             for (size_t k = 0; k < (size_t)count; k++)
                 elem_set(in->type, d->host_in[a], k, draw(rng, in));
-            if (!cu_ok(cu.MemcpyHtoD(d->dev[a], d->host_in[a], d->bytes[a]),
+            if (!cu_ok(kevo__cu.cuMemcpyHtoD(d->dev[a], d->host_in[a],
+                                             d->bytes[a]),
                        "cuMemcpyHtoD")) {
                 ok(0, "%s: copying %s in", d->text, in->name);
-                diag("%s", cu_failure);
+                diag("%s", cu_failure.text);
                 goto done;
             }
         }
@@ -555,7 +415,7 @@ static bool run_program(shape_data *d, const program *p, void **dst, char *why,
     CUdeviceptr *scratch = calloc(b->nscratch + 1, sizeof(*scratch));
     void **params = NULL;
     scalar *store = NULL;
-    suite_arg *args = NULL;
+    kevo__resolved_arg *args = NULL;
     bool good = false;
     kevo_error err = KEVO__ERROR_INIT;
 
@@ -563,27 +423,28 @@ static bool run_program(shape_data *d, const program *p, void **dst, char *why,
         bail_out("out of memory");
     for (size_t a = 0; a < d->nargs; a++) {
         if (d->info[a].role == KEVO_ROLE_OUT &&
-            !cu_ok(cu.MemsetD8(d->dev[a], 0xff, d->bytes[a]), "cuMemsetD8"))
+            !cu_ok(kevo__cu.cuMemsetD8(d->dev[a], 0xff, d->bytes[a]),
+                   "cuMemsetD8"))
             goto fail_cu;
         if (d->info[a].role == KEVO_ROLE_INOUT &&
-            !cu_ok(cu.MemcpyHtoD(d->dev[a], d->host_in[a], d->bytes[a]),
+            !cu_ok(kevo__cu.cuMemcpyHtoD(d->dev[a], d->host_in[a], d->bytes[a]),
                    "cuMemcpyHtoD"))
             goto fail_cu;
     }
     for (size_t s = 0; s < b->nscratch; s++) {
         uint64_t count = 0;
-        if (suite_scratch_count(cand, s, d->env, &count, &err) != KEVO_OK) {
+        if (kevo__scratch_count(cand, s, d->env, &count, &err) != KEVO_OK) {
             snprintf(why, whysize, "%s", err.text);
             goto done;
         }
         size_t bytes = (size_t)count * kevo_dtype_size(b->scratch[s].type);
-        if (!cu_ok(cu.MemAlloc(&scratch[s], bytes), "cuMemAlloc")) {
+        if (!cu_ok(kevo__cu.cuMemAlloc(&scratch[s], bytes), "cuMemAlloc")) {
             scratch[s] = 0;
             goto fail_cu;
         }
-        if (!cu_ok(
-                cu.MemsetD8(scratch[s], b->scratch[s].zero ? 0 : 0xff, bytes),
-                "cuMemsetD8"))
+        if (!cu_ok(kevo__cu.cuMemsetD8(scratch[s],
+                                       b->scratch[s].zero ? 0 : 0xff, bytes),
+                   "cuMemsetD8"))
             goto fail_cu;
     }
     for (size_t l = 0; l < p->nlaunches; l++) {
@@ -595,7 +456,7 @@ static bool run_program(shape_data *d, const program *p, void **dst, char *why,
         args = NULL;
         if (kevo_candidate_launch_geometry(cand, l, d->env, &g, &err) !=
                 KEVO_OK ||
-            suite_launch_args(d->task, cand, l, d->env, &args, &nargs, &err) !=
+            kevo__launch_args(d->task, cand, l, d->env, &args, &nargs, &err) !=
                 KEVO_OK) {
             snprintf(why, whysize, "%s", err.text);
             goto done;
@@ -608,51 +469,47 @@ static bool run_program(shape_data *d, const program *p, void **dst, char *why,
             bail_out("out of memory");
         for (size_t a = 0; a < nargs; a++) {
             switch (args[a].kind) {
-            case SUITE_ARG_BUFFER:
-                memcpy(store[a].bytes, &d->dev[args[a].index],
-                       sizeof(CUdeviceptr));
+            case KEVO__ARG_BUFFER: store[a].ptr = d->dev[args[a].index]; break;
+            case KEVO__ARG_SCRATCH:
+                store[a].ptr = scratch[args[a].index];
                 break;
-            case SUITE_ARG_SCRATCH:
-                memcpy(store[a].bytes, &scratch[args[a].index],
-                       sizeof(CUdeviceptr));
-                break;
-            case SUITE_ARG_SCALAR: store[a] = d->value[args[a].index]; break;
-            case SUITE_ARG_VALUE:
+            case KEVO__ARG_SCALAR: store[a] = d->value[args[a].index]; break;
+            case KEVO__ARG_VALUE:
                 memcpy(store[a].bytes, &args[a].value, args[a].size);
                 break;
             }
             params[a] = store[a].bytes;
         }
         if (g.shared_bytes > 48 * 1024 &&
-            !cu_ok(cu.FuncSetAttribute(
+            !cu_ok(kevo__cu.cuFuncSetAttribute(
                        p->fn[l],
                        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                        (int)g.shared_bytes),
                    "cuFuncSetAttribute"))
             goto fail_cu;
-        if (!cu_ok(cu.LaunchKernel(p->fn[l], g.grid[0], g.grid[1], g.grid[2],
-                                   g.block[0], g.block[1], g.block[2],
-                                   (unsigned)g.shared_bytes, NULL, params,
-                                   NULL),
+        if (!cu_ok(kevo__cu.cuLaunchKernel(p->fn[l], g.grid[0], g.grid[1],
+                                           g.grid[2], g.block[0], g.block[1],
+                                           g.block[2], (unsigned)g.shared_bytes,
+                                           NULL, params, NULL),
                    kevo_candidate_launch_kernel(cand, l)))
             goto fail_cu;
     }
-    if (!cu_ok(cu.CtxSynchronize(), "cuCtxSynchronize"))
+    if (!cu_ok(kevo__cu.cuCtxSynchronize(), "cuCtxSynchronize"))
         goto fail_cu;
     for (size_t a = 0; a < d->nargs; a++) {
         if (is_output(&d->info[a]) &&
-            !cu_ok(cu.MemcpyDtoH(dst[a], d->dev[a], d->bytes[a]),
+            !cu_ok(kevo__cu.cuMemcpyDtoH(dst[a], d->dev[a], d->bytes[a]),
                    "cuMemcpyDtoH"))
             goto fail_cu;
     }
     good = true;
     goto done;
 fail_cu:
-    snprintf(why, whysize, "%s", cu_failure);
+    snprintf(why, whysize, "%s", cu_failure.text);
 done:
     for (size_t s = 0; s < b->nscratch; s++) {
         if (scratch[s])
-            cu_ok(cu.MemFree(scratch[s]), "cuMemFree");
+            cu_ok(kevo__cu.cuMemFree(scratch[s]), "cuMemFree");
     }
     free(scratch);
     free(params);
@@ -671,9 +528,9 @@ static bool inputs_unchanged(shape_data *d, char *why, size_t whysize)
         void *tmp = malloc(d->bytes[a]);
         if (!tmp)
             bail_out("out of memory");
-        bool same =
-            cu_ok(cu.MemcpyDtoH(tmp, d->dev[a], d->bytes[a]), "cuMemcpyDtoH") &&
-            memcmp(tmp, d->host_in[a], d->bytes[a]) == 0;
+        bool same = cu_ok(kevo__cu.cuMemcpyDtoH(tmp, d->dev[a], d->bytes[a]),
+                          "cuMemcpyDtoH") &&
+                    memcmp(tmp, d->host_in[a], d->bytes[a]) == 0;
         free(tmp);
         if (!same) {
             snprintf(why, whysize, "input '%s' changed", d->info[a].name);
@@ -799,7 +656,7 @@ static void check_shape(const kevo_task *task, kevo_shape_set set, size_t i,
     ok(match, "%s: %s matches the reference", d.text, label);
     if (!ran)
         diag("%s", why);
-    diag_text(result);
+    suite_diag_text(NULL, result);
     if (ran && !inputs_unchanged(&d, why, sizeof(why))) {
         in_ok = false;
         diag("%s: %s", label, why);
@@ -809,13 +666,6 @@ static void check_shape(const kevo_task *task, kevo_shape_set set, size_t i,
 }
 
 /* ---- the suite --------------------------------------------------------- */
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* The seed at each parameter's extreme values, on the smallest training
  * shape that its constraints allow. */
@@ -878,7 +728,7 @@ static void check_task(const char *path, uint64_t *run)
     kevo_error err = KEVO__ERROR_INIT;
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
-    double t0 = now_seconds();
+    double t0 = suite_now_seconds();
     if (!ok(kevo_task_load(path, &task, &err) == KEVO_OK, "%s loads", base)) {
         diag("%s", err.text);
         return;
@@ -901,43 +751,36 @@ static void check_task(const char *path, uint64_t *run)
     program_free(&seed);
     check_variants(task, &ref, run);
     program_free(&ref);
-    diag("%s: %.1f s", name, now_seconds() - t0);
+    diag("%s: %.1f s", name, suite_now_seconds() - t0);
 done:
     kevo_task_free(task);
 }
 
 int main(int argc, char **argv)
 {
-    libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!libcuda)
-        skip_all("no CUDA driver (libcuda.so.1): %s", dlerror());
-    const char *missing = resolve_driver();
-    if (missing)
-        skip_all("the CUDA driver lacks %s", missing);
-    CUresult r = cu.Init(0);
-    if (r != CUDA_SUCCESS) {
-        cu_ok(r, "cuInit");
-        skip_all("no usable GPU: %s", cu_failure);
-    }
+    if (kevo__cu_load(&cu_failure) != KEVO_OK)
+        skip_all("%s", cu_failure.text);
     int ndev = 0;
-    if (!cu_ok(cu.DeviceGetCount(&ndev), "cuDeviceGetCount"))
-        skip_all("no usable GPU: %s", cu_failure);
+    if (kevo__cu_check(kevo__cu.cuInit(0), "cuInit", &cu_failure) != KEVO_OK ||
+        kevo__cu_check(kevo__cu.cuDeviceGetCount(&ndev), "cuDeviceGetCount",
+                       &cu_failure) != KEVO_OK)
+        skip_all("no usable GPU: %s", cu_failure.text);
     if (ndev == 0)
         skip_all("no GPU: the CUDA driver reports 0 devices");
 
     CUdevice dev;
     CUcontext ctx;
     char devname[256] = "";
-    if (!cu_ok(cu.DeviceGet(&dev, 0), "cuDeviceGet") ||
-        !cu_ok(cu.DeviceGetName(devname, sizeof(devname), dev),
+    if (!cu_ok(kevo__cu.cuDeviceGet(&dev, 0), "cuDeviceGet") ||
+        !cu_ok(kevo__cu.cuDeviceGetName(devname, sizeof(devname), dev),
                "cuDeviceGetName") ||
-        !cu_ok(cu.DevicePrimaryCtxRetain(&ctx, dev),
+        !cu_ok(kevo__cu.cuDevicePrimaryCtxRetain(&ctx, dev),
                "cuDevicePrimaryCtxRetain") ||
-        !cu_ok(cu.CtxSetCurrent(ctx), "cuCtxSetCurrent"))
-        bail_out("%s", cu_failure);
+        !cu_ok(kevo__cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent"))
+        bail_out("%s", cu_failure.text);
     devprops = device_props(dev);
     if (!devprops)
-        bail_out("device properties: %s", cu_failure);
+        bail_out("device properties: %s", cu_failure.text);
     int64_t cc = 0, sms = 0;
     kevo_vars_get(devprops, "cc", &cc);
     kevo_vars_get(devprops, "sm_count", &sms);
@@ -959,13 +802,13 @@ int main(int argc, char **argv)
     char **files = dir ? suite_task_files(dir, &n) : NULL;
     ok(files && n > 0, "%zu task files in %s", n, dir ? dir : "?");
     uint64_t run = 0;
-    double t0 = now_seconds();
+    double t0 = suite_now_seconds();
     for (size_t f = 0; files && f < n; f++)
         check_task(files[f], &run);
-    diag("all tasks: %.1f s", now_seconds() - t0);
+    diag("all tasks: %.1f s", suite_now_seconds() - t0);
     suite_strv_free(files);
     free(dir);
     kevo_vars_free(devprops);
-    cu_ok(cu.DevicePrimaryCtxRelease(dev), "cuDevicePrimaryCtxRelease");
+    cu_ok(kevo__cu.cuDevicePrimaryCtxRelease(dev), "cuDevicePrimaryCtxRelease");
     return done_testing();
 }
