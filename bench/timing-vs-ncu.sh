@@ -3,9 +3,10 @@
 # Compute's gpu__time_duration.sum of the same launches.
 #
 # Usage (from the build directory, on the GPU machine):
-#   sh bench/timing-vs-ncu.sh [RUNS]
-# It runs bench-timing (RUNS evaluations of the softmax seed at 8192x4096,
-# default 30), which also writes that one-shape task, and then `kevo eval`
+#   sh bench/timing-vs-ncu.sh [RUNS [TASK [KERNEL]]]
+# It runs bench-timing (RUNS evaluations, default 30, of the seed of TASK,
+# default softmax, at its first training shape; KERNEL is the seed's kernel
+# name, default TASK), which also writes that one-shape task, and then `kevo eval`
 # of the same kernel on the same task under ncu, which records the
 # kernel's duration for 30 launches after the two correctness runs and the
 # three warm-ups (the time limits are raised: ncu replays every launch).
@@ -15,22 +16,24 @@
 # It prints both medians and their ratio.
 set -e
 runs=${1:-30}
+task=${2:-softmax}
+kernel=${3:-$task}
 src=${KEVO_SRCDIR:-$(dirname "$0")/..}
 ncu=${NCU:-ncu}
 out=${TMPDIR:-/tmp}/kevo-timing-$$
 mkdir -p "$out"
 trap 'rm -rf "$out"' EXIT
 ./bench/bench-timing --runs "$runs" --out "$out/kevo.txt" \
-  --task-out "$out/task.json" "$src/examples/tasks/softmax.json"
+  --task-out "$out/task.json" "$src/examples/tasks/$task.json"
 # NCU_CONTROL overrides the clock and cache control, to see what they do.
 control=${NCU_CONTROL:---clock-control none --cache-control all}
 # shellcheck disable=SC2086
 "$ncu" --target-processes all $control \
-  --metrics gpu__time_duration.sum -k regex:'^softmax$' \
+  --metrics gpu__time_duration.sum -k regex:"^$kernel\$" \
   --launch-skip 5 --launch-count 30 --csv \
   ./examples/kevo eval --set min_reps=40 --set max_reps=40 \
   --set time_cap_ms=600000 --set run_timeout_ms=600000 \
-  "$out/task.json" "$src/examples/tasks/softmax_seed.cu" \
+  "$out/task.json" "$src/examples/tasks/${task}_seed.cu" \
   > "$out/ncu.csv" 2> "$out/ncu.err" || { cat "$out/ncu.err" >&2; exit 1; }
 awk -F'","' '/gpu__time_duration.sum/ {
     v = $NF; gsub(/[",]/, "", v); unit = $(NF-1); gsub(/"/, "", unit);

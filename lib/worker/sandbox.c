@@ -91,7 +91,9 @@ static bool landlock(char *what, size_t size)
         int e = errno;
         if (e == ENOSYS)
             snprintf(what, size,
-                     "none: Landlock is not in this kernel (ENOSYS)");
+                     "none: no Landlock system calls (ENOSYS: a kernel "
+                     "before 5.13, or a tool such as valgrind that lacks "
+                     "them)");
         else if (e == EOPNOTSUPP)
             snprintf(what, size,
                      "none: Landlock is disabled in this kernel "

@@ -43,7 +43,7 @@
  * kevo__sandbox_enter: confines the calling process as above. Writes what
  * it did to what (at most size bytes, NUL-terminated): "landlock ABI N" when
  * the process can open no file from now on, else "none: WHY" ("none:
- * KEVO_NO_SANDBOX=1", "none: Landlock is not in this kernel (ENOSYS)",
+ * KEVO_NO_SANDBOX=1", "none: no Landlock system calls (ENOSYS: ...)",
  * "none: landlock_restrict_self: Operation not permitted", ...). Returns
  * true when the process is confined. Irreversible.
  */
