@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kevo_cli.h"
 
@@ -135,6 +136,31 @@ static bool apply_sets(kevo_evaluator *ev, const eval_cli *cli)
     return true;
 }
 
+/* The kevo-worker of a build tree that this program runs from (the driver
+ * is examples/kevo, or examples/.libs/ under libtool; the worker is
+ * lib/worker/kevo-worker), in buf; NULL when there is none, and then the
+ * evaluator's default (KEVO_WORKER, else the installed worker) holds. */
+static const char *build_tree_worker(char *buf, size_t size)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0 || getenv("KEVO_WORKER"))
+        return NULL;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return NULL;
+    *slash = '\0';
+    static const char *const rel[] = {"/../lib/worker/kevo-worker",
+                                      "/../../lib/worker/kevo-worker"};
+    for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
+        snprintf(buf, size, "%s%s", exe, rel[i]);
+        if (access(buf, X_OK) == 0)
+            return buf;
+    }
+    return NULL;
+}
+
 /* Starts an evaluator with the command's options; NULL after printing why,
  * with *status set. */
 static kevo_evaluator *start_evaluator(const eval_cli *cli, int *status)
@@ -154,6 +180,13 @@ static kevo_evaluator *start_evaluator(const eval_cli *cli, int *status)
     }
     if (!apply_sets(ev, cli)) {
         *status = EXIT_USAGE;
+        goto fail;
+    }
+    char worker[4200];
+    const char *local = build_tree_worker(worker, sizeof worker);
+    if (local && kevo_evaluator_set_string(ev, KEVO_EVAL_WORKER_PATH, local,
+                                           &err) != KEVO_OK) {
+        fprintf(stderr, "%s: %s\n", program, err.text);
         goto fail;
     }
     kevo_status rc = kevo_evaluator_start(ev, 0, &err);
