@@ -15,7 +15,8 @@
 #include "eval_private.h"
 #include "tap.h"
 
-static const kevo_ceilings ceilings = {3e12, {5e13, 2.5e13, 4e14, 8e14, 8e14}};
+static const kevo_ceilings ceilings = {
+    3e12, {5e13, 2.5e13, 4e14, 8e14, 8e14}, 0};
 
 static char *slurp(const char *dir, const char *name, size_t *len)
 {

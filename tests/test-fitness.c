@@ -18,7 +18,7 @@
 #include "eval_private.h"
 #include "tap.h"
 
-static const kevo_ceilings dev = {3e12, {5e13, 2.5e13, 4e14, 8e14, 8e14}};
+static const kevo_ceilings dev = {3e12, {5e13, 2.5e13, 4e14, 8e14, 8e14}, 0};
 
 static kevo_fitness_shape fshape(double bytes, double flops, kevo_peak peak,
                                  double time)
@@ -88,7 +88,7 @@ static void test_roofline(void)
        "balanced: memory-bound, floor 1 s, efficiency 0.5");
 
     /* transpose: bytes only, so the peak is not needed. */
-    kevo_ceilings bw_only = {3e12, {0}};
+    kevo_ceilings bw_only = {3e12, {0}, 0};
     s = fshape(8.0 * 8192 * 8192, 0, KEVO_PEAK_FP32, 2e-4);
     kevo__roofline(&s, &bw_only, &r);
     is_double(r.efficiency, 0.89478485333333333, 1e-12,
@@ -101,7 +101,7 @@ static void test_roofline(void)
     ok(isnan(r.floor) && isnan(r.efficiency) && !r.bound_known,
        "no FP32 peak: unknown floor");
     ok(!isnan(r.gflops_per_s), "no FP32 peak: the rates are still known");
-    kevo_ceilings none = {0, {5e13}};
+    kevo_ceilings none = {0, {5e13}, 0};
     kevo__roofline(&s, &none, &r);
     ok(isnan(r.floor), "no bandwidth: unknown floor");
     kevo__roofline(&s, NULL, &r);

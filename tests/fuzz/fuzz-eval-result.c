@@ -85,7 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(text);
         return 0;
     }
-    kevo_ceilings ceilings = {3e12, {5e13}};
+    kevo_ceilings ceilings = {3e12, {5e13}, 0};
     kevo_eval_context ctx = {&ceilings, NULL, NULL, 0};
     for (int set = 0; set < 2; set++) {
         kevo_error_init(&err);
