@@ -107,7 +107,7 @@ static void test_roofline(void)
     kevo__roofline(&s, NULL, &r);
     ok(isnan(r.floor), "no ceilings: unknown floor");
     s = fshape(201326592, 137438953472.0, KEVO_PEAK_BF16, 4e-3);
-    kevo_ceilings no_bf16 = {3e12, {5e13, 2.5e13, 4e14, 8e14, 0}};
+    kevo_ceilings no_bf16 = {3e12, {5e13, 2.5e13, 4e14, 8e14, 0}, 0};
     kevo__roofline(&s, &no_bf16, &r);
     ok(isnan(r.floor), "no BF16 peak: unknown floor");
 
