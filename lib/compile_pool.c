@@ -83,6 +83,8 @@ struct kevo__compile_pool {
     char *headers_dir;
     char headers_hash[17];
     char *key_version;
+    char *sandbox; /* the first hello's "sandbox": "landlock ABI 7", "none: ..."
+                    */
     uint64_t next_id;
     kevo__compile_pool_stats stats;
     struct pollfd *pfds;
@@ -968,12 +970,22 @@ static kevo_status first_hello(kevo__compile_pool *pool, const char *worker,
     pool->headers_dir = dir ? kevo__strdup(dir) : NULL;
     pool->headers.dir = pool->headers_dir;
     pool->nvrtc = kevo__strdup(nvrtc);
-    pool->key_version =
-        kevo__asprintf("%s headers %s", nvrtc,
-                       *pool->headers_hash ? pool->headers_hash : "none");
+    const char *sandbox = json_string_value(json_object_get(f.json, "sandbox"));
+    pool->sandbox = kevo__strdup(sandbox ? sandbox : "none: not reported");
+    /* Whether the compile ran confined is part of the key: without the
+     * sandbox, a kernel can probe host files with a pasted __has_include,
+     * and what it compiled to then must not be replayed in a confined
+     * run. */
+    pool->key_version = kevo__asprintf(
+        "%s headers %s sandbox %s", nvrtc,
+        *pool->headers_hash ? pool->headers_hash : "none",
+        strncmp(pool->sandbox ? pool->sandbox : "", "landlock", 8) == 0
+            ? "on"
+            : "off");
     pool->slots[0].hello = true;
     kevo__frame_clear(&f);
-    if (!pool->nvrtc || !pool->key_version || (dir && !pool->headers_dir))
+    if (!pool->nvrtc || !pool->key_version || !pool->sandbox ||
+        (dir && !pool->headers_dir))
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     return KEVO_OK;
 }
@@ -1049,8 +1061,14 @@ void kevo__compile_pool_free(kevo__compile_pool *pool)
     free(pool->pfds);
     free(pool->nvrtc);
     free(pool->key_version);
+    free(pool->sandbox);
     free(pool->headers_dir);
     free(pool);
+}
+
+const char *kevo__compile_pool_sandbox(const kevo__compile_pool *pool)
+{
+    return pool->sandbox;
 }
 
 const char *kevo__compile_pool_nvrtc_version(const kevo__compile_pool *pool)

@@ -75,6 +75,10 @@ void kevo__compile_pool_free(kevo__compile_pool *pool);
 /* The NVRTC version of the workers, "13.0" (borrowed). */
 const char *kevo__compile_pool_nvrtc_version(const kevo__compile_pool *pool);
 
+/* How the compile processes are confined, as the first one said in its
+ * hello: "landlock ABI 7", or "none: WHY" (borrowed). */
+const char *kevo__compile_pool_sandbox(const kevo__compile_pool *pool);
+
 /* The CUDA headers the compile processes give NVRTC from memory (lib/
  * worker/headers.h), as the first process reported them. The strings are
  * borrowed from the pool. */

@@ -28,25 +28,33 @@
  *
  * A kernel can still make the preprocessor probe the host's files where
  * the include scan cannot see it (`#if CAT(__has_,include)("/etc/passwd")`
- * with a token-pasting CAT). So, before its hello, the process compiles a
- * small kernel once (NVRTC's first compile opens libnvrtc-builtins, the C++
- * runtime it needs, /etc/localtime and, where there is one, the CUDA
- * driver), then confines itself (sandbox.h: Landlock, no file may be opened
- * from then on; such a probe answers "not found"). The hello's "sandbox"
- * says "landlock ABI N" when the process is confined, else "none: WHY"
- * (no Landlock in the kernel, refused in a container, the warm-up compile
- * failed). Environment: KEVO_NO_SANDBOX=1 leaves the process unconfined
- * (for comparisons and for debugging); CUDA_HOME picks the headers
- * (headers.h).
+ * with a token-pasting CAT). So, before its hello, the process confines
+ * itself (sandbox.h: Landlock; no file may be opened from then on, and
+ * such a probe answers "not found") and compiles a small kernel once.
+ * NVRTC's first compile opens libnvrtc-builtins and the C++ runtime it
+ * needs, which are loaded beforehand, and the CUDA driver where there is
+ * one, which it is denied (warm_up_confined says why). Where a confined
+ * process cannot compile, the process compiles first and is confined
+ * after. The hello's "sandbox" says "landlock ABI N" when the process is
+ * confined, else "none: WHY" (no Landlock in the kernel, refused in a
+ * container, the warm-up compile failed); "warmup_seconds" is the time
+ * all this took. A confined process that cannot compile says hello with
+ * ok false and exits with status 3. Environment: KEVO_NO_SANDBOX=1 leaves
+ * the process unconfined (for comparisons and for debugging); CUDA_HOME
+ * picks the headers (headers.h).
  */
 #include "config.h"
 
+#include <dlfcn.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <nvrtc.h>
@@ -478,6 +486,88 @@ static bool warm_up(const kevo__headers *headers, char *why, size_t why_size)
     return good;
 }
 
+/* Opens now what NVRTC opens on its first compile and a confined process
+ * could not: libnvrtc-builtins (with the C++ runtime it needs), from
+ * libnvrtc's directory or else by name, and the time zone (for __DATE__
+ * and __TIME__). NVRTC's own dlopen of the builtins then finds them loaded.
+ * Returns the handle (NULL when they cannot be loaded; then the confined
+ * warm-up fails and the process confines itself only after an unconfined
+ * one). */
+static void *preload(int major, int minor)
+{
+    char name[64];
+    void *handle = NULL;
+    Dl_info info;
+
+    tzset();
+    snprintf(name, sizeof name, "libnvrtc-builtins.so.%d.%d", major, minor);
+    if (dladdr((void *)nvrtcVersion, &info) && info.dli_fname &&
+        strchr(info.dli_fname, '/')) {
+        char *dir = kevo__dirname(info.dli_fname);
+        char *path = dir ? kevo__path_join(dir, name) : NULL;
+        if (path)
+            handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        free(dir);
+        free(path);
+    }
+    return handle ? handle : dlopen(name, RTLD_NOW | RTLD_LOCAL);
+}
+
+/* Whether a confined process can compile: a child confines itself and
+ * makes the warm-up compile, so that a failure costs only the child. The
+ * child frees its copy of headers before it ends. */
+static bool confined_compile_works(kevo__headers *headers)
+{
+    int status = 0;
+    pid_t pid = fork();
+
+    if (pid < 0)
+        return false;
+    if (pid == 0) {
+        char what[KEVO__SANDBOX_TEXT_SIZE], why[192];
+        bool works = kevo__sandbox_enter(what, sizeof what) &&
+                     warm_up(headers, why, sizeof why);
+        kevo__headers_free(headers);
+        _exit(works ? 0 : 1);
+    }
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR)
+            return false;
+    }
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* Makes the first compile and confines the process (sandbox.h); what
+ * the sandbox is goes to what. Best confined before the warm-up compile:
+ * NVRTC's first compile also loads the CUDA driver where there is one
+ * (for NVRTC's own compile cache in ~/.nv/ComputeCache), whose cuInit
+ * starts a thread that Landlock would leave free; denied the driver, NVRTC
+ * compiles without that cache (kevo has its own). Where a confined process
+ * cannot compile, the warm-up runs first and the process is confined
+ * after it, if it can be. Returns false, with why, only when the process
+ * is confined and cannot compile. */
+static bool warm_up_confined(kevo__headers *headers, int major, int minor,
+                             char *what, size_t what_size, char *why,
+                             size_t why_size)
+{
+    void *builtins = preload(major, minor);
+    bool confined =
+        confined_compile_works(headers) && kevo__sandbox_enter(what, what_size);
+    bool warm = warm_up(headers, why, why_size);
+
+    /* NVRTC holds the builtins too; this handle is not needed again. */
+    if (builtins)
+        dlclose(builtins);
+    if (confined)
+        return warm;
+    if (!warm)
+        snprintf(what, what_size, "none: the warm-up compile failed: %.120s",
+                 why);
+    else
+        kevo__sandbox_enter(what, what_size);
+    return true;
+}
+
 /* Answers requests until end of file; returns the exit status. */
 static int serve(int in_fd, int out_fd, const char *nvrtc,
                  const kevo__headers *headers)
@@ -561,11 +651,15 @@ int kevo__worker_compile_main(int in_fd, int out_fd)
     /* jansson seeds its hash tables from /dev/urandom on its first object:
      * now, while the file may still be opened. */
     json_object_seed(0);
-    if (warm_up(headers, failed, sizeof failed))
-        kevo__sandbox_enter(sandbox, sizeof sandbox);
-    else
-        snprintf(sandbox, sizeof sandbox,
-                 "none: the warm-up compile failed: %.120s", failed);
+    if (!warm_up_confined(headers, major, minor, sandbox, sizeof sandbox,
+                          failed, sizeof failed)) {
+        snprintf(why, sizeof why,
+                 "NVRTC does not work in the sandbox (%s): the warm-up "
+                 "compile failed: %s; KEVO_NO_SANDBOX=1 compiles without it",
+                 sandbox, failed);
+        status = KEVO__WORKER_EXIT_UNAVAILABLE;
+        goto refuse;
+    }
     double warmup_seconds = now_seconds() - t0;
     signal(SIGALRM, SIG_DFL);
     if (say_hello(out_fd, nvrtc, headers, headers_seconds, sandbox,

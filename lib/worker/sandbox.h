@@ -8,21 +8,22 @@
  * file system where no text scan can see it: `#define CAT(a, b) a##b`, then
  * `#if CAT(__has_,include)("/etc/passwd")` tells whether a file exists
  * (NVRTC opens the file to answer). So the compile process loads what it
- * needs (its headers, and libnvrtc-builtins and the rest that NVRTC opens
- * on its first compile, by a warm-up compile), then takes away its own
- * right to open files with Landlock (Linux 5.13 and later): a ruleset that
- * handles every file-system access right the kernel's Landlock ABI knows
- * (execute, read and write files, read directories, make and remove every
- * kind of entry, refer, truncate, device ioctl) and allows none of them
- * anywhere. Where the ABI has them, TCP bind and connect are taken away
- * too, and signals and abstract Unix sockets are scoped to the process.
- * A probe then fails as a missing file does. PR_SET_NO_NEW_PRIVS comes
- * first, as Landlock requires of an unprivileged process; it stays set
- * even when Landlock cannot be had.
+ * needs (its headers, libnvrtc-builtins and the C++ runtime that NVRTC
+ * would open on its first compile: lib/worker/compile.c), then takes away
+ * its own right to open files with Landlock (Linux 5.13 and later): a
+ * ruleset that handles every file-system access right the kernel's
+ * Landlock ABI knows (execute, read and write files, read directories,
+ * make and remove every kind of entry, refer, truncate, device ioctl) and
+ * allows none of them anywhere. Where the ABI has them, TCP bind and
+ * connect are taken away too, and signals and abstract Unix sockets are
+ * scoped to the process. A probe then fails as a missing file does.
+ * PR_SET_NO_NEW_PRIVS comes first, as Landlock requires of an unprivileged
+ * process; it stays set even when Landlock cannot be had.
  *
  * The restriction binds the calling thread and what it starts later; the
- * process has a single thread when it enters (checked in /proc/self/status:
- * Landlock would leave another thread free).
+ * process must have a single thread when it enters (checked in
+ * /proc/self/status: Landlock would leave another thread free, such as the
+ * one the CUDA driver's cuInit starts).
  *
  * Where Landlock is missing (an older kernel, a kernel without it, a
  * container that refuses the system calls) the process goes on without it

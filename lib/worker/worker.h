@@ -24,9 +24,12 @@
 
 /*
  * The compile mode: sends {"op":"hello","ok":true,"mode":"compile",
- * "nvrtc":"13.0"} (or ok false with "error" and exits 3 when NVRTC does
- * not work), then answers each {"op":"compile",...} with one
- * {"op":"compiled",...} frame, one job at a time, until end of file.
+ * "nvrtc":"13.0","headers":{...},"sandbox":"landlock ABI 7",
+ * "warmup_seconds":S} (or ok false with "error" and exits 3 when NVRTC does
+ * not work); "sandbox" says how the process is confined ("none: WHY" when
+ * it is not; see sandbox.h). Then it answers each {"op":"compile",...}
+ * with one {"op":"compiled",...} frame, one job at a time, until end of
+ * file.
  */
 int kevo__worker_compile_main(int in_fd, int out_fd);
 
