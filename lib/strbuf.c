@@ -36,7 +36,8 @@ bool kevo__buf_append(kevo_buf *b, const char *s, size_t n)
 {
     if (!buf_reserve(b, n))
         return false;
-    memcpy(b->data + b->len, s, n);
+    if (n)
+        memcpy(b->data + b->len, s, n);
     b->len += n;
     b->data[b->len] = '\0';
     return true;

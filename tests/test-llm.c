@@ -296,13 +296,12 @@ static void test_wire(void)
 
 static void test_prompt(void)
 {
-    llm_buf log = {0};
-    kevo__llm_buf_puts(&log, "info: compiling\n");
+    kevo_buf log = {0};
+    kevo__buf_puts(&log, "info: compiling\n");
     for (int i = 0; i < 50; i++)
-        kevo__llm_buf_printf(&log, "kernel.cu(%d): warning #%d: unused\n", i,
-                             i);
-    kevo__llm_buf_puts(&log, "kernel.cu(99): error: identifier undefined\n"
-                             "note: nothing\n");
+        kevo__buf_printf(&log, "kernel.cu(%d): warning #%d: unused\n", i, i);
+    kevo__buf_puts(&log, "kernel.cu(99): error: identifier undefined\n"
+                         "note: nothing\n");
     json_t *sum =
         json_pack("{s:f, s:s, s:[{s:{s:i}, s:f, s:s, s:I, s:I}], s:s, s:{s:f}}",
                   "fitness", 0.42, "verdict", "ok", "shapes", "dims", "n", 4096,
@@ -311,7 +310,7 @@ static void test_prompt(void)
                   "compile_log", log.data, "held_out", "fitness", 0.1);
     char *sum_text = json_dumps(sum, JSON_PRESERVE_ORDER);
     json_decref(sum);
-    kevo__llm_buf_free(&log);
+    kevo__buf_free(&log);
 
     llm_prompt_candidate insp[2] = {
         {"__global__ void other1() {}\n", "{\"fitness\": 0.61, \"cell\": 3}",
@@ -693,13 +692,13 @@ static void test_engine(void)
 
 /* ---- the plugin through the host ---------------------------------------- */
 
-static llm_buf host_log;
+static kevo_buf host_log;
 
 static void on_log(void *user, kevo_log_level level, const char *op,
                    const char *msg)
 {
     (void)user;
-    kevo__llm_buf_printf(&host_log, "%d %s: %s\n", (int)level, op, msg);
+    kevo__buf_printf(&host_log, "%d %s: %s\n", (int)level, op, msg);
 }
 
 /* A request's outcome, as the host gave it back. */
@@ -780,23 +779,23 @@ static void wait_all(outcome *outs, size_t n)
                 ended++;
                 o->nchildren = kevo_operator_result_child_count(res);
                 if (o->nchildren) {
-                    o->child = kevo__llm_strdup(kevo_candidate_source(
+                    o->child = kevo__strdup(kevo_candidate_source(
                         kevo_operator_result_child(res, 0)));
-                    o->note = kevo__llm_strdup(
-                        kevo_operator_result_child_note(res, 0));
+                    o->note =
+                        kevo__strdup(kevo_operator_result_child_note(res, 0));
                 }
                 o->nprompts = kevo_operator_result_prompt_count(res);
                 if (o->nprompts) {
                     o->prompt =
-                        kevo__llm_strdup(kevo_operator_result_prompt(res, 0));
-                    o->prompt_note = kevo__llm_strdup(
-                        kevo_operator_result_prompt_note(res, 0));
+                        kevo__strdup(kevo_operator_result_prompt(res, 0));
+                    o->prompt_note =
+                        kevo__strdup(kevo_operator_result_prompt_note(res, 0));
                 }
                 o->nfailures = kevo_operator_result_failure_count(res);
                 if (o->nfailures) {
-                    o->kind = kevo__llm_strdup(
-                        kevo_operator_result_failure_kind(res, 0));
-                    o->reason = kevo__llm_strdup(
+                    o->kind =
+                        kevo__strdup(kevo_operator_result_failure_kind(res, 0));
+                    o->reason = kevo__strdup(
                         kevo_operator_result_failure_reason(res, 0));
                 }
             }
@@ -810,13 +809,13 @@ static char *read_text(const char *path)
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
-    llm_buf b = {0};
+    kevo_buf b = {0};
     char chunk[4096];
     size_t n;
     while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        kevo__llm_buf_append(&b, chunk, n);
+        kevo__buf_append(&b, chunk, n);
     fclose(f);
-    return kevo__llm_buf_take(&b);
+    return kevo__buf_take(&b);
 }
 
 /* Counts files under dir (recursively) and those holding needle; also
@@ -831,9 +830,9 @@ static void scan_dir(const char *dir, const char *needle, int *files, int *hits,
     while ((e = readdir(d))) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        char *p = kevo__llm_strdup(dir);
-        llm_buf b = {0};
-        kevo__llm_buf_printf(&b, "%s/%s", p, e->d_name);
+        char *p = kevo__strdup(dir);
+        kevo_buf b = {0};
+        kevo__buf_printf(&b, "%s/%s", p, e->d_name);
         free(p);
         struct stat st;
         if (stat(b.data, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -850,7 +849,7 @@ static void scan_dir(const char *dir, const char *needle, int *files, int *hits,
             }
             free(t);
         }
-        kevo__llm_buf_free(&b);
+        kevo__buf_free(&b);
     }
     closedir(d);
 }
@@ -864,14 +863,14 @@ static void remove_tree(const char *dir)
     while ((e = readdir(d))) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        llm_buf b = {0};
-        kevo__llm_buf_printf(&b, "%s/%s", dir, e->d_name);
+        kevo_buf b = {0};
+        kevo__buf_printf(&b, "%s/%s", dir, e->d_name);
         struct stat st;
         if (lstat(b.data, &st) == 0 && S_ISDIR(st.st_mode))
             remove_tree(b.data);
         else
             unlink(b.data);
-        kevo__llm_buf_free(&b);
+        kevo__buf_free(&b);
     }
     closedir(d);
     rmdir(dir);
@@ -881,13 +880,13 @@ static void remove_tree(const char *dir)
 static char *kernel_reply(const char *marker_line)
 {
     const char *src = kevo_candidate_source(parent);
-    llm_buf b = {0};
-    kevo__llm_buf_puts(&b, "Here is a faster version.\n\n```cuda\n// ");
-    kevo__llm_buf_puts(&b, marker_line);
-    kevo__llm_buf_puts(&b, "\n");
-    kevo__llm_buf_puts(&b, src);
-    kevo__llm_buf_puts(&b, "```\n");
-    return kevo__llm_buf_take(&b);
+    kevo_buf b = {0};
+    kevo__buf_puts(&b, "Here is a faster version.\n\n```cuda\n// ");
+    kevo__buf_puts(&b, marker_line);
+    kevo__buf_puts(&b, "\n");
+    kevo__buf_puts(&b, src);
+    kevo__buf_puts(&b, "```\n");
+    return kevo__buf_take(&b);
 }
 
 static kevo_operator *make_op(const char *name, const char *extra,
@@ -1258,7 +1257,7 @@ static void test_plugin(const char *builddir)
     else
         remove_tree(run);
     kevo_task_free(t);
-    kevo__llm_buf_free(&host_log);
+    kevo__buf_free(&host_log);
 }
 
 /* ---- the revision reply parser and prompt ------------------------------- */
@@ -1270,11 +1269,11 @@ static void test_revision_parse(void)
     char huge[KEVO_PROMPT_TEXT_MAX + 64];
     memset(huge, 'x', sizeof(huge) - 1);
     huge[sizeof(huge) - 1] = '\0';
-    llm_buf big = {0};
-    kevo__llm_buf_printf(&big,
-                         "```json\n{\"strategy\": \"%s\", \"pitfalls\": "
-                         "\"b\"}\n```\n",
-                         huge);
+    kevo_buf big = {0};
+    kevo__buf_printf(&big,
+                     "```json\n{\"strategy\": \"%s\", \"pitfalls\": "
+                     "\"b\"}\n```\n",
+                     huge);
     struct {
         const char *reply;
         llm_revision_kind kind;
@@ -1361,7 +1360,7 @@ static void test_revision_parse(void)
                r.reason ? r.reason : "(null)");
         kevo__llm_revision_result_free(&r);
     }
-    kevo__llm_buf_free(&big);
+    kevo__buf_free(&big);
 
     /* The original's sections first, in its order; a conventional section
      * may be added. */
@@ -1528,7 +1527,7 @@ static void test_revision_loop(void)
     char run[] = "/tmp/kevo-test-llm-rev-XXXXXX";
     if (!mkdtemp(run))
         bail_out("mkdtemp failed");
-    kevo__llm_buf_free(&host_log);
+    kevo__buf_free(&host_log);
     if (kevo_operator_host_new(task, 43, &host, &err) != KEVO_OK ||
         kevo_operator_host_set_log(host, KEVO_LOG_DEBUG, on_log, NULL, &err) !=
             KEVO_OK ||
@@ -1694,14 +1693,14 @@ static void test_revision_loop(void)
     is_uint(hin, in, "the host's total");
 
     /* Failures: each a logged failure with a kind and a reason. */
-    llm_buf huge = {0};
-    kevo__llm_buf_puts(&huge, "```json\n{\"strategy\": \"");
+    kevo_buf huge = {0};
+    kevo__buf_puts(&huge, "```json\n{\"strategy\": \"");
     while (huge.len < KEVO_PROMPT_TEXT_MAX + 100)
-        kevo__llm_buf_puts(&huge, "Words and words and words and words and "
-                                  "words, and more words. ");
-    kevo__llm_buf_puts(&huge, "\", \"pitfalls\": \"p\"}\n```\n");
+        kevo__buf_puts(&huge, "Words and words and words and words and "
+                              "words, and more words. ");
+    kevo__buf_puts(&huge, "\", \"pitfalls\": \"p\"}\n```\n");
     loopback_set_text(srv, "rev_huge", huge.data);
-    kevo__llm_buf_free(&huge);
+    kevo__buf_free(&huge);
     loopback_set_text(srv, "rev_nojson", "I would keep it as it is.");
     loopback_set_text(srv, "rev_malformed",
                       "```json\n{\"strategy\": \"x\",\n```\n");
@@ -1816,7 +1815,7 @@ static void test_revision_loop(void)
     else
         remove_tree(run);
     kevo_task_free(t);
-    kevo__llm_buf_free(&host_log);
+    kevo__buf_free(&host_log);
 }
 
 int main(void)

@@ -1,9 +1,9 @@
 /*
- * buf.c: growable strings and secret redaction for the llm operator.
+ * buf.c: secret redaction, UTF-8 cleanup and small helpers for the llm
+ * operator (its growable string is lib/strbuf.c's kevo_buf).
  */
 #include "config.h"
 
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,115 +11,12 @@
 
 #include "buf.h"
 
-static bool buf_reserve(llm_buf *b, size_t extra)
-{
-    if (b->failed)
-        return false;
-    if (b->len + extra + 1 <= b->cap)
-        return true;
-    if (extra > SIZE_MAX / 2 - b->len) {
-        b->failed = true;
-        return false;
-    }
-    size_t cap = b->cap ? b->cap : 128;
-    while (cap < b->len + extra + 1)
-        cap *= 2;
-    char *data = realloc(b->data, cap);
-    if (!data) {
-        b->failed = true;
-        return false;
-    }
-    b->data = data;
-    b->cap = cap;
-    return true;
-}
-
-bool kevo__llm_buf_append(llm_buf *b, const char *s, size_t n)
-{
-    if (!buf_reserve(b, n))
-        return false;
-    if (n)
-        memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-    return true;
-}
-
-bool kevo__llm_buf_puts(llm_buf *b, const char *s)
-{
-    return kevo__llm_buf_append(b, s, strlen(s));
-}
-
-bool kevo__llm_buf_vprintf(llm_buf *b, const char *fmt, va_list ap)
-{
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
-    va_end(ap2);
-    if (n < 0) {
-        b->failed = true;
-        return false;
-    }
-    if (!buf_reserve(b, (size_t)n))
-        return false;
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-    b->len += (size_t)n;
-    return true;
-}
-
-bool kevo__llm_buf_printf(llm_buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    bool ok = kevo__llm_buf_vprintf(b, fmt, ap);
-    va_end(ap);
-    return ok;
-}
-
-char *kevo__llm_buf_take(llm_buf *b)
-{
-    char *s = NULL;
-    if (!b->failed)
-        s = b->data ? b->data : kevo__llm_strdup("");
-    else
-        free(b->data);
-    b->data = NULL;
-    b->len = b->cap = 0;
-    b->failed = false;
-    return s;
-}
-
-void kevo__llm_buf_free(llm_buf *b)
-{
-    free(b->data);
-    b->data = NULL;
-    b->len = b->cap = 0;
-    b->failed = false;
-}
-
 void kevo__llm_errf(char *err, size_t n, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err, n, fmt, ap);
     va_end(ap);
-}
-
-char *kevo__llm_strdup(const char *s)
-{
-    return s ? kevo__llm_strndup(s, strlen(s)) : NULL;
-}
-
-char *kevo__llm_strndup(const char *s, size_t n)
-{
-    if (!s)
-        return NULL;
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = '\0';
-    }
-    return d;
 }
 
 /* The first occurrence at or after p of any secret, or NULL; *which gets
@@ -148,17 +45,17 @@ static const char *find_secret(const char *p, const char *end,
 char *kevo__llm_redact(const char *text, size_t len, const char *const *secrets,
                        size_t nsecrets)
 {
-    llm_buf b = {0};
+    kevo_buf b = {0};
     const char *p = text, *end = text + len;
     size_t which = 0;
     const char *hit;
     while ((hit = find_secret(p, end, secrets, nsecrets, &which)) != NULL) {
-        kevo__llm_buf_append(&b, p, (size_t)(hit - p));
-        kevo__llm_buf_puts(&b, LLM_REDACTED);
+        kevo__buf_append(&b, p, (size_t)(hit - p));
+        kevo__buf_puts(&b, LLM_REDACTED);
         p = hit + strlen(secrets[which]);
     }
-    kevo__llm_buf_append(&b, p, (size_t)(end - p));
-    return kevo__llm_buf_take(&b);
+    kevo__buf_append(&b, p, (size_t)(end - p));
+    return kevo__buf_take(&b);
 }
 
 void kevo__llm_redact_inplace(char *text, size_t size,

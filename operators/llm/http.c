@@ -41,7 +41,7 @@ struct job {
     double started_at;
     double due; /* when a waiting job may be sent again */
     CURL *easy;
-    llm_buf reply;
+    kevo_buf reply;
     bool too_large;
     bool nomem;
     double retry_after_s;
@@ -150,7 +150,7 @@ static void job_free(job *j)
     }
     curl_slist_free_all(j->headers);
     free(j->body);
-    kevo__llm_buf_free(&j->reply);
+    kevo__buf_free(&j->reply);
     free(j);
 }
 
@@ -225,8 +225,8 @@ bool kevo__llm_http_submit(llm_http *h, const llm_http_request *req, char *err,
     if (!j)
         goto nomem;
     j->h = h;
-    j->url = kevo__llm_strdup(req->url);
-    j->body = kevo__llm_strndup(req->body ? req->body : "", req->body_len);
+    j->url = kevo__strdup(req->url);
+    j->body = kevo__strndup(req->body ? req->body : "", req->body_len);
     if (!j->url || !j->body)
         goto nomem;
     j->body_len = req->body_len;
@@ -317,7 +317,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
         j->too_large = true;
         return 0;
     }
-    if (!kevo__llm_buf_append(&j->reply, p, n)) {
+    if (!kevo__buf_append(&j->reply, p, n)) {
         j->nomem = true;
         return 0;
     }
@@ -470,15 +470,15 @@ static bool retryable_curl(CURLcode rc)
 }
 
 /* A short, single-line quote of a body. */
-static void snippet(llm_buf *b, const char *s, size_t n)
+static void snippet(kevo_buf *b, const char *s, size_t n)
 {
     size_t m = n < SNIPPET_MAX ? n : SNIPPET_MAX;
     for (size_t i = 0; i < m; i++) {
         char c = s[i];
-        kevo__llm_buf_append(b, (c < 0x20 || c == 0x7f) ? " " : &c, 1);
+        kevo__buf_append(b, (c < 0x20 || c == 0x7f) ? " " : &c, 1);
     }
     if (m < n)
-        kevo__llm_buf_puts(b, "...");
+        kevo__buf_puts(b, "...");
 }
 
 /* Classifies the attempt that just ended and retries or ends the job. */
@@ -488,7 +488,7 @@ static void finish_attempt(llm_http *h, job *j, CURLcode rc, bool setup)
     bool retry = false;
     long status = 0;
     json_t *json = NULL;
-    llm_buf why = {0};
+    kevo_buf why = {0};
     double now = kevo__llm_now();
 
     active_unlink(h, j);
@@ -506,49 +506,48 @@ static void finish_attempt(llm_http *h, job *j, CURLcode rc, bool setup)
 
     if (j->too_large || rc == CURLE_FILESIZE_EXCEEDED) {
         o = LLM_TOO_LARGE;
-        kevo__llm_buf_printf(&why, "the reply is over the cap of %zu bytes",
-                             h->cfg.max_reply_bytes);
+        kevo__buf_printf(&why, "the reply is over the cap of %zu bytes",
+                         h->cfg.max_reply_bytes);
     } else if (j->nomem) {
         o = LLM_TRANSPORT;
-        kevo__llm_buf_puts(&why, "out of memory for the reply");
+        kevo__buf_puts(&why, "out of memory for the reply");
     } else if (setup) {
         o = LLM_TRANSPORT;
-        kevo__llm_buf_printf(&why, "cannot set up the transfer: %s",
-                             j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc));
+        kevo__buf_printf(&why, "cannot set up the transfer: %s",
+                         j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc));
     } else if (rc == CURLE_OPERATION_TIMEDOUT) {
         o = LLM_TIMEOUT;
         retry = true;
-        kevo__llm_buf_printf(&why, "no complete reply within %g s",
-                             j->timeout_s);
+        kevo__buf_printf(&why, "no complete reply within %g s", j->timeout_s);
     } else if (rc == CURLE_PARTIAL_FILE) {
         o = LLM_TRUNCATED;
         retry = true;
-        kevo__llm_buf_printf(&why,
-                             "the connection closed after %zu bytes of the "
-                             "body: %s",
-                             j->reply.len,
-                             j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc));
+        kevo__buf_printf(&why,
+                         "the connection closed after %zu bytes of the "
+                         "body: %s",
+                         j->reply.len,
+                         j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc));
     } else if (rc != CURLE_OK) {
         o = LLM_TRANSPORT;
         retry = retryable_curl(rc);
-        kevo__llm_buf_printf(&why, "%s (curl error %d)",
-                             j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc),
-                             (int)rc);
+        kevo__buf_printf(&why, "%s (curl error %d)",
+                         j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc),
+                         (int)rc);
     } else if (status >= 200 && status < 300) {
         json_error_t jerr;
         json = json_loadb(j->reply.data ? j->reply.data : "", j->reply.len, 0,
                           &jerr);
         if (!json) {
             o = LLM_MALFORMED;
-            kevo__llm_buf_printf(&why,
-                                 "the reply is not JSON: line %d column %d: "
-                                 "%s",
-                                 jerr.line, jerr.column, jerr.text);
+            kevo__buf_printf(&why,
+                             "the reply is not JSON: line %d column %d: "
+                             "%s",
+                             jerr.line, jerr.column, jerr.text);
         } else if (j->validate) {
             char vwhy[512] = "";
             if (!j->validate(j->ud, json, vwhy, sizeof(vwhy))) {
                 o = LLM_MALFORMED;
-                kevo__llm_buf_puts(&why, vwhy);
+                kevo__buf_puts(&why, vwhy);
                 json_decref(json);
                 json = NULL;
             }
@@ -556,9 +555,9 @@ static void finish_attempt(llm_http *h, job *j, CURLcode rc, bool setup)
     } else {
         o = LLM_HTTP_ERROR;
         retry = status == 429 || status >= 500;
-        kevo__llm_buf_printf(&why, "HTTP %ld", status);
+        kevo__buf_printf(&why, "HTTP %ld", status);
         if (j->reply.len) {
-            kevo__llm_buf_puts(&why, ": ");
+            kevo__buf_puts(&why, ": ");
             snippet(&why, j->reply.data, j->reply.len);
         }
     }
@@ -570,13 +569,13 @@ static void finish_attempt(llm_http *h, job *j, CURLcode rc, bool setup)
 
     double wait = -1;
     if (retry && j->attempts > h->cfg.max_retries) {
-        kevo__llm_buf_printf(&why, " (gave up after %d attempt%s)", j->attempts,
-                             j->attempts == 1 ? "" : "s");
+        kevo__buf_printf(&why, " (gave up after %d attempt%s)", j->attempts,
+                         j->attempts == 1 ? "" : "s");
     } else if (retry && j->retry_after_s > h->cfg.retry_after_max_s) {
-        kevo__llm_buf_printf(&why,
-                             " (Retry-After of %g s is over the limit of %g "
-                             "s)",
-                             j->retry_after_s, h->cfg.retry_after_max_s);
+        kevo__buf_printf(&why,
+                         " (Retry-After of %g s is over the limit of %g "
+                         "s)",
+                         j->retry_after_s, h->cfg.retry_after_max_s);
     } else if (retry) {
         if (j->retry_after_s >= 0) {
             wait = j->retry_after_s;
@@ -613,7 +612,7 @@ static void finish_attempt(llm_http *h, job *j, CURLcode rc, bool setup)
         job_end(h, j, o, status, json, reason);
     }
     json_decref(json);
-    kevo__llm_buf_free(&why);
+    kevo__buf_free(&why);
 }
 
 /* Ends every attempt libcurl reports as finished. */

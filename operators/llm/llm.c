@@ -90,16 +90,16 @@ static void say(llm_state *st, kevo_log_level level, const char *fmt, ...)
 
 static void say(llm_state *st, kevo_log_level level, const char *fmt, ...)
 {
-    llm_buf b = {0};
+    kevo_buf b = {0};
     va_list ap;
     va_start(ap, fmt);
-    kevo__llm_buf_vprintf(&b, fmt, ap);
+    kevo__buf_vprintf(&b, fmt, ap);
     va_end(ap);
     char *r = b.data && !b.failed ? redact(st, b.data) : NULL;
     st->api->log(st->ctx, level, "%s",
                  r ? r : "(a log line was lost: out of memory)");
     free(r);
-    kevo__llm_buf_free(&b);
+    kevo__buf_free(&b);
 }
 
 /* Writes value to the run directory's file NNNNNN-SUFFIX.json of a number
@@ -239,9 +239,9 @@ static void call_fail(llm_call *c, const char *kind, const char *reason)
 {
     llm_state *st = c->req->st;
     const llm_model *m = &st->cfg.models[c->model];
-    llm_buf b = {0};
-    kevo__llm_buf_printf(&b, "%s (model %s, log %06" PRIu64 ")", reason,
-                         m->name, c->seq);
+    kevo_buf b = {0};
+    kevo__buf_printf(&b, "%s (model %s, log %06" PRIu64 ")", reason, m->name,
+                     c->seq);
     char *red = b.data && !b.failed ? redact(st, b.data) : NULL;
     char *clean = red ? kevo__llm_utf8_clean(red, strlen(red)) : NULL;
     const char *text = clean ? clean : "out of memory for the reason";
@@ -250,7 +250,7 @@ static void call_fail(llm_call *c, const char *kind, const char *reason)
     host_fail(st, c->req->id, kind, text);
     free(clean);
     free(red);
-    kevo__llm_buf_free(&b);
+    kevo__buf_free(&b);
 }
 
 static const char *reply_fail_kind(kevo_reply_kind k)
@@ -324,19 +324,19 @@ static void take_reply(llm_call *c)
                   kevo__llm_json_text(res.reason ? res.reason : "")));
     if (k != KEVO_REPLY_OK) {
         st->reply_failures++;
-        llm_buf b = {0};
-        kevo__llm_buf_printf(&b, "the reply gave no child: %s: %s%s",
-                             kevo__reply_kind_name(k),
-                             res.reason ? res.reason : "out of memory",
-                             c->wire.cut_off ? " (the reply stopped at "
-                                               "max_tokens)"
-                                             : "");
+        kevo_buf b = {0};
+        kevo__buf_printf(&b, "the reply gave no child: %s: %s%s",
+                         kevo__reply_kind_name(k),
+                         res.reason ? res.reason : "out of memory",
+                         c->wire.cut_off ? " (the reply stopped at "
+                                           "max_tokens)"
+                                         : "");
         call_fail(c, reply_fail_kind(k), b.data ? b.data : "out of memory");
-        kevo__llm_buf_free(&b);
+        kevo__buf_free(&b);
         goto done;
     }
-    llm_buf note = {0};
-    kevo__llm_buf_printf(&note, "%s: %s", m->name, res.reason);
+    kevo_buf note = {0};
+    kevo__buf_printf(&note, "%s: %s", m->name, res.reason);
     char *clean_note = note.data ? redact(st, note.data) : NULL;
     char *clean_child = redact(st, res.child);
     if (!clean_child) {
@@ -352,9 +352,9 @@ static void take_reply(llm_call *c)
                 c->req->id, m->name, res.reason);
         } else {
             st->refused_children++;
-            llm_buf b = {0};
-            kevo__llm_buf_printf(&b, "the host refused the child: %s",
-                                 st->api->last_error(st->ctx));
+            kevo_buf b = {0};
+            kevo__buf_printf(&b, "the host refused the child: %s",
+                             st->api->last_error(st->ctx));
             json_object_set_new(c->log, "refused_child",
                                 kevo__llm_json_text(clean_child));
             call_fail(c,
@@ -362,12 +362,12 @@ static void take_reply(llm_call *c)
                       : rc == KEVO_ENOMEM ? KEVO_FAIL_INTERNAL
                                           : KEVO_FAIL_INVALID,
                       b.data ? b.data : "the host refused the child");
-            kevo__llm_buf_free(&b);
+            kevo__buf_free(&b);
         }
     }
     free(clean_child);
     free(clean_note);
-    kevo__llm_buf_free(&note);
+    kevo__buf_free(&note);
 done:
     kevo__reply_result_free(&res);
 }
@@ -400,19 +400,19 @@ static void take_revision(llm_call *c)
                   "reason", kevo__llm_json_text(res.reason ? res.reason : "")));
     if (k != LLM_REVISION_OK) {
         st->reply_failures++;
-        llm_buf b = {0};
-        kevo__llm_buf_printf(&b, "the reply gave no revised prompt: %s: %s%s",
-                             kevo__llm_revision_kind_name(k),
-                             res.reason ? res.reason : "out of memory",
-                             c->wire.cut_off ? " (the reply stopped at "
-                                               "max_tokens)"
-                                             : "");
+        kevo_buf b = {0};
+        kevo__buf_printf(&b, "the reply gave no revised prompt: %s: %s%s",
+                         kevo__llm_revision_kind_name(k),
+                         res.reason ? res.reason : "out of memory",
+                         c->wire.cut_off ? " (the reply stopped at "
+                                           "max_tokens)"
+                                         : "");
         call_fail(c, revision_fail_kind(k), b.data ? b.data : "out of memory");
-        kevo__llm_buf_free(&b);
+        kevo__buf_free(&b);
         goto done;
     }
-    llm_buf note = {0};
-    kevo__llm_buf_printf(&note, "%s: %s", m->name, res.reason);
+    kevo_buf note = {0};
+    kevo__buf_printf(&note, "%s: %s", m->name, res.reason);
     char *clean_note = note.data ? redact(st, note.data) : NULL;
     char *clean = redact(st, res.sections_json);
     if (!clean) {
@@ -429,20 +429,20 @@ static void take_revision(llm_call *c)
                 c->req->id, m->name, res.reason);
         } else {
             json_object_set_new(c->log, "refused_prompt", v);
-            llm_buf b = {0};
-            kevo__llm_buf_printf(&b, "the host refused the revised prompt: %s",
-                                 st->api->last_error(st->ctx));
+            kevo_buf b = {0};
+            kevo__buf_printf(&b, "the host refused the revised prompt: %s",
+                             st->api->last_error(st->ctx));
             call_fail(c,
                       rc == KEVO_EEXIST   ? "duplicate"
                       : rc == KEVO_ENOMEM ? KEVO_FAIL_INTERNAL
                                           : KEVO_FAIL_INVALID,
                       b.data ? b.data : "the host refused the prompt");
-            kevo__llm_buf_free(&b);
+            kevo__buf_free(&b);
         }
     }
     free(clean);
     free(clean_note);
-    kevo__llm_buf_free(&note);
+    kevo__buf_free(&note);
 done:
     kevo__llm_revision_result_free(&res);
 }
@@ -465,28 +465,27 @@ static void on_done(void *ud, const llm_http_result *r)
                         json_string(kevo__llm_outcome_name(r->outcome)));
     json_object_set_new(c->log, "elapsed_s", json_real(r->elapsed_s));
     if (r->outcome != LLM_OK) {
-        llm_buf b = {0};
+        kevo_buf b = {0};
         if (r->outcome == LLM_BUDGET) {
-            kevo__llm_buf_puts(&b, r->reason);
+            kevo__buf_puts(&b, r->reason);
         } else {
             char *e = r->outcome == LLM_HTTP_ERROR
                           ? kevo__llm_wire_error_text(r->body, r->body_len)
                           : NULL;
-            kevo__llm_buf_printf(&b,
-                                 "%s: ", kevo__llm_outcome_name(r->outcome));
+            kevo__buf_printf(&b, "%s: ", kevo__llm_outcome_name(r->outcome));
             /* The API's error object says more than the body's first
              * bytes. */
             if (e)
-                kevo__llm_buf_printf(&b, "HTTP %ld: %s (after %d attempt%s)",
-                                     r->status, e, r->attempts,
-                                     r->attempts == 1 ? "" : "s");
+                kevo__buf_printf(&b, "HTTP %ld: %s (after %d attempt%s)",
+                                 r->status, e, r->attempts,
+                                 r->attempts == 1 ? "" : "s");
             else
-                kevo__llm_buf_puts(&b, r->reason);
+                kevo__buf_puts(&b, r->reason);
             free(e);
         }
         call_fail(c, outcome_fail_kind(r->outcome),
                   b.data ? b.data : "out of memory");
-        kevo__llm_buf_free(&b);
+        kevo__buf_free(&b);
         call_finished(c);
         return;
     }
@@ -741,7 +740,7 @@ static kevo_status llm_propose(void *state, const kevo_operator_request *req)
         host_fail(st, req->id, KEVO_FAIL_BUDGET, why);
         goto done;
     }
-    r->parent_source = kevo__llm_strdup(api->cand_source(st->ctx, req->parent));
+    r->parent_source = kevo__strdup(api->cand_source(st->ctx, req->parent));
     params = api->cand_params(st->ctx, req->parent);
     assignment = api->cand_assignment(st->ctx, req->parent);
     size_t ninsp = req->inspirations ? req->n_inspirations : 0;
@@ -833,7 +832,7 @@ static kevo_status llm_revise(void *state, const kevo_operator_revision *rev)
         host_fail(st, rev->id, KEVO_FAIL_BUDGET, why);
         goto done;
     }
-    if (!(r->sections = kevo__llm_strdup(rev->sections_json))) {
+    if (!(r->sections = kevo__strdup(rev->sections_json))) {
         host_fail(st, rev->id, KEVO_FAIL_INTERNAL, "out of memory");
         goto done;
     }

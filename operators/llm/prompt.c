@@ -71,7 +71,7 @@ static void each_line(const char *log, void (*fn)(void *, const char *, size_t),
 }
 
 typedef struct distill {
-    llm_buf *out;
+    kevo_buf *out;
     size_t errors, warnings;         /* lines of each rank seen */
     size_t error_room, warning_room; /* lines of each rank to keep */
     size_t dropped;
@@ -100,40 +100,40 @@ static void keep_line(void *ud, const char *s, size_t n)
     }
     (*room)--;
     size_t m = n < LOG_LINE_MAX ? n : LOG_LINE_MAX;
-    kevo__llm_buf_append(d->out, s, m);
-    kevo__llm_buf_puts(d->out, m < n ? " ...\n" : "\n");
+    kevo__buf_append(d->out, s, m);
+    kevo__buf_puts(d->out, m < n ? " ...\n" : "\n");
 }
 
 char *kevo__llm_distill_log(const char *log, size_t max_lines)
 {
-    llm_buf b = {0};
+    kevo_buf b = {0};
     distill d = {.out = &b};
-    kevo__llm_buf_puts(&b, "");
+    kevo__buf_puts(&b, "");
     /* Errors first: warnings fill what room the errors leave. */
     each_line(log ? log : "", count_line, &d);
     d.error_room = d.errors < max_lines ? d.errors : max_lines;
     d.warning_room = max_lines - d.error_room;
     each_line(log ? log : "", keep_line, &d);
     if (d.dropped)
-        kevo__llm_buf_printf(
-            &b, "(%zu more error and warning lines left out)\n", d.dropped);
-    return kevo__llm_buf_take(&b);
+        kevo__buf_printf(&b, "(%zu more error and warning lines left out)\n",
+                         d.dropped);
+    return kevo__buf_take(&b);
 }
 
 /* A JSON scalar as text; arrays and objects as compact JSON, cut. */
-static void put_value(llm_buf *b, json_t *v)
+static void put_value(kevo_buf *b, json_t *v)
 {
     switch (json_typeof(v)) {
     case JSON_STRING:
-        kevo__llm_buf_append(b, json_string_value(v), json_string_length(v));
+        kevo__buf_append(b, json_string_value(v), json_string_length(v));
         break;
     case JSON_INTEGER:
-        kevo__llm_buf_printf(b, "%lld", (long long)json_integer_value(v));
+        kevo__buf_printf(b, "%lld", (long long)json_integer_value(v));
         break;
-    case JSON_REAL: kevo__llm_buf_printf(b, "%.4g", json_real_value(v)); break;
-    case JSON_TRUE: kevo__llm_buf_puts(b, "true"); break;
-    case JSON_FALSE: kevo__llm_buf_puts(b, "false"); break;
-    case JSON_NULL: kevo__llm_buf_puts(b, "null"); break;
+    case JSON_REAL: kevo__buf_printf(b, "%.4g", json_real_value(v)); break;
+    case JSON_TRUE: kevo__buf_puts(b, "true"); break;
+    case JSON_FALSE: kevo__buf_puts(b, "false"); break;
+    case JSON_NULL: kevo__buf_puts(b, "null"); break;
     default: {
         char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
         if (!s) {
@@ -141,9 +141,9 @@ static void put_value(llm_buf *b, json_t *v)
             return;
         }
         size_t n = strlen(s);
-        kevo__llm_buf_append(b, s, n < INLINE_MAX ? n : INLINE_MAX);
+        kevo__buf_append(b, s, n < INLINE_MAX ? n : INLINE_MAX);
         if (n > INLINE_MAX)
-            kevo__llm_buf_puts(b, "...");
+            kevo__buf_puts(b, "...");
         free(s);
     }
     }
@@ -165,21 +165,20 @@ static const char *const shape_keys_first[] = {
     "time_ms",     "median_us",  "efficiency", "bound", "dram_bytes",
     "model_bytes", "cost_bytes", "error",      "reason"};
 
-static void put_shape(llm_buf *b, json_t *shape)
+static void put_shape(kevo_buf *b, json_t *shape)
 {
     bool first = true;
-    kevo__llm_buf_puts(b, "- ");
+    kevo__buf_puts(b, "- ");
     if (!json_is_object(shape)) {
         put_value(b, shape);
-        kevo__llm_buf_puts(b, "\n");
+        kevo__buf_puts(b, "\n");
         return;
     }
     for (size_t i = 0; i < sizeof(shape_keys_first) / sizeof(char *); i++) {
         json_t *v = json_object_get(shape, shape_keys_first[i]);
         if (!v)
             continue;
-        kevo__llm_buf_printf(b, "%s%s: ", first ? "" : ", ",
-                             shape_keys_first[i]);
+        kevo__buf_printf(b, "%s%s: ", first ? "" : ", ", shape_keys_first[i]);
         put_value(b, v);
         first = false;
     }
@@ -191,22 +190,22 @@ static void put_shape(llm_buf *b, json_t *shape)
             shown = shown || strcmp(key, shape_keys_first[i]) == 0;
         if (shown || is_hidden_key(key) || is_log_key(key))
             continue;
-        kevo__llm_buf_printf(b, "%s%s: ", first ? "" : ", ", key);
+        kevo__buf_printf(b, "%s%s: ", first ? "" : ", ", key);
         put_value(b, v);
         first = false;
     }
-    kevo__llm_buf_puts(b, "\n");
+    kevo__buf_puts(b, "\n");
 }
 
 /* An evaluation summary: scalars as "key: value" lines, shapes a line each,
  * logs distilled. JSON that does not parse is shown as it is. */
-static void put_summary(llm_buf *b, const char *summary, size_t max_log_lines)
+static void put_summary(kevo_buf *b, const char *summary, size_t max_log_lines)
 {
     json_t *root = json_loads(summary, 0, NULL);
     if (!json_is_object(root)) {
         json_decref(root);
-        kevo__llm_buf_puts(b, summary);
-        kevo__llm_buf_puts(b, "\n");
+        kevo__buf_puts(b, summary);
+        kevo__buf_puts(b, "\n");
         return;
     }
     const char *key;
@@ -216,16 +215,16 @@ static void put_summary(llm_buf *b, const char *summary, size_t max_log_lines)
         if (is_hidden_key(key) || is_log_key(key) || strcmp(key, "shapes") == 0)
             continue;
         if (json_is_string(v) && strchr(json_string_value(v), '\n'))
-            kevo__llm_buf_printf(b, "%s:\n%s\n", key, json_string_value(v));
+            kevo__buf_printf(b, "%s:\n%s\n", key, json_string_value(v));
         else {
-            kevo__llm_buf_printf(b, "%s: ", key);
+            kevo__buf_printf(b, "%s: ", key);
             put_value(b, v);
-            kevo__llm_buf_puts(b, "\n");
+            kevo__buf_puts(b, "\n");
         }
     }
     json_t *shapes = json_object_get(root, "shapes");
     if (json_is_array(shapes) && json_array_size(shapes) > 0) {
-        kevo__llm_buf_puts(b, "Per shape:\n");
+        kevo__buf_puts(b, "Per shape:\n");
         size_t i;
         json_array_foreach (shapes, i, v)
             put_shape(b, v);
@@ -234,9 +233,9 @@ static void put_summary(llm_buf *b, const char *summary, size_t max_log_lines)
         if (!is_log_key(key) || is_hidden_key(key))
             continue;
         if (!json_is_string(v)) {
-            kevo__llm_buf_printf(b, "%s: ", key);
+            kevo__buf_printf(b, "%s: ", key);
             put_value(b, v);
-            kevo__llm_buf_puts(b, "\n");
+            kevo__buf_puts(b, "\n");
             continue;
         }
         char *d = kevo__llm_distill_log(json_string_value(v), max_log_lines);
@@ -245,8 +244,7 @@ static void put_summary(llm_buf *b, const char *summary, size_t max_log_lines)
             break;
         }
         if (*d)
-            kevo__llm_buf_printf(b, "%s (errors and warnings only):\n%s", key,
-                                 d);
+            kevo__buf_printf(b, "%s (errors and warnings only):\n%s", key, d);
         free(d);
     }
     json_decref(root);
@@ -254,13 +252,13 @@ static void put_summary(llm_buf *b, const char *summary, size_t max_log_lines)
 
 /* A JSON object as "key: value" lines (text that is not an object is shown
  * as it is). */
-static void put_object_lines(llm_buf *b, const char *json)
+static void put_object_lines(kevo_buf *b, const char *json)
 {
     json_t *root = json_loads(json, 0, NULL);
     if (!json_is_object(root)) {
         json_decref(root);
-        kevo__llm_buf_puts(b, json);
-        kevo__llm_buf_puts(b, "\n");
+        kevo__buf_puts(b, json);
+        kevo__buf_puts(b, "\n");
         return;
     }
     const char *key;
@@ -268,15 +266,15 @@ static void put_object_lines(llm_buf *b, const char *json)
     json_object_foreach (root, key, v) {
         if (is_hidden_key(key))
             continue;
-        kevo__llm_buf_printf(b, "%s: ", key);
+        kevo__buf_printf(b, "%s: ", key);
         put_value(b, v);
-        kevo__llm_buf_puts(b, "\n");
+        kevo__buf_puts(b, "\n");
     }
     json_decref(root);
 }
 
 /* The task's dimensions and training shapes. */
-static void put_dims(llm_buf *b, const char *json)
+static void put_dims(kevo_buf *b, const char *json)
 {
     json_t *root = json_loads(json, 0, NULL);
     json_t *dims = json_object_get(root, "dims");
@@ -288,73 +286,74 @@ static void put_dims(llm_buf *b, const char *json)
     }
     size_t i;
     json_t *v;
-    kevo__llm_buf_puts(b, "Dimensions:");
+    kevo__buf_puts(b, "Dimensions:");
     json_array_foreach (dims, i, v) {
-        kevo__llm_buf_puts(b, i ? ", " : " ");
+        kevo__buf_puts(b, i ? ", " : " ");
         put_value(b, v);
     }
-    kevo__llm_buf_puts(b, "\nShapes it is measured on (it must be correct for "
-                          "other shapes too):\n");
+    kevo__buf_puts(b, "\nShapes it is measured on (it must be correct for "
+                      "other shapes too):\n");
     json_array_foreach (shapes, i, v) {
-        kevo__llm_buf_puts(b, "- ");
+        kevo__buf_puts(b, "- ");
         if (json_is_object(v)) {
             const char *key;
             json_t *d;
             bool first = true;
             json_object_foreach (v, key, d) {
-                kevo__llm_buf_printf(b, "%s%s=", first ? "" : ", ", key);
+                kevo__buf_printf(b, "%s%s=", first ? "" : ", ", key);
                 put_value(b, d);
                 first = false;
             }
         } else {
             put_value(b, v);
         }
-        kevo__llm_buf_puts(b, "\n");
+        kevo__buf_puts(b, "\n");
     }
     json_decref(root);
 }
 
-static void put_source(llm_buf *b, const char *source)
+static void put_source(kevo_buf *b, const char *source)
 {
     size_t n = strlen(source);
-    kevo__llm_buf_puts(b, "```cuda\n");
-    kevo__llm_buf_append(b, source, n);
+    kevo__buf_puts(b, "```cuda\n");
+    kevo__buf_append(b, source, n);
     if (n == 0 || source[n - 1] != '\n')
-        kevo__llm_buf_puts(b, "\n");
-    kevo__llm_buf_puts(b, "```\n");
+        kevo__buf_puts(b, "\n");
+    kevo__buf_puts(b, "```\n");
 }
 
-static void put_candidate(llm_buf *b, const llm_prompt_candidate *c,
+static void put_candidate(kevo_buf *b, const llm_prompt_candidate *c,
                           size_t max_log_lines)
 {
     if (c->assignment_json && strcmp(c->assignment_json, "{}") != 0)
-        kevo__llm_buf_printf(b, "Parameter values: %s\n", c->assignment_json);
+        kevo__buf_printf(b, "Parameter values: %s\n", c->assignment_json);
     if (c->params_json) {
         json_t *root = json_loads(c->params_json, 0, NULL);
         json_t *params = json_object_get(root, "params");
         if (json_is_array(params) && json_array_size(params) > 0)
-            kevo__llm_buf_printf(b, "Parameter space: %s\n", c->params_json);
+            kevo__buf_printf(b, "Parameter space: %s\n", c->params_json);
         json_decref(root);
     }
     put_source(b, c->source ? c->source : "");
     if (c->summary_json) {
-        kevo__llm_buf_puts(b, "\nIts evaluation:\n");
+        kevo__buf_puts(b, "\nIts evaluation:\n");
         put_summary(b, c->summary_json, max_log_lines);
     }
 }
 
 /* A one-line score of an inspiration from its summary: its fitness, when
  * the summary has one. */
-static void put_score(llm_buf *b, const char *summary)
+static void put_score(kevo_buf *b, const char *summary)
 {
     json_t *root = summary ? json_loads(summary, 0, NULL) : NULL;
     json_t *fit = json_object_get(root, "fitness");
     if (json_is_number(fit))
-        kevo__llm_buf_printf(b, " (fitness %.4g)", json_number_value(fit));
+        kevo__buf_printf(b, " (fitness %.4g)", json_number_value(fit));
     json_decref(root);
 }
 
-static bool put_sections(llm_buf *b, const char *json, char *err, size_t errlen)
+static bool put_sections(kevo_buf *b, const char *json, char *err,
+                         size_t errlen)
 {
     json_error_t jerr;
     json_t *root = json_loads(json, JSON_DECODE_ANY, &jerr);
@@ -366,18 +365,18 @@ static bool put_sections(llm_buf *b, const char *json, char *err, size_t errlen)
         return false;
     }
     if (json_object_size(root) > 0)
-        kevo__llm_buf_puts(b, "\n# Guidance\n");
+        kevo__buf_puts(b, "\n# Guidance\n");
     const char *key;
     json_t *v;
     json_object_foreach (root, key, v) {
-        kevo__llm_buf_printf(b, "\n## %c%s\n", toupper((unsigned char)key[0]),
-                             key[0] ? key + 1 : "");
+        kevo__buf_printf(b, "\n## %c%s\n", toupper((unsigned char)key[0]),
+                         key[0] ? key + 1 : "");
         if (json_is_string(v)) {
-            kevo__llm_buf_puts(b, json_string_value(v));
-            kevo__llm_buf_puts(b, "\n");
+            kevo__buf_puts(b, json_string_value(v));
+            kevo__buf_puts(b, "\n");
         } else {
             put_value(b, v);
-            kevo__llm_buf_puts(b, "\n");
+            kevo__buf_puts(b, "\n");
         }
     }
     json_decref(root);
@@ -428,39 +427,39 @@ static const char format_either[] =
 bool kevo__llm_prompt_build(const llm_prompt_input *in, char **system,
                             char **user, char *err, size_t errlen)
 {
-    llm_buf b = {0};
+    kevo_buf b = {0};
     char *raw = NULL;
     bool ok = false;
     *system = *user = NULL;
 
-    kevo__llm_buf_printf(&b, "# Task: %s\n",
-                         in->task_name ? in->task_name : "(unnamed)");
+    kevo__buf_printf(&b, "# Task: %s\n",
+                     in->task_name ? in->task_name : "(unnamed)");
     if (in->task_description && *in->task_description)
-        kevo__llm_buf_printf(&b, "\n%s\n", in->task_description);
+        kevo__buf_printf(&b, "\n%s\n", in->task_description);
     if (in->task_args && *in->task_args)
-        kevo__llm_buf_printf(
+        kevo__buf_printf(
             &b, "\n## Kernel arguments\n%s%s", in->task_args,
             in->task_args[strlen(in->task_args) - 1] == '\n' ? "" : "\n");
     if (in->task_dims && *in->task_dims) {
-        kevo__llm_buf_puts(&b, "\n## Problem size\n");
+        kevo__buf_puts(&b, "\n## Problem size\n");
         put_dims(&b, in->task_dims);
     }
     if (in->task_cost && *in->task_cost)
-        kevo__llm_buf_printf(
+        kevo__buf_printf(
             &b, "\n## Cost model (what the roofline counts)\n%s%s",
             in->task_cost,
             in->task_cost[strlen(in->task_cost) - 1] == '\n' ? "" : "\n");
     if (in->device_json && *in->device_json) {
-        kevo__llm_buf_puts(&b, "\n## Device\n");
+        kevo__buf_puts(&b, "\n## Device\n");
         put_object_lines(&b, in->device_json);
     }
 
-    kevo__llm_buf_puts(&b, "\n# Current kernel\n");
+    kevo__buf_puts(&b, "\n# Current kernel\n");
     put_candidate(&b, &in->parent, in->max_log_lines);
 
     if (in->second_parent) {
-        kevo__llm_buf_puts(&b, "\n# Second parent: combine its strengths "
-                               "with the current kernel's\n");
+        kevo__buf_puts(&b, "\n# Second parent: combine its strengths "
+                           "with the current kernel's\n");
         put_candidate(&b, in->second_parent, in->max_log_lines);
     }
 
@@ -468,48 +467,48 @@ bool kevo__llm_prompt_build(const llm_prompt_input *in, char **system,
                       ? in->n_inspirations
                       : in->max_inspirations;
     if (nins > 0) {
-        kevo__llm_buf_printf(&b,
-                             "\n# Other variants, for comparison (%zu, from "
-                             "other regions of the archive)\n",
-                             nins);
+        kevo__buf_printf(&b,
+                         "\n# Other variants, for comparison (%zu, from "
+                         "other regions of the archive)\n",
+                         nins);
         for (size_t i = 0; i < nins; i++) {
             const llm_prompt_candidate *c = &in->inspirations[i];
-            kevo__llm_buf_printf(&b, "\n## Variant %zu", i + 1);
+            kevo__buf_printf(&b, "\n## Variant %zu", i + 1);
             put_score(&b, c->summary_json);
-            kevo__llm_buf_puts(&b, "\n");
+            kevo__buf_puts(&b, "\n");
             put_candidate(&b, c, in->max_log_lines);
         }
     }
 
     if (in->target_cell_json && *in->target_cell_json) {
-        kevo__llm_buf_puts(&b, "\n# Aim\nExplore: write a variant whose "
-                               "behaviour falls in this cell of the archive "
-                               "(a different way of using the GPU), while "
-                               "staying fast and correct:\n");
+        kevo__buf_puts(&b, "\n# Aim\nExplore: write a variant whose "
+                           "behaviour falls in this cell of the archive "
+                           "(a different way of using the GPU), while "
+                           "staying fast and correct:\n");
         put_object_lines(&b, in->target_cell_json);
     }
 
     if (in->sections_json && !put_sections(&b, in->sections_json, err, errlen))
         goto done;
 
-    kevo__llm_buf_puts(&b, "\n# Reply format\n");
-    kevo__llm_buf_puts(&b, in->format == LLM_FORMAT_WHOLE   ? format_whole
-                           : in->format == LLM_FORMAT_EDITS ? format_edits
-                                                            : format_either);
+    kevo__buf_puts(&b, "\n# Reply format\n");
+    kevo__buf_puts(&b, in->format == LLM_FORMAT_WHOLE   ? format_whole
+                       : in->format == LLM_FORMAT_EDITS ? format_edits
+                                                        : format_either);
 
     if (b.failed) {
         kevo__llm_errf(err, errlen, "out of memory for the prompt");
         goto done;
     }
-    raw = kevo__llm_buf_take(&b);
+    raw = kevo__buf_take(&b);
     if (!raw || !(*user = kevo__llm_utf8_clean(raw, strlen(raw))) ||
-        !(*system = kevo__llm_strdup(system_text))) {
+        !(*system = kevo__strdup(system_text))) {
         kevo__llm_errf(err, errlen, "out of memory for the prompt");
         goto done;
     }
     ok = true;
 done:
-    kevo__llm_buf_free(&b);
+    kevo__buf_free(&b);
     free(raw);
     if (!ok) {
         free(*system);
@@ -545,13 +544,13 @@ static long long record_count(json_t *r, const char *key)
     return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
 }
 
-static void put_fitness(llm_buf *b, json_t *r, const char *key)
+static void put_fitness(kevo_buf *b, json_t *r, const char *key)
 {
     json_t *v = json_object_get(r, key);
     if (json_is_number(v))
-        kevo__llm_buf_printf(b, "%.4g", json_number_value(v));
+        kevo__buf_printf(b, "%.4g", json_number_value(v));
     else
-        kevo__llm_buf_puts(b, "none");
+        kevo__buf_puts(b, "none");
 }
 
 static double percent(long long part, long long whole)
@@ -560,7 +559,7 @@ static double percent(long long part, long long whole)
 }
 
 /* The record as lines; keys it does not know as "key: value". */
-static void put_record(llm_buf *b, const char *json)
+static void put_record(kevo_buf *b, const char *json)
 {
     static const char *const known[] = {
         "uses",          "children",   "entered", "beat_parent",
@@ -578,31 +577,31 @@ static void put_record(llm_buf *b, const char *json)
     long long beat = record_count(r, "beat_parent");
     long long revisions = record_count(r, "revisions");
     if (uses >= 0)
-        kevo__llm_buf_printf(b, "- chosen for %lld requests\n", uses);
+        kevo__buf_printf(b, "- chosen for %lld requests\n", uses);
     if (children == 0)
-        kevo__llm_buf_puts(b, "- no child credited to it yet\n");
+        kevo__buf_puts(b, "- no child credited to it yet\n");
     else if (children > 0)
-        kevo__llm_buf_printf(b,
-                             "- %lld children credited to it: %lld entered "
-                             "the archive (%.0f%%), %lld beat their parent "
-                             "(%.0f%%)\n",
-                             children, entered < 0 ? 0 : entered,
-                             percent(entered, children), beat < 0 ? 0 : beat,
-                             percent(beat, children));
-    kevo__llm_buf_puts(b, "- best child: fitness ");
+        kevo__buf_printf(b,
+                         "- %lld children credited to it: %lld entered "
+                         "the archive (%.0f%%), %lld beat their parent "
+                         "(%.0f%%)\n",
+                         children, entered < 0 ? 0 : entered,
+                         percent(entered, children), beat < 0 ? 0 : beat,
+                         percent(beat, children));
+    kevo__buf_puts(b, "- best child: fitness ");
     put_fitness(b, r, "best_fitness");
-    kevo__llm_buf_puts(b, "\n- worst child: fitness ");
+    kevo__buf_puts(b, "\n- worst child: fitness ");
     put_fitness(b, r, "worst_fitness");
-    kevo__llm_buf_puts(b, "\n");
+    kevo__buf_puts(b, "\n");
     json_t *mean = json_object_get(r, "mean");
     if (json_is_number(mean))
-        kevo__llm_buf_printf(b,
-                             "- estimated chance that a child succeeds: "
-                             "%.2f\n",
-                             json_number_value(mean));
+        kevo__buf_printf(b,
+                         "- estimated chance that a child succeeds: "
+                         "%.2f\n",
+                         json_number_value(mean));
     if (revisions > 0)
-        kevo__llm_buf_printf(b, "- handed out for revision %lld times\n",
-                             revisions);
+        kevo__buf_printf(b, "- handed out for revision %lld times\n",
+                         revisions);
     const char *key;
     json_t *v;
     json_object_foreach (r, key, v) {
@@ -611,28 +610,28 @@ static void put_record(llm_buf *b, const char *json)
             shown = shown || strcmp(key, known[i]) == 0;
         if (shown || is_hidden_key(key))
             continue;
-        kevo__llm_buf_printf(b, "- %s: ", key);
+        kevo__buf_printf(b, "- %s: ", key);
         put_value(b, v);
-        kevo__llm_buf_puts(b, "\n");
+        kevo__buf_puts(b, "\n");
     }
     json_decref(r);
 }
 
 /* A child of the prompt, with its fitness from the record (or its
  * summary). */
-static void put_child(llm_buf *b, const char *title, const char *fitness_key,
+static void put_child(kevo_buf *b, const char *title, const char *fitness_key,
                       const llm_prompt_candidate *c, json_t *record,
                       size_t max_log_lines)
 {
     if (!c->source)
         return;
-    kevo__llm_buf_printf(b, "\n# %s", title);
+    kevo__buf_printf(b, "\n# %s", title);
     json_t *f = json_object_get(record, fitness_key);
     if (json_is_number(f))
-        kevo__llm_buf_printf(b, " (fitness %.4g)", json_number_value(f));
+        kevo__buf_printf(b, " (fitness %.4g)", json_number_value(f));
     else
         put_score(b, c->summary_json);
-    kevo__llm_buf_puts(b, "\n");
+    kevo__buf_puts(b, "\n");
     put_candidate(b, c, max_log_lines);
 }
 
@@ -650,7 +649,7 @@ bool kevo__llm_revision_prompt_build(const llm_revision_input *in,
                                      char **system, char **user, char *err,
                                      size_t errlen)
 {
-    llm_buf b = {0};
+    kevo_buf b = {0};
     char *raw = NULL, *pretty = NULL;
     json_t *sections = NULL, *record = NULL;
     bool ok = false;
@@ -676,34 +675,33 @@ bool kevo__llm_revision_prompt_build(const llm_revision_input *in,
     }
     record = in->record_json ? json_loads(in->record_json, 0, NULL) : NULL;
 
-    kevo__llm_buf_printf(&b, "# Task: %s\n",
-                         in->task_name ? in->task_name : "(unnamed)");
+    kevo__buf_printf(&b, "# Task: %s\n",
+                     in->task_name ? in->task_name : "(unnamed)");
     if (in->task_description && *in->task_description)
-        kevo__llm_buf_printf(&b, "\n%s\n", in->task_description);
+        kevo__buf_printf(&b, "\n%s\n", in->task_description);
     if (in->task_args && *in->task_args)
-        kevo__llm_buf_printf(
+        kevo__buf_printf(
             &b, "\n## Kernel arguments\n%s%s", in->task_args,
             in->task_args[strlen(in->task_args) - 1] == '\n' ? "" : "\n");
 
-    kevo__llm_buf_puts(&b, "\n# The guidance to revise");
+    kevo__buf_puts(&b, "\n# The guidance to revise");
     if (in->prompt_name && *in->prompt_name)
-        kevo__llm_buf_printf(&b, ": \"%s\"", in->prompt_name);
-    kevo__llm_buf_puts(&b, "\n");
+        kevo__buf_printf(&b, ": \"%s\"", in->prompt_name);
+    kevo__buf_puts(&b, "\n");
     json_object_foreach (sections, key, v) {
-        kevo__llm_buf_printf(&b, "\n## %c%s\n%s\n",
-                             toupper((unsigned char)key[0]),
-                             key[0] ? key + 1 : "", json_string_value(v));
+        kevo__buf_printf(&b, "\n## %c%s\n%s\n", toupper((unsigned char)key[0]),
+                         key[0] ? key + 1 : "", json_string_value(v));
     }
     pretty = json_dumps(sections, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     if (!pretty) {
         kevo__llm_errf(err, errlen, "out of memory for the prompt");
         goto done;
     }
-    kevo__llm_buf_printf(&b, "\nThe same guidance as JSON:\n```json\n%s\n```\n",
-                         pretty);
+    kevo__buf_printf(&b, "\nThe same guidance as JSON:\n```json\n%s\n```\n",
+                     pretty);
 
     if (in->record_json && *in->record_json) {
-        kevo__llm_buf_puts(&b, "\n# Its record\n");
+        kevo__buf_puts(&b, "\n# Its record\n");
         put_record(&b, in->record_json);
     }
     put_child(&b, "Its best child", "best_fitness", &in->best, record,
@@ -711,26 +709,26 @@ bool kevo__llm_revision_prompt_build(const llm_revision_input *in,
     put_child(&b, "Its worst child", "worst_fitness", &in->worst, record,
               in->max_log_lines);
     if (in->best.source && in->worst.source)
-        kevo__llm_buf_puts(&b, "\nCompare the two: what did the best child "
-                               "do that the worst did not, and which advice "
-                               "led to each?\n");
+        kevo__buf_puts(&b, "\nCompare the two: what did the best child "
+                           "do that the worst did not, and which advice "
+                           "led to each?\n");
 
-    kevo__llm_buf_puts(&b, "\n# Reply format\n");
-    kevo__llm_buf_puts(&b, revision_format);
+    kevo__buf_puts(&b, "\n# Reply format\n");
+    kevo__buf_puts(&b, revision_format);
 
     if (b.failed) {
         kevo__llm_errf(err, errlen, "out of memory for the prompt");
         goto done;
     }
-    raw = kevo__llm_buf_take(&b);
+    raw = kevo__buf_take(&b);
     if (!raw || !(*user = kevo__llm_utf8_clean(raw, strlen(raw))) ||
-        !(*system = kevo__llm_strdup(revision_system_text))) {
+        !(*system = kevo__strdup(revision_system_text))) {
         kevo__llm_errf(err, errlen, "out of memory for the prompt");
         goto done;
     }
     ok = true;
 done:
-    kevo__llm_buf_free(&b);
+    kevo__buf_free(&b);
     free(raw);
     free(pretty);
     json_decref(sections);

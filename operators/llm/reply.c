@@ -9,9 +9,12 @@
  * kevo:param blocks are checked and, where lost, restored. A small scanner
  * of C/CUDA source (comments, literals, identifiers and brackets) serves
  * the fence choice, the completeness check of a cut-off fence, and the
- * block repair. Everything is plain C and libc.
+ * block repair. Everything is plain C and libc, with lib/strbuf.c's
+ * kevo_buf for the strings it builds.
  */
 #include "reply.h"
+
+#include "kevo_private.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -87,106 +90,11 @@ static bool span_eq(span a, span b)
     return a.n == b.n && memcmp(a.s, b.s, a.n) == 0;
 }
 
-/* ---- a growable string --------------------------------------------------- */
-
-/* Zero-initialise; once an append fails the buffer is marked failed and
- * later appends do nothing. */
-typedef struct rbuf {
-    char *data;
-    size_t len, cap;
-    bool failed;
-} rbuf;
-
-static bool rb_reserve(rbuf *b, size_t extra)
-{
-    if (b->failed)
-        return false;
-    if (extra < b->cap && b->len + extra + 1 <= b->cap)
-        return true;
-    if (extra > SIZE_MAX / 2 - b->len) {
-        b->failed = true;
-        return false;
-    }
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < b->len + extra + 1)
-        cap *= 2;
-    char *data = realloc(b->data, cap);
-    if (!data) {
-        b->failed = true;
-        return false;
-    }
-    b->data = data;
-    b->cap = cap;
-    return true;
-}
-
-static bool rb_append(rbuf *b, const char *s, size_t n)
-{
-    if (!rb_reserve(b, n))
-        return false;
-    if (n)
-        memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-    return true;
-}
-
-static bool rb_puts(rbuf *b, const char *s)
-{
-    return rb_append(b, s, strlen(s));
-}
-
-static bool rb_vprintf(rbuf *b, const char *fmt, va_list ap) REPLY_PRINTF(2, 0);
-static bool rb_printf(rbuf *b, const char *fmt, ...) REPLY_PRINTF(2, 3);
-
-static bool rb_vprintf(rbuf *b, const char *fmt, va_list ap)
-{
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
-    va_end(ap2);
-    if (n < 0) {
-        b->failed = true;
-        return false;
-    }
-    if (!rb_reserve(b, (size_t)n))
-        return false;
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-    b->len += (size_t)n;
-    return true;
-}
-
-static bool rb_printf(rbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    bool ok = rb_vprintf(b, fmt, ap);
-    va_end(ap);
-    return ok;
-}
-
-static void rb_free(rbuf *b)
-{
-    free(b->data);
-    *b = (rbuf){0};
-}
-
-/* Hands the string over ("" for an empty buffer; NULL when it failed) and
- * resets the buffer. */
-static char *rb_take(rbuf *b)
-{
-    char *s = NULL;
-    if (!b->failed && rb_reserve(b, 0))
-        s = b->data;
-    else
-        free(b->data);
-    *b = (rbuf){0};
-    return s;
-}
+/* ---- messages ------------------------------------------------------------ */
 
 /* Appends a line of text, quoted, for a message: trimmed, control
  * characters as '?', cut after 60 bytes (at a character boundary). */
-static void rb_quote(rbuf *b, span t)
+static void rb_quote(kevo_buf *b, span t)
 {
     t = trim(t);
     size_t n = t.n;
@@ -197,14 +105,14 @@ static void rb_quote(rbuf *b, span t)
             n--;
         cut = true;
     }
-    rb_puts(b, "'");
+    kevo__buf_puts(b, "'");
     for (size_t i = 0; i < n; i++) {
         char c = t.s[i];
         if ((unsigned char)c < 0x20 || c == 0x7f)
             c = '?';
-        rb_append(b, &c, 1);
+        kevo__buf_append(b, &c, 1);
     }
-    rb_puts(b, cut ? "...'" : "'");
+    kevo__buf_puts(b, cut ? "...'" : "'");
 }
 
 /* ---- lines --------------------------------------------------------------- */
@@ -529,26 +437,28 @@ static bool cscan_complete(const cscan *sc)
 }
 
 /* Why the code is not complete, for a message. */
-static void describe_incomplete(rbuf *b, const cscan *sc)
+static void describe_incomplete(kevo_buf *b, const cscan *sc)
 {
     static const char *const names[] = {"'{'", "'('", "'['"};
     const char *sep = "";
     for (int k = 0; k < 3; k++) {
         if (sc->depth[k] > 0)
-            rb_printf(b, "%s%ld unclosed %s", sep, sc->depth[k], names[k]);
+            kevo__buf_printf(b, "%s%ld unclosed %s", sep, sc->depth[k],
+                             names[k]);
         else if (sc->depth[k] < 0)
-            rb_printf(b, "%s%ld unmatched closing of %s", sep, -sc->depth[k],
-                      names[k]);
+            kevo__buf_printf(b, "%s%ld unmatched closing of %s", sep,
+                             -sc->depth[k], names[k]);
         else
             continue;
         sep = ", ";
     }
     if (sc->open_comment) {
-        rb_printf(b, "%san unterminated comment", sep);
+        kevo__buf_printf(b, "%san unterminated comment", sep);
         sep = ", ";
     }
     if (sc->open_string)
-        rb_printf(b, "%san unterminated string or character literal", sep);
+        kevo__buf_printf(b, "%san unterminated string or character literal",
+                         sep);
 }
 
 /* ---- kevo:launch and kevo:param blocks ----------------------------------- */
@@ -674,12 +584,12 @@ static bool names_has(const names *ns, const char *name)
     return false;
 }
 
-static void names_list(rbuf *b, const names *ns)
+static void names_list(kevo_buf *b, const names *ns)
 {
     for (size_t k = 0; k < ns->n; k++)
-        rb_printf(b, "%s%s", k ? ", " : "", ns->v[k]);
+        kevo__buf_printf(b, "%s%s", k ? ", " : "", ns->v[k]);
     if (ns->overflow)
-        rb_puts(b, ", ...");
+        kevo__buf_puts(b, ", ...");
 }
 
 /* The kernels a launch block launches: each identifier before a '<<<'. */
@@ -839,8 +749,8 @@ typedef struct ctx {
     fence *fences;
     size_t nfences;
     kevo_reply_result *out;
-    rbuf why;  /* the failure's reason */
-    rbuf note; /* what was done */
+    kevo_buf why;  /* the failure's reason */
+    kevo_buf note; /* what was done */
     bool nomem;
     size_t work;     /* line and substring comparisons made placing edits */
     size_t work_max; /* WORK_PER_BYTE for each byte of max_child */
@@ -857,10 +767,10 @@ static kevo_reply_kind fail(ctx *c, kevo_reply_kind kind, const char *fmt, ...)
 
 static kevo_reply_kind fail(ctx *c, kevo_reply_kind kind, const char *fmt, ...)
 {
-    rb_free(&c->why);
+    kevo__buf_free(&c->why);
     va_list ap;
     va_start(ap, fmt);
-    rb_vprintf(&c->why, fmt, ap);
+    kevo__buf_vprintf(&c->why, fmt, ap);
     va_end(ap);
     c->out->kind = kind;
     return kind;
@@ -874,11 +784,11 @@ static kevo_reply_kind nomem(ctx *c)
 }
 
 /* The reason as built so far, for appending: the failure kind is set. */
-static kevo_reply_kind fail_with(ctx *c, kevo_reply_kind kind, rbuf *b)
+static kevo_reply_kind fail_with(ctx *c, kevo_reply_kind kind, kevo_buf *b)
 {
-    rb_free(&c->why);
+    kevo__buf_free(&c->why);
     c->why = *b;
-    *b = (rbuf){0};
+    *b = (kevo_buf){0};
     c->out->kind = kind;
     return kind;
 }
@@ -1126,7 +1036,7 @@ static span indent_of(span t)
  * indentation, with the parent's line ending. */
 static void replace_lines(const ctx *c, const char *cur, size_t cur_len,
                           const lines *cl, const edit *e, const match *m,
-                          rbuf *b)
+                          kevo_buf *b)
 {
     const rline *first = &cl->v[m->first];
     const rline *lastm = &cl->v[m->first + m->sn - 1];
@@ -1145,45 +1055,45 @@ static void replace_lines(const ctx *c, const char *cur, size_t cur_len,
             remove = si.n - pi.n;
         break;
     }
-    rb_append(b, cur, first->off);
+    kevo__buf_append(b, cur, first->off);
     for (size_t i = e->r0; i < e->r1; i++) {
         span t = line_span(c->text, &c->rl.v[i]);
         if (!is_blank(t)) {
             if (add.n)
-                rb_append(b, add.s, add.n);
+                kevo__buf_append(b, add.s, add.n);
             size_t w = indent_of(t).n;
             size_t cut = w < remove ? w : remove;
             t.s += cut;
             t.n -= cut;
         }
-        rb_append(b, t.s, t.n);
-        rb_puts(b, eol);
+        kevo__buf_append(b, t.s, t.n);
+        kevo__buf_puts(b, eol);
     }
     size_t rest = lastm->off + lastm->len + lastm->eol;
-    rb_append(b, cur + rest, cur_len - rest);
+    kevo__buf_append(b, cur + rest, cur_len - rest);
 }
 
 static void replace_substring(const ctx *c, const char *cur, size_t cur_len,
-                              const edit *e, const match *m, rbuf *b)
+                              const edit *e, const match *m, kevo_buf *b)
 {
     const rline *last = &c->rl.v[e->s1 - 1];
     size_t nlen = last->off + last->len - c->rl.v[e->s0].off;
-    rb_append(b, cur, m->first);
+    kevo__buf_append(b, cur, m->first);
     if (e->r1 > e->r0) {
         size_t r0 = c->rl.v[e->r0].off;
         const rline *rl = &c->rl.v[e->r1 - 1];
-        rb_append(b, c->text + r0, rl->off + rl->len - r0);
+        kevo__buf_append(b, c->text + r0, rl->off + rl->len - r0);
     }
-    rb_append(b, cur + m->first + nlen, cur_len - m->first - nlen);
+    kevo__buf_append(b, cur + m->first + nlen, cur_len - m->first - nlen);
 }
 
 /* "first line: '...'" of an edit's SEARCH part. */
-static void first_search_line(rbuf *b, const ctx *c, const edit *e)
+static void first_search_line(kevo_buf *b, const ctx *c, const edit *e)
 {
     for (size_t i = e->s0; i < e->s1; i++) {
         span t = line_span(c->text, &c->rl.v[i]);
         if (!is_blank(t)) {
-            rb_puts(b, "first line: ");
+            kevo__buf_puts(b, "first line: ");
             rb_quote(b, t);
             return;
         }
@@ -1195,7 +1105,7 @@ static kevo_reply_kind apply_edits(ctx *c, char **child, size_t *child_len)
     edit *ed = NULL;
     size_t n = 0;
     lines cl = {0};
-    rbuf cur = {0}, next = {0}, msg = {0};
+    kevo_buf cur = {0}, next = {0}, msg = {0};
     size_t loose = 0; /* edits not matched exactly */
     size_t loose_at[4];
     int loose_how[4];
@@ -1209,7 +1119,7 @@ static kevo_reply_kind apply_edits(ctx *c, char **child, size_t *child_len)
                     n, n == 1 ? "" : "s", n == 1 ? "it" : "them");
         goto done;
     }
-    rb_append(&cur, c->parent, c->parent_len);
+    kevo__buf_append(&cur, c->parent, c->parent_len);
     for (size_t k = 0; k < n; k++) {
         if (cur.failed) {
             kind = nomem(c);
@@ -1233,13 +1143,14 @@ static kevo_reply_kind apply_edits(ctx *c, char **child, size_t *child_len)
             goto done;
         }
         if (count == 0) {
-            rb_printf(&msg, "SEARCH block %zu of %zu not found in the parent",
-                      k + 1, n);
+            kevo__buf_printf(&msg,
+                             "SEARCH block %zu of %zu not found in the parent",
+                             k + 1, n);
             if (k == 1)
-                rb_puts(&msg, " as edited by block 1");
+                kevo__buf_puts(&msg, " as edited by block 1");
             else if (k > 1)
-                rb_printf(&msg, " as edited by blocks 1-%zu", k);
-            rb_puts(&msg, " (");
+                kevo__buf_printf(&msg, " as edited by blocks 1-%zu", k);
+            kevo__buf_puts(&msg, " (");
             first_search_line(&msg, c, &ed[k]);
             if (k > 0) {
                 lines pl = {0};
@@ -1249,28 +1160,29 @@ static kevo_reply_kind apply_edits(ctx *c, char **child, size_t *child_len)
                     goto done;
                 }
                 if (find_edit(c, c->parent, c->parent_len, &pl, &ed[k], &pm))
-                    rb_puts(&msg, "; it matches the parent before the "
-                                  "earlier edits changed it");
+                    kevo__buf_puts(&msg, "; it matches the parent before the "
+                                         "earlier edits changed it");
                 free(pl.v);
             }
-            rb_puts(&msg, ")");
+            kevo__buf_puts(&msg, ")");
             kind = fail_with(c, KEVO_REPLY_EDIT_NOT_FOUND, &msg);
             goto done;
         }
         if (count > 1) {
-            rb_printf(&msg,
-                      "SEARCH block %zu of %zu matches %s%zu places in the "
-                      "parent (lines",
-                      k + 1, n, count >= MATCH_CAP ? "at least " : "", count);
+            kevo__buf_printf(
+                &msg,
+                "SEARCH block %zu of %zu matches %s%zu places in the "
+                "parent (lines",
+                k + 1, n, count >= MATCH_CAP ? "at least " : "", count);
             for (size_t i = 0; i < count && i < 3; i++) {
                 const char *sep = i == 0                         ? " "
                                   : i + 1 == count && count <= 3 ? " and "
                                                                  : ", ";
-                rb_printf(&msg, "%s%zu", sep, m.at[i]);
+                kevo__buf_printf(&msg, "%s%zu", sep, m.at[i]);
             }
-            rb_puts(&msg, count > 3 ? ", ...; " : "; ");
+            kevo__buf_puts(&msg, count > 3 ? ", ...; " : "; ");
             first_search_line(&msg, c, &ed[k]);
-            rb_puts(&msg, "): add lines around it to make it unique");
+            kevo__buf_puts(&msg, "): add lines around it to make it unique");
             kind = fail_with(c, KEVO_REPLY_EDIT_AMBIGUOUS, &msg);
             goto done;
         }
@@ -1289,9 +1201,9 @@ static kevo_reply_kind apply_edits(ctx *c, char **child, size_t *child_len)
                         k + 1, n, next.len, c->max_child);
             goto done;
         }
-        rb_free(&cur);
+        kevo__buf_free(&cur);
         cur = next;
-        next = (rbuf){0};
+        next = (kevo_buf){0};
         if (m.how != HOW_EXACT) {
             if (loose < 4) {
                 loose_at[loose] = k;
@@ -1300,14 +1212,14 @@ static kevo_reply_kind apply_edits(ctx *c, char **child, size_t *child_len)
             loose++;
         }
     }
-    rb_printf(&c->note, "%zu edit%s applied", n, n == 1 ? "" : "s");
+    kevo__buf_printf(&c->note, "%zu edit%s applied", n, n == 1 ? "" : "s");
     for (size_t i = 0; i < loose && i < 4; i++)
-        rb_printf(&c->note, "%sedit %zu %s", i ? ", " : " (", loose_at[i] + 1,
-                  how_names[loose_how[i]]);
+        kevo__buf_printf(&c->note, "%sedit %zu %s", i ? ", " : " (",
+                         loose_at[i] + 1, how_names[loose_how[i]]);
     if (loose > 4)
-        rb_printf(&c->note, " and %zu more not exactly", loose - 4);
+        kevo__buf_printf(&c->note, " and %zu more not exactly", loose - 4);
     if (loose)
-        rb_puts(&c->note, ")");
+        kevo__buf_puts(&c->note, ")");
     c->out->nedits = n;
     c->out->form = KEVO_REPLY_FORM_EDITS;
     if (cur.failed) {
@@ -1315,15 +1227,15 @@ static kevo_reply_kind apply_edits(ctx *c, char **child, size_t *child_len)
         goto done;
     }
     *child_len = cur.len;
-    *child = rb_take(&cur);
+    *child = kevo__buf_take(&cur);
     if (!*child)
         kind = nomem(c);
 done:
     free(ed);
     free(cl.v);
-    rb_free(&cur);
-    rb_free(&next);
-    rb_free(&msg);
+    kevo__buf_free(&cur);
+    kevo__buf_free(&next);
+    kevo__buf_free(&msg);
     return kind;
 }
 
@@ -1367,10 +1279,10 @@ static bool c_family_label(const char *label)
     return false;
 }
 
-static void fence_label(rbuf *b, const fence *f)
+static void fence_label(kevo_buf *b, const fence *f)
 {
-    rb_printf(b, "%c%c%c%s, %zu line%s", f->ch, f->ch, f->ch, f->label,
-              f->nlines, f->nlines == 1 ? "" : "s");
+    kevo__buf_printf(b, "%c%c%c%s, %zu line%s", f->ch, f->ch, f->ch, f->label,
+                     f->nlines, f->nlines == 1 ? "" : "s");
 }
 
 static void fences_free(ctx *c)
@@ -1418,7 +1330,7 @@ static kevo_reply_kind read_fences(ctx *c)
         }
         f->label[w] = '\0';
         f->c_family = c_family_label(f->label);
-        rbuf code = {0};
+        kevo_buf code = {0};
         size_t j = i + 1;
         for (; j < c->rl.n; j++) {
             span u = line_span(c->text, &c->rl.v[j]);
@@ -1435,20 +1347,16 @@ static kevo_reply_kind read_fences(ctx *c)
                    (u.s[cut] == ' ' || u.s[cut] == '\t'))
                 cut++;
             if (f->c_family) {
-                rb_append(&code, u.s + cut, u.n - cut);
-                rb_puts(&code, "\n");
+                kevo__buf_append(&code, u.s + cut, u.n - cut);
+                kevo__buf_puts(&code, "\n");
             }
             f->nlines++;
         }
         i = j;
         if (!f->c_family)
             continue;
-        if (!rb_reserve(&code, 0)) {
-            rb_free(&code);
-            return nomem(c);
-        }
         f->code_len = code.len;
-        f->code = rb_take(&code);
+        f->code = kevo__buf_take(&code);
         if (!f->code || !cscan_run(&f->sc, f->code, f->code_len))
             return nomem(c);
         f->has_global = false;
@@ -1527,10 +1435,10 @@ static kevo_reply_kind whole_kernel(ctx *c, char **child, size_t *child_len,
             memcpy(*child, from, len);
             (*child)[len] = '\0';
             *child_len = len;
-            rb_printf(&c->note,
-                      "whole kernel from the reply's text, which has no "
-                      "fences (%zu lines)",
-                      c->rl.n - first);
+            kevo__buf_printf(&c->note,
+                             "whole kernel from the reply's text, which has no "
+                             "fences (%zu lines)",
+                             c->rl.n - first);
             c->out->form = KEVO_REPLY_FORM_WHOLE;
             return KEVO_REPLY_OK;
         }
@@ -1565,38 +1473,38 @@ static kevo_reply_kind whole_kernel(ctx *c, char **child, size_t *child_len,
     }
     /* A cut-off fence that was the answer being written. */
     if (cut && (cut->has_global || cut->has_launch || best == SIZE_MAX)) {
-        rbuf msg = {0};
-        rb_printf(&msg, "the reply ends inside fence %zu of %zu (",
-                  (size_t)(cut - c->fences) + 1, c->nfences);
+        kevo_buf msg = {0};
+        kevo__buf_printf(&msg, "the reply ends inside fence %zu of %zu (",
+                         (size_t)(cut - c->fences) + 1, c->nfences);
         fence_label(&msg, cut);
-        rb_printf(&msg,
-                  ", opened at line %zu of the reply) and its code is "
-                  "incomplete: ",
-                  cut->open + 1);
+        kevo__buf_printf(&msg,
+                         ", opened at line %zu of the reply) and its code is "
+                         "incomplete: ",
+                         cut->open + 1);
         describe_incomplete(&msg, &cut->sc);
         return fail_with(c, KEVO_REPLY_TRUNCATED, &msg);
     }
     if (best == SIZE_MAX) {
-        rbuf msg = {0};
+        kevo_buf msg = {0};
         bool launch_only = false;
         for (size_t k = 0; k < c->nfences; k++)
             launch_only = launch_only || c->fences[k].has_launch;
         if (c->nfences == 1)
-            rb_puts(&msg, "the reply's only fenced block (");
+            kevo__buf_puts(&msg, "the reply's only fenced block (");
         else
-            rb_printf(&msg, "none of the reply's %zu fenced blocks (",
-                      c->nfences);
+            kevo__buf_printf(&msg, "none of the reply's %zu fenced blocks (",
+                             c->nfences);
         for (size_t k = 0; k < c->nfences && k < 5; k++) {
             if (k)
-                rb_puts(&msg, "; ");
+                kevo__buf_puts(&msg, "; ");
             fence_label(&msg, &c->fences[k]);
         }
         if (c->nfences > 5)
-            rb_puts(&msg, "; ...");
-        rb_printf(&msg, ") holds %s__global__ kernel%s",
-                  c->nfences == 1 ? "no " : "a ",
-                  launch_only ? " (a kevo:launch block alone is not a kernel)"
-                              : "");
+            kevo__buf_puts(&msg, "; ...");
+        kevo__buf_printf(
+            &msg, ") holds %s__global__ kernel%s",
+            c->nfences == 1 ? "no " : "a ",
+            launch_only ? " (a kevo:launch block alone is not a kernel)" : "");
         return fail_with(c, KEVO_REPLY_NO_CODE, &msg);
     }
     fence *f = &c->fences[best];
@@ -1610,18 +1518,19 @@ static kevo_reply_kind whole_kernel(ctx *c, char **child, size_t *child_len,
     for (size_t k = 0; k < c->nfences; k++)
         ncode += c->fences[k].has_global;
     if (c->nfences == 1)
-        rb_puts(&c->note, "whole kernel from the reply's fenced block (");
+        kevo__buf_puts(&c->note,
+                       "whole kernel from the reply's fenced block (");
     else
-        rb_printf(&c->note, "whole kernel from fence %zu of %zu (", best + 1,
-                  c->nfences);
+        kevo__buf_printf(&c->note, "whole kernel from fence %zu of %zu (",
+                         best + 1, c->nfences);
     fence_label(&c->note, f);
-    rb_puts(&c->note, ")");
+    kevo__buf_puts(&c->note, ")");
     if (ncode > 1)
-        rb_printf(&c->note, ", the largest of %zu with a __global__ kernel",
-                  ncode);
+        kevo__buf_printf(
+            &c->note, ", the largest of %zu with a __global__ kernel", ncode);
     if (!f->closed) {
-        rb_puts(&c->note, "; the fence is not closed, but its code is "
-                          "complete");
+        kevo__buf_puts(&c->note, "; the fence is not closed, but its code is "
+                                 "complete");
         c->out->fence_unterminated = true;
     }
     c->out->form = KEVO_REPLY_FORM_WHOLE;
@@ -1637,7 +1546,7 @@ static kevo_reply_kind repair_blocks(ctx *c, char **child, size_t *child_len,
 {
     cscan cs = {0};
     cscan ss = {0};
-    rbuf msg = {0}, head = {0};
+    kevo_buf msg = {0}, head = {0};
     kevo_reply_kind kind = KEVO_REPLY_OK;
     if (!cscan_run(&cs, *child, *child_len)) {
         kind = nomem(c);
@@ -1689,28 +1598,31 @@ static kevo_reply_kind repair_blocks(ctx *c, char **child, size_t *child_len,
                 break;
             }
             if (!any) {
-                rb_printf(&msg,
-                          "the child has no kevo:launch block, and %s's "
-                          "cannot be restored: ",
-                          src[k].label);
+                kevo__buf_printf(&msg,
+                                 "the child has no kevo:launch block, and %s's "
+                                 "cannot be restored: ",
+                                 src[k].label);
                 if (missing)
-                    rb_printf(&msg,
-                              "it launches '%s', which is not a __global__ "
-                              "kernel of the child",
-                              missing);
+                    kevo__buf_printf(
+                        &msg,
+                        "it launches '%s', which is not a __global__ "
+                        "kernel of the child",
+                        missing);
                 else if (defined)
-                    rb_printf(&msg,
-                              "it uses the parameter '%s', which the child "
-                              "#defines itself",
-                              defined);
+                    kevo__buf_printf(
+                        &msg,
+                        "it uses the parameter '%s', which the child "
+                        "#defines itself",
+                        defined);
                 else
-                    rb_puts(&msg, "it names no kernel");
+                    kevo__buf_puts(&msg, "it names no kernel");
                 if (missing && kernels.n) {
-                    rb_puts(&msg, " (the child's kernels: ");
+                    kevo__buf_puts(&msg, " (the child's kernels: ");
                     names_list(&msg, &kernels);
-                    rb_puts(&msg, ")");
+                    kevo__buf_puts(&msg, ")");
                 } else if (missing) {
-                    rb_puts(&msg, " (the child has no __global__ kernel)");
+                    kevo__buf_puts(&msg,
+                                   " (the child has no __global__ kernel)");
                 }
             }
             any = true;
@@ -1718,11 +1630,13 @@ static kevo_reply_kind repair_blocks(ctx *c, char **child, size_t *child_len,
         if (!launch.s) {
             if (!any) {
                 if (c->parent)
-                    rb_puts(&msg, "the child has no kevo:launch block, and "
-                                  "the parent has none to restore");
+                    kevo__buf_puts(&msg,
+                                   "the child has no kevo:launch block, and "
+                                   "the parent has none to restore");
                 else
-                    rb_puts(&msg, "the child has no kevo:launch block, and "
-                                  "there is no parent to restore one from");
+                    kevo__buf_puts(&msg,
+                                   "the child has no kevo:launch block, and "
+                                   "there is no parent to restore one from");
             }
             kind = fail_with(c, KEVO_REPLY_LAUNCH_BLOCK_LOST, &msg);
             goto done;
@@ -1762,36 +1676,36 @@ static kevo_reply_kind repair_blocks(ctx *c, char **child, size_t *child_len,
 
     if (launch.s || param.s) {
         if (launch.s) {
-            rb_append(&head, launch.s, launch.n);
-            rb_puts(&head, "\n");
-            rb_printf(&c->note, "; kevo:launch block restored from %s",
-                      launch_from);
+            kevo__buf_append(&head, launch.s, launch.n);
+            kevo__buf_puts(&head, "\n");
+            kevo__buf_printf(&c->note, "; kevo:launch block restored from %s",
+                             launch_from);
             c->out->launch_restored = true;
         }
         if (param.s) {
-            rb_append(&head, param.s, param.n);
-            rb_puts(&head, "\n");
-            rb_printf(&c->note, "; kevo:param block restored from %s",
-                      param_from);
+            kevo__buf_append(&head, param.s, param.n);
+            kevo__buf_puts(&head, "\n");
+            kevo__buf_printf(&c->note, "; kevo:param block restored from %s",
+                             param_from);
             c->out->param_restored = true;
         }
-        rb_puts(&head, "\n");
-        rb_append(&head, *child, *child_len);
+        kevo__buf_puts(&head, "\n");
+        kevo__buf_append(&head, *child, *child_len);
         if (head.failed) {
             kind = nomem(c);
             goto done;
         }
         free(*child);
         *child_len = head.len;
-        *child = rb_take(&head);
+        *child = kevo__buf_take(&head);
         if (!*child)
             kind = nomem(c);
     }
 done:
     cscan_free(&cs);
     cscan_free(&ss);
-    rb_free(&msg);
-    rb_free(&head);
+    kevo__buf_free(&msg);
+    kevo__buf_free(&head);
     return kind;
 }
 
@@ -1932,7 +1846,7 @@ done:
     if (kind == KEVO_REPLY_OK) {
         out->child = child;
         out->child_len = child_len;
-        out->reason = rb_take(&c.note);
+        out->reason = kevo__buf_take(&c.note);
         if (!out->reason) {
             free(child);
             out->child = NULL;
@@ -1950,15 +1864,15 @@ done:
             if (out->reason)
                 memcpy(out->reason, "out of memory", sizeof "out of memory");
         } else {
-            out->reason = rb_take(&c.why);
+            out->reason = kevo__buf_take(&c.why);
         }
     }
     free(src);
     fences_free(&c);
     free(c.rl.v);
     free(c.text);
-    rb_free(&c.why);
-    rb_free(&c.note);
+    kevo__buf_free(&c.why);
+    kevo__buf_free(&c.note);
     return kind;
 }
 

@@ -3,7 +3,8 @@
  * child kernel source, or into a failure with a kind and a reason.
  *
  * This is internal to the llm operator: plain C and libc, with no use of
- * libkevo, so it can be built into the plugin and into the tests alike.
+ * libkevo beyond lib/strbuf.c (built into whatever builds this file), so
+ * it can be built into the plugin and into the tests alike.
  *
  * The reply's line endings are made LF first (any CRs before an LF are
  * dropped). A reply then takes one of two forms.

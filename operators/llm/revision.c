@@ -163,15 +163,15 @@ static void find_fences(const char *s, size_t len, scan *sc)
 /* ---- checking the sections ---------------------------------------------- */
 
 /* Appends 'name' to b, cut and with control characters as '?'. */
-static void put_name(llm_buf *b, const char *name)
+static void put_name(kevo_buf *b, const char *name)
 {
     size_t n = strlen(name);
-    kevo__llm_buf_puts(b, "'");
+    kevo__buf_puts(b, "'");
     for (size_t i = 0; i < n && i < NAME_SHOWN; i++) {
         char c = name[i];
-        kevo__llm_buf_append(b, (unsigned char)c < 0x20 ? "?" : &c, 1);
+        kevo__buf_append(b, (unsigned char)c < 0x20 ? "?" : &c, 1);
     }
-    kevo__llm_buf_puts(b, n > NAME_SHOWN ? "...'" : "'");
+    kevo__buf_puts(b, n > NAME_SHOWN ? "...'" : "'");
 }
 
 static bool is_conventional(const char *name)
@@ -190,14 +190,14 @@ static char *trimmed(const char *s, size_t n)
         a++;
     while (n > a && is_blank(s[n - 1]))
         n--;
-    return kevo__llm_strndup(s + a, n - a);
+    return kevo__strndup(s + a, n - a);
 }
 
 typedef struct checker {
     json_t *orig;  /* the original sections (an object) */
     json_t *sects; /* the reply's sections */
     json_t *out;   /* the revised sections */
-    llm_buf why;
+    kevo_buf why;
     size_t changed;
 } checker;
 
@@ -207,43 +207,42 @@ static llm_revision_kind check_names(checker *k)
     const char *key;
     json_t *v;
     size_t unknown = 0;
-    llm_buf names = {0};
+    kevo_buf names = {0};
     json_object_foreach (k->sects, key, v) {
         if (json_object_get(k->orig, key) || is_conventional(key))
             continue;
-        kevo__llm_buf_puts(&names, unknown++ ? ", " : "");
+        kevo__buf_puts(&names, unknown++ ? ", " : "");
         put_name(&names, key);
     }
     if (unknown) {
-        kevo__llm_buf_printf(&k->why,
-                             "the reply has %s %s that the prompt does not "
-                             "have (allowed: the prompt's own and analysis, "
-                             "pitfalls, strategy)",
-                             unknown == 1 ? "a section" : "sections",
-                             names.data ? names.data : "");
-        kevo__llm_buf_free(&names);
+        kevo__buf_printf(&k->why,
+                         "the reply has %s %s that the prompt does not "
+                         "have (allowed: the prompt's own and analysis, "
+                         "pitfalls, strategy)",
+                         unknown == 1 ? "a section" : "sections",
+                         names.data ? names.data : "");
+        kevo__buf_free(&names);
         return LLM_REVISION_UNKNOWN;
     }
     if (json_object_size(k->sects) > KEVO_PROMPT_SECTIONS_MAX) {
-        kevo__llm_buf_printf(&k->why,
-                             "the reply has %zu sections, more than "
-                             "the %d a prompt may have",
-                             json_object_size(k->sects),
-                             KEVO_PROMPT_SECTIONS_MAX);
+        kevo__buf_printf(&k->why,
+                         "the reply has %zu sections, more than "
+                         "the %d a prompt may have",
+                         json_object_size(k->sects), KEVO_PROMPT_SECTIONS_MAX);
         return LLM_REVISION_TOO_LARGE;
     }
     size_t missing = 0;
     json_object_foreach (k->orig, key, v) {
         if (json_object_get(k->sects, key))
             continue;
-        kevo__llm_buf_puts(&names, missing++ ? ", " : "");
+        kevo__buf_puts(&names, missing++ ? ", " : "");
         put_name(&names, key);
     }
     if (missing)
-        kevo__llm_buf_printf(&k->why, "the reply leaves out %s %s",
-                             missing == 1 ? "the section" : "the sections",
-                             names.data ? names.data : "");
-    kevo__llm_buf_free(&names);
+        kevo__buf_printf(&k->why, "the reply leaves out %s %s",
+                         missing == 1 ? "the section" : "the sections",
+                         names.data ? names.data : "");
+    kevo__buf_free(&names);
     return missing ? LLM_REVISION_MISSING : LLM_REVISION_OK;
 }
 
@@ -252,14 +251,14 @@ static llm_revision_kind take_section(checker *k, const char *key)
 {
     json_t *v = json_object_get(k->sects, key);
     if (!json_is_string(v)) {
-        kevo__llm_buf_puts(&k->why, "the section ");
+        kevo__buf_puts(&k->why, "the section ");
         put_name(&k->why, key);
-        kevo__llm_buf_printf(&k->why, " is %s, not a string",
-                             json_is_object(v)   ? "an object"
-                             : json_is_array(v)  ? "an array"
-                             : json_is_null(v)   ? "null"
-                             : json_is_number(v) ? "a number"
-                                                 : "a boolean");
+        kevo__buf_printf(&k->why, " is %s, not a string",
+                         json_is_object(v)   ? "an object"
+                         : json_is_array(v)  ? "an array"
+                         : json_is_null(v)   ? "null"
+                         : json_is_number(v) ? "a number"
+                                             : "a boolean");
         return LLM_REVISION_BAD_TEXT;
     }
     char *text = trimmed(json_string_value(v), json_string_length(v));
@@ -268,17 +267,17 @@ static llm_revision_kind take_section(checker *k, const char *key)
     llm_revision_kind kind = LLM_REVISION_OK;
     size_t n = strlen(text);
     if (n == 0) {
-        kevo__llm_buf_puts(&k->why, "the section ");
+        kevo__buf_puts(&k->why, "the section ");
         put_name(&k->why, key);
-        kevo__llm_buf_puts(&k->why, " is empty");
+        kevo__buf_puts(&k->why, " is empty");
         kind = LLM_REVISION_BAD_TEXT;
     } else if (n > KEVO_PROMPT_TEXT_MAX) {
-        kevo__llm_buf_puts(&k->why, "the section ");
+        kevo__buf_puts(&k->why, "the section ");
         put_name(&k->why, key);
-        kevo__llm_buf_printf(&k->why,
-                             " has %zu bytes, more than the %d a "
-                             "section may have",
-                             n, KEVO_PROMPT_TEXT_MAX);
+        kevo__buf_printf(&k->why,
+                         " has %zu bytes, more than the %d a "
+                         "section may have",
+                         n, KEVO_PROMPT_TEXT_MAX);
         kind = LLM_REVISION_TOO_LARGE;
     } else {
         json_t *o = json_object_get(k->orig, key);
@@ -310,8 +309,8 @@ static llm_revision_kind check_sections(checker *k)
             kind = take_section(k, key);
     }
     if (kind == LLM_REVISION_OK && k->changed == 0) {
-        kevo__llm_buf_puts(&k->why, "the reply gives the prompt back "
-                                    "unchanged");
+        kevo__buf_puts(&k->why, "the reply gives the prompt back "
+                                "unchanged");
         kind = LLM_REVISION_UNCHANGED;
     }
     return kind;
@@ -320,17 +319,17 @@ static llm_revision_kind check_sections(checker *k)
 /* ---- the parse ----------------------------------------------------------- */
 
 static llm_revision_kind finish(llm_revision_result *out,
-                                llm_revision_kind kind, llm_buf *why)
+                                llm_revision_kind kind, kevo_buf *why)
 {
     out->kind = kind;
     if (kind == LLM_REVISION_NOMEM || why->failed) {
-        kevo__llm_buf_free(why);
+        kevo__buf_free(why);
         free(out->sections_json);
         out->sections_json = NULL;
         out->kind = LLM_REVISION_NOMEM;
         return out->kind;
     }
-    out->reason = kevo__llm_buf_take(why);
+    out->reason = kevo__buf_take(why);
     /* One line: jansson's messages may quote what they choked on. */
     for (char *p = out->reason; p && *p; p++)
         if ((unsigned char)*p < 0x20)
@@ -347,21 +346,21 @@ llm_revision_kind kevo__llm_revision_parse(const char *reply, size_t len,
                                            const char *original_json,
                                            llm_revision_result *out)
 {
-    llm_buf where = {0};
+    kevo_buf where = {0};
     checker k = {0};
     json_t *root = NULL;
     llm_revision_kind kind = LLM_REVISION_OK;
     memset(out, 0, sizeof(*out));
     if (len > LLM_REVISION_MAX_REPLY) {
-        kevo__llm_buf_printf(&k.why,
-                             "the reply has %zu bytes, more than the "
-                             "%zu read",
-                             len, LLM_REVISION_MAX_REPLY);
+        kevo__buf_printf(&k.why,
+                         "the reply has %zu bytes, more than the "
+                         "%zu read",
+                         len, LLM_REVISION_MAX_REPLY);
         kind = LLM_REVISION_TOO_LARGE;
         goto done;
     }
     if (rest_blank(reply, 0, len)) {
-        kevo__llm_buf_puts(&k.why, "the reply is empty");
+        kevo__buf_puts(&k.why, "the reply is empty");
         kind = LLM_REVISION_EMPTY;
         goto done;
     }
@@ -374,17 +373,16 @@ llm_revision_kind kevo__llm_revision_parse(const char *reply, size_t len,
     if (f) {
         start = f->start;
         end = f->end;
-        kevo__llm_buf_printf(&where, "fence %zu of %zu (%s%s)", f->number,
-                             sc.nfences, f == &sc.json ? "```json" : "```",
-                             f->closed ? "" : ", never closed");
+        kevo__buf_printf(&where, "fence %zu of %zu (%s%s)", f->number,
+                         sc.nfences, f == &sc.json ? "```json" : "```",
+                         f->closed ? "" : ", never closed");
     } else if (starts_object(reply, 0, len)) {
-        kevo__llm_buf_puts(&where, "the reply's bare JSON");
+        kevo__buf_puts(&where, "the reply's bare JSON");
     } else {
-        kevo__llm_buf_printf(&k.why,
-                             "the reply has no ```json block%s and is not a "
-                             "JSON object",
-                             sc.nfences ? " (its fences hold no JSON object)"
-                                        : "");
+        kevo__buf_printf(&k.why,
+                         "the reply has no ```json block%s and is not a "
+                         "JSON object",
+                         sc.nfences ? " (its fences hold no JSON object)" : "");
         kind = LLM_REVISION_NO_JSON;
         goto done;
     }
@@ -397,22 +395,22 @@ llm_revision_kind kevo__llm_revision_parse(const char *reply, size_t len,
             goto done;
         }
         bool cut = f && !f->closed;
-        kevo__llm_buf_printf(&k.why, "%s in %s is %s: line %d, column %d: %s",
-                             cut ? "the JSON" : "the block",
-                             where.data ? where.data : "the reply",
-                             cut ? "cut off" : "not JSON", jerr.line,
-                             jerr.column, jerr.text);
+        kevo__buf_printf(&k.why, "%s in %s is %s: line %d, column %d: %s",
+                         cut ? "the JSON" : "the block",
+                         where.data ? where.data : "the reply",
+                         cut ? "cut off" : "not JSON", jerr.line, jerr.column,
+                         jerr.text);
         kind = cut ? LLM_REVISION_TRUNCATED : LLM_REVISION_MALFORMED;
         goto done;
     }
     if (!json_is_object(root)) {
-        kevo__llm_buf_printf(&k.why,
-                             "the JSON in %s is %s, not an object of named "
-                             "sections",
-                             where.data ? where.data : "the reply",
-                             json_is_array(root)    ? "an array"
-                             : json_is_string(root) ? "a string"
-                                                    : "a scalar");
+        kevo__buf_printf(&k.why,
+                         "the JSON in %s is %s, not an object of named "
+                         "sections",
+                         where.data ? where.data : "the reply",
+                         json_is_array(root)    ? "an array"
+                         : json_is_string(root) ? "a string"
+                                                : "a scalar");
         kind = LLM_REVISION_NOT_OBJECT;
         goto done;
     }
@@ -440,12 +438,12 @@ llm_revision_kind kevo__llm_revision_parse(const char *reply, size_t len,
         goto done;
     }
     out->changed = k.changed;
-    kevo__llm_buf_printf(&k.why, "%zu section%s, %zu changed, from %s",
-                         json_object_size(k.out),
-                         json_object_size(k.out) == 1 ? "" : "s", k.changed,
-                         where.data ? where.data : "the reply");
+    kevo__buf_printf(&k.why, "%zu section%s, %zu changed, from %s",
+                     json_object_size(k.out),
+                     json_object_size(k.out) == 1 ? "" : "s", k.changed,
+                     where.data ? where.data : "the reply");
 done:
-    kevo__llm_buf_free(&where);
+    kevo__buf_free(&where);
     json_decref(root);
     json_decref(k.orig);
     json_decref(k.out);

@@ -66,12 +66,12 @@ static bool check_keys(cfg_parse *p, const char *path, json_t *obj,
         for (size_t i = 0; i < nknown && !found; i++)
             found = strcmp(key, known[i]) == 0;
         if (!found) {
-            llm_buf b = {0};
+            kevo_buf b = {0};
             for (size_t i = 0; i < nknown; i++)
-                kevo__llm_buf_printf(&b, "%s%s", i ? ", " : "", known[i]);
+                kevo__buf_printf(&b, "%s%s", i ? ", " : "", known[i]);
             bool r = fail(p, path, "unknown key \"%s\" (known keys: %s)", key,
                           b.data ? b.data : "");
-            kevo__llm_buf_free(&b);
+            kevo__buf_free(&b);
             return r;
         }
     }
@@ -131,7 +131,7 @@ static bool get_str(cfg_parse *p, const char *path, json_t *obj,
             return fail(p, path, "\"%s\" must not be empty", key);
     }
     *out = NULL;
-    if (s && !(*out = kevo__llm_strdup(s)))
+    if (s && !(*out = kevo__strdup(s)))
         return fail(p, path, "out of memory");
     return true;
 }
@@ -224,7 +224,7 @@ static bool parse_model(cfg_parse *p, size_t index, json_t *obj, llm_model *m,
             if ((unsigned char)*c < 0x20 || *c == 0x7f)
                 return fail(p, path, "the key in %s holds a control character",
                             m->key_env);
-        if (!(m->key = kevo__llm_strdup(key)))
+        if (!(m->key = kevo__strdup(key)))
             return fail(p, path, "out of memory");
     }
     return true;
@@ -418,7 +418,7 @@ static bool add_header(llm_wire_request *r, const char *name, const char *value,
     size_t n = strlen(name) + strlen(value) + 3;
     h = malloc(n);
     l = secret ? malloc(strlen(name) + strlen(LLM_REDACTED) + 3)
-               : kevo__llm_strdup("");
+               : kevo__strdup("");
     if (!h || !l) {
         free(h);
         free(l);
@@ -429,7 +429,7 @@ static bool add_header(llm_wire_request *r, const char *name, const char *value,
         sprintf(l, "%s: %s", name, LLM_REDACTED);
     else {
         free(l);
-        l = kevo__llm_strdup(h);
+        l = kevo__strdup(h);
         if (!l) {
             wipe_free(h);
             return false;
@@ -542,7 +542,7 @@ static bool parse_openai(json_t *root, llm_wire_reply *out, char *why,
         return false;
     }
     out->text_len = json_string_length(content);
-    out->text = kevo__llm_strndup(json_string_value(content), out->text_len);
+    out->text = kevo__strndup(json_string_value(content), out->text_len);
     if (!out->text) {
         kevo__llm_errf(why, whylen, "out of memory");
         return false;
@@ -572,7 +572,7 @@ static bool parse_anthropic(json_t *root, llm_wire_reply *out, char *why,
         kevo__llm_errf(why, whylen, "the reply has no \"content\" array");
         return false;
     }
-    llm_buf text = {0};
+    kevo_buf text = {0};
     size_t nblocks = 0;
     json_t *block;
     size_t i;
@@ -583,17 +583,16 @@ static bool parse_anthropic(json_t *root, llm_wire_reply *out, char *why,
             !json_is_string(t))
             continue;
         if (nblocks++)
-            kevo__llm_buf_puts(&text, "\n");
-        kevo__llm_buf_append(&text, json_string_value(t),
-                             json_string_length(t));
+            kevo__buf_puts(&text, "\n");
+        kevo__buf_append(&text, json_string_value(t), json_string_length(t));
     }
     if (nblocks == 0) {
-        kevo__llm_buf_free(&text);
+        kevo__buf_free(&text);
         kevo__llm_errf(why, whylen, "the reply has no text content block");
         return false;
     }
     out->text_len = text.len;
-    out->text = kevo__llm_buf_take(&text);
+    out->text = kevo__buf_take(&text);
     if (!out->text) {
         kevo__llm_errf(why, whylen, "out of memory");
         return false;
@@ -630,14 +629,14 @@ char *kevo__llm_wire_error_text(const char *body, size_t len)
     if (json_is_object(e)) {
         json_t *type = json_object_get(e, "type");
         json_t *msg = json_object_get(e, "message");
-        llm_buf b = {0};
+        kevo_buf b = {0};
         if (json_is_string(type))
-            kevo__llm_buf_printf(&b, "%s: ", json_string_value(type));
+            kevo__buf_printf(&b, "%s: ", json_string_value(type));
         if (json_is_string(msg))
-            kevo__llm_buf_puts(&b, json_string_value(msg));
-        r = kevo__llm_buf_take(&b);
+            kevo__buf_puts(&b, json_string_value(msg));
+        r = kevo__buf_take(&b);
     } else if (json_is_string(e)) {
-        r = kevo__llm_strdup(json_string_value(e));
+        r = kevo__strdup(json_string_value(e));
     }
     json_decref(root);
     return r;
