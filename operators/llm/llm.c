@@ -310,6 +310,29 @@ static void on_attempt(void *ud, const llm_http_attempt *a)
     json_array_append_new(attempts, rec);
 }
 
+/* Logs how a reply parsed (kind and reason). When it gave nothing (ok is
+ * false), counts the failure and fails the request with fail_kind,
+ * saying that the reply gave no `what`, and why. */
+static void parse_outcome(llm_call *c, bool ok, const char *kind,
+                          const char *reason, const char *what,
+                          const char *fail_kind)
+{
+    llm_state *st = c->req->st;
+    json_object_set_new(c->log, "parse",
+                        json_pack("{s:s, s:o}", "kind", kind, "reason",
+                                  kevo__llm_json_text(reason ? reason : "")));
+    if (ok)
+        return;
+    st->reply_failures++;
+    kevo_buf b = {0};
+    kevo__buf_printf(&b, "the reply gave no %s: %s: %s%s", what, kind,
+                     reason ? reason : "out of memory",
+                     c->wire.cut_off ? " (the reply stopped at max_tokens)"
+                                     : "");
+    call_fail(c, fail_kind, b.data ? b.data : "out of memory");
+    kevo__buf_free(&b);
+}
+
 /* The reply text became a child, or a failure. */
 static void take_reply(llm_call *c)
 {
@@ -318,23 +341,10 @@ static void take_reply(llm_call *c)
     kevo_reply_result res = {0};
     kevo_reply_kind k = kevo__reply_parse(c->wire.text, c->wire.text_len,
                                           c->req->parent_source, 0, &res);
-    json_object_set_new(
-        c->log, "parse",
-        json_pack("{s:s, s:o}", "kind", kevo__reply_kind_name(k), "reason",
-                  kevo__llm_json_text(res.reason ? res.reason : "")));
-    if (k != KEVO_REPLY_OK) {
-        st->reply_failures++;
-        kevo_buf b = {0};
-        kevo__buf_printf(&b, "the reply gave no child: %s: %s%s",
-                         kevo__reply_kind_name(k),
-                         res.reason ? res.reason : "out of memory",
-                         c->wire.cut_off ? " (the reply stopped at "
-                                           "max_tokens)"
-                                         : "");
-        call_fail(c, reply_fail_kind(k), b.data ? b.data : "out of memory");
-        kevo__buf_free(&b);
+    parse_outcome(c, k == KEVO_REPLY_OK, kevo__reply_kind_name(k), res.reason,
+                  "child", reply_fail_kind(k));
+    if (k != KEVO_REPLY_OK)
         goto done;
-    }
     kevo_buf note = {0};
     kevo__buf_printf(&note, "%s: %s", m->name, res.reason);
     char *clean_note = note.data ? redact(st, note.data) : NULL;
@@ -394,23 +404,10 @@ static void take_revision(llm_call *c)
     llm_revision_result res = {0};
     llm_revision_kind k = kevo__llm_revision_parse(
         c->wire.text, c->wire.text_len, c->req->sections, &res);
-    json_object_set_new(
-        c->log, "parse",
-        json_pack("{s:s, s:o}", "kind", kevo__llm_revision_kind_name(k),
-                  "reason", kevo__llm_json_text(res.reason ? res.reason : "")));
-    if (k != LLM_REVISION_OK) {
-        st->reply_failures++;
-        kevo_buf b = {0};
-        kevo__buf_printf(&b, "the reply gave no revised prompt: %s: %s%s",
-                         kevo__llm_revision_kind_name(k),
-                         res.reason ? res.reason : "out of memory",
-                         c->wire.cut_off ? " (the reply stopped at "
-                                           "max_tokens)"
-                                         : "");
-        call_fail(c, revision_fail_kind(k), b.data ? b.data : "out of memory");
-        kevo__buf_free(&b);
+    parse_outcome(c, k == LLM_REVISION_OK, kevo__llm_revision_kind_name(k),
+                  res.reason, "revised prompt", revision_fail_kind(k));
+    if (k != LLM_REVISION_OK)
         goto done;
-    }
     kevo_buf note = {0};
     kevo__buf_printf(&note, "%s: %s", m->name, res.reason);
     char *clean_note = note.data ? redact(st, note.data) : NULL;
