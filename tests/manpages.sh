@@ -49,7 +49,7 @@ for page in "$man"/*.3; do
   say fail "$(basename "$page") documents an exported function"
 done
 
-for page in "$man"/*.1 "$man"/*.5; do
+for page in "$man"/*.1 "$man"/*.5 "$man"/*.7; do
   [ -f "$page" ] || continue
   missing=
   for s in NAME DESCRIPTION; do
@@ -61,7 +61,7 @@ done
 
 if command -v groff >/dev/null 2>&1; then
   bad=
-  for page in "$man"/*.[135]; do
+  for page in "$man"/*.[1357]; do
     head -n 1 "$page" | grep -q '^\.so ' && continue
     out=$(cd "$man" && groff -man -Tutf8 -ww -z "$(basename "$page")" 2>&1)
     [ -n "$out" ] && { bad="$bad $(basename "$page")"; echo "$out" | sed 's/^/# /'; }
