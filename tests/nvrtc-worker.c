@@ -4,10 +4,11 @@
  * it supports from sm_75 on, and the PTX has every kernel the worker looks
  * up, with the compare kernels' shared reduction sized for the host's
  * struct kevo__cmp and tensor-core instructions from sm_80 on; the timing
- * statistics (median, percentiles, spread, coefficient of variation); and
- * a real `kevo-worker gpu` process says hello: with the device's properties
- * where there is a GPU, or "no CUDA driver" and exit status 3 where there
- * is none.
+ * statistics (median, percentiles, spread, coefficient of variation); the
+ * split of a batch's kernel records into repetitions by the L2 flush
+ * kernel's records; and a real `kevo-worker gpu` process says hello: with
+ * the device's properties where there is a GPU, or "no CUDA driver" and
+ * exit status 3 where there is none.
  */
 #include "config.h"
 
@@ -205,6 +206,75 @@ static void test_stats(void)
     ok(isnan(t.median) && t.reps == 0, "no samples: NaN");
 }
 
+#define F KEVO__KREC_INTERNAL_FLUSH
+#define C KEVO__KREC_CANDIDATE
+#define I KEVO__KREC_INTERNAL_OTHER
+
+static void test_split(void)
+{
+    uint64_t first[4], last[4];
+    size_t count[4];
+
+    /* Three repetitions on one stream; a candidate left over from before
+     * the batch's first flush and an internal kernel are left out. */
+    const kevo__krec normal[] = {{1, 5, C},   {10, 20, F},  {22, 30, C},
+                                 {31, 38, C}, {39, 45, I},  {50, 60, F},
+                                 {61, 70, C}, {80, 90, F},  {91, 95, C},
+                                 {96, 99, C}, {100, 120, C}};
+    is_uint(kevo__split_reps(normal, 11, 3, first, last, count), 3,
+            "a normal batch: three flush records");
+    ok(first[0] == 22 && last[0] == 38 && count[0] == 2,
+       "repetition 0: first start to last end of its two kernels");
+    ok(first[1] == 61 && last[1] == 70 && count[1] == 1,
+       "repetition 1: its one kernel, the internal one left out");
+    ok(first[2] == 91 && last[2] == 120 && count[2] == 3,
+       "repetition 2: everything after the last flush");
+
+    /* A kernel on another stream runs on past the next flush's start, and
+     * another starts while that flush runs. */
+    const kevo__krec overlap[] = {{10, 20, F}, {22, 30, C}, {25, 58, C},
+                                  {50, 60, F}, {55, 65, C}, {61, 70, C}};
+    is_uint(kevo__split_reps(overlap, 6, 2, first, last, count), 2,
+            "overlap: two flush records");
+    ok(first[0] == 22 && last[0] == 58 && count[0] == 2,
+       "a kernel running past the next flush counts where it started");
+    ok(first[1] == 55 && last[1] == 70 && count[1] == 2,
+       "a kernel starting during a flush counts in that flush's repetition");
+
+    /* The second of three flush records is missing. */
+    const kevo__krec missing[] = {
+        {10, 20, F}, {22, 30, C}, {61, 70, C}, {80, 90, F}, {91, 95, C}};
+    is_uint(kevo__split_reps(missing, 5, 3, first, last, count), 2,
+            "a missing flush record: fewer flushes than repetitions");
+    ok(count[0] == 2 && count[1] == 1 && count[2] == 0,
+       "the later repetitions shift (so the caller uses events)");
+
+    /* A repetition without candidate kernels. */
+    const kevo__krec empty[] = {{10, 20, F}, {22, 30, C}, {50, 60, F},
+                                {62, 64, I}, {80, 90, F}, {91, 95, C}};
+    is_uint(kevo__split_reps(empty, 6, 3, first, last, count), 3,
+            "an empty repetition: every flush record is there");
+    ok(count[1] == 0 && first[1] == 0 && last[1] == 0 && count[0] == 1 &&
+           count[2] == 1,
+       "its count is 0, its neighbours keep theirs");
+
+    /* More flushes than repetitions: nothing written past reps. */
+    const kevo__krec extra[] = {{10, 20, F}, {22, 30, C}, {50, 60, F},
+                                {61, 70, C}, {80, 90, F}, {91, 95, C}};
+    count[2] = 7;
+    is_uint(kevo__split_reps(extra, 6, 2, first, last, count), 3,
+            "extra flush records are counted");
+    ok(count[0] == 1 && count[1] == 1 && count[2] == 7,
+       "kernels after them are left out");
+    is_uint(kevo__split_reps(NULL, 0, 2, first, last, count), 0,
+            "no records: no flushes");
+    ok(count[0] == 0 && count[1] == 0, "and no kernels");
+}
+
+#undef F
+#undef C
+#undef I
+
 static char *worker_path(void)
 {
     const char *w = getenv("KEVO_WORKER");
@@ -272,6 +342,7 @@ int main(void)
 {
     test_compile();
     test_stats();
+    test_split();
     test_hello();
     return done_testing();
 }

@@ -314,6 +314,37 @@ typedef struct kevo__times {
     const char *timer; /* "cupti" or "events": what timed every sample */
 } kevo__times;
 
+/* What a kernel that CUPTI recorded is, by its name. */
+typedef enum kevo__krec_kind {
+    KEVO__KREC_CANDIDATE,      /* any name but kevo_internal_* */
+    KEVO__KREC_INTERNAL_FLUSH, /* kevo_internal_flush_l2 */
+    KEVO__KREC_INTERNAL_OTHER, /* the worker's other kernels */
+} kevo__krec_kind;
+
+/* One kernel that CUPTI recorded. */
+typedef struct kevo__krec {
+    uint64_t start, end; /* ns, CUPTI's clock */
+    kevo__krec_kind kind;
+} kevo__krec;
+
+/*
+ * kevo__split_reps: splits the kernels of a batch of repetitions, each
+ * begun by an L2 flush, into reps repetitions by the flush records. recs
+ * (n of them) is sorted by start, a flush before any other record of the
+ * same start. Repetition r holds the candidate kernels that start at or
+ * after the start of the r-th flush record and before the start of the
+ * next: a kernel still running when the next flush starts, or one that
+ * starts while a flush runs on another stream, counts in the repetition
+ * whose flush started last before it. Internal records, candidates before
+ * the first flush and candidates after a flush beyond the reps-th are left
+ * out. For each r < reps, the first start, the last end and the number of
+ * its kernels go into first[r], last[r] and count[r] (0, 0, 0 for none).
+ * Returns the number of flush records: the split holds only when it is
+ * reps (one missing shifts every later repetition).
+ */
+size_t kevo__split_reps(const kevo__krec *recs, size_t n, size_t reps,
+                        uint64_t *first, uint64_t *last, size_t *count);
+
 /* kevo__timing_init: loads CUPTI and starts recording kernel activity
  * (sets g->cupti, or g->cupti_note saying why events are used). The
  * environment variable KEVO_WORKER_TIMER=events makes the worker time with
@@ -329,8 +360,13 @@ kevo_status kevo__timing_activity(kevo__gpu *g, bool on, kevo_error *err);
  * after the zero scratch is zeroed and (with flush_l2) the L2 flushed,
  * until the spread is at most target_spread after min_reps, or max_reps, or
  * cap_ms. A repetition's time is first start to last end of the kernels
- * other than kevo_internal_* that CUPTI recorded in it (or, without CUPTI,
- * CUDA events around its launches). out->samples is the caller's to free.
+ * other than kevo_internal_* that CUPTI recorded in it (or, without CUPTI
+ * or when a repetition's records are missing, CUDA events around the
+ * launches of every repetition). With flush_l2, repetitions are enqueued
+ * in batches (min_reps first, then 10, fewer near cap_ms) with one host
+ * wait per batch, and kevo__split_reps assigns the kernels to them; without
+ * it, the worker waits after each repetition. The stopping rule is looked
+ * at after each batch. out->samples is the caller's to free.
  */
 kevo_status kevo__time_plan(kevo__gpu *g, const kevo__plan *plan,
                             const kevo__timing_config *cfg, kevo__times *out,

@@ -6,7 +6,11 @@
  * own (kevo_internal_*). Every repetition is also bracketed by CUDA events,
  * which stand in where CUPTI is missing or recorded nothing.
  *
- * The worker waits for each repetition to finish before it starts the
+ * With the L2 flush, repetitions are enqueued in batches, each repetition
+ * [flush, event, launches, event], with one host wait per batch; after it
+ * the batch's records are split into repetitions by the flush kernel's
+ * records (kevo__split_reps). Without the flush there is nothing to split
+ * by: the worker waits for each repetition to finish before it starts the
  * next, and reads CUPTI's clock then: a kernel belongs to the repetition
  * whose end mark is the first after its start.
  */
@@ -21,13 +25,11 @@
 #include "gpu.h"
 
 #define INTERNAL_PREFIX "kevo_internal_"
+#define FLUSH_NAME "kevo_internal_flush_l2"
 #define CUPTI_BUFFER_BYTES (4u << 20)
+#define BATCH 10 /* repetitions enqueued at once after the first min_reps */
 
-/* One kernel CUPTI recorded. */
-typedef struct krec {
-    uint64_t start, end; /* ns, CUPTI's clock */
-    bool internal;
-} krec;
+typedef kevo__krec krec;
 
 /* CUPTI hands buffers back on a thread of its own: what they hold goes to
  * this list under the lock. */
@@ -45,6 +47,14 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size,
     *max_records = 0;
 }
 
+static kevo__krec_kind kind_of(const char *name)
+{
+    if (!name || strncmp(name, INTERNAL_PREFIX, strlen(INTERNAL_PREFIX)) != 0)
+        return KEVO__KREC_CANDIDATE;
+    return strcmp(name, FLUSH_NAME) == 0 ? KEVO__KREC_INTERNAL_FLUSH
+                                         : KEVO__KREC_INTERNAL_OTHER;
+}
+
 static void add_record(uint64_t start, uint64_t end, const char *name)
 {
     if (!armed)
@@ -59,9 +69,7 @@ static void add_record(uint64_t start, uint64_t end, const char *name)
         recs = n;
         caprecs = ncap;
     }
-    recs[nrecs++] = (krec){
-        start, end,
-        name && strncmp(name, INTERNAL_PREFIX, strlen(INTERNAL_PREFIX)) == 0};
+    recs[nrecs++] = (krec){start, end, kind_of(name)};
 }
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream,
@@ -200,7 +208,8 @@ static size_t from_records(uint64_t base, const uint64_t *mark, size_t reps,
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < nrecs; i++) {
         const krec *k = &recs[i];
-        if (k->internal || k->start <= base || k->start > mark[reps - 1])
+        if (k->kind != KEVO__KREC_CANDIDATE || k->start <= base ||
+            k->start > mark[reps - 1])
             continue;
         size_t lo = 0, hi = reps - 1; /* the first r with start <= mark[r] */
         while (lo < hi) {
@@ -267,24 +276,181 @@ static kevo_status one_run(kevo__gpu *g, const kevo__plan *plan, bool flush,
     return rc;
 }
 
-kevo_status kevo__time_plan(kevo__gpu *g, const kevo__plan *plan,
-                            const kevo__timing_config *cfg, kevo__times *out,
-                            kevo_error *err)
+size_t kevo__split_reps(const kevo__krec *sorted, size_t n, size_t reps,
+                        uint64_t *first, uint64_t *last, size_t *count)
 {
-    size_t max_reps = cfg->max_reps > 0 ? (size_t)cfg->max_reps : 1;
-    size_t min_reps = cfg->min_reps > 0 ? (size_t)cfg->min_reps : 1;
+    size_t flushes = 0; /* the kernels seen now are repetition flushes - 1's */
+    for (size_t r = 0; r < reps; r++) {
+        first[r] = last[r] = 0;
+        count[r] = 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const kevo__krec *k = &sorted[i];
+        if (k->kind == KEVO__KREC_INTERNAL_FLUSH) {
+            flushes++;
+            continue;
+        }
+        if (k->kind != KEVO__KREC_CANDIDATE || flushes == 0 || flushes > reps)
+            continue;
+        size_t r = flushes - 1;
+        if (count[r] == 0 || k->start < first[r])
+            first[r] = k->start;
+        if (count[r] == 0 || k->end > last[r])
+            last[r] = k->end;
+        count[r]++;
+    }
+    return flushes;
+}
+
+/* By start; a flush before any other record of the same start. */
+static int cmp_krec(const void *a, const void *b)
+{
+    const krec *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return (y->kind == KEVO__KREC_INTERNAL_FLUSH) -
+           (x->kind == KEVO__KREC_INTERNAL_FLUSH);
+}
+
+/* A batch of b repetitions from the records of kernels that started at or
+ * after base: first start to last end of each one's candidate kernels into
+ * t[0..b) (seconds), the most kernels of one into *most. False when a
+ * record was lost, a flush record is missing or a repetition has no
+ * kernels (t is then partly written). */
+static bool batch_from_records(uint64_t base, size_t b, double *t, size_t *most)
+{
+    krec *sorted = NULL;
+    uint64_t *first = calloc(b, sizeof(*first));
+    uint64_t *last = calloc(b, sizeof(*last));
+    size_t *count = calloc(b, sizeof(*count)), m = 0;
+    bool all = false;
+    *most = 0;
+    pthread_mutex_lock(&lock);
+    if (!recs_lost && nrecs > 0 &&
+        (sorted = malloc(nrecs * sizeof(*sorted))) != NULL)
+        for (size_t i = 0; i < nrecs; i++)
+            if (recs[i].start >= base)
+                sorted[m++] = recs[i];
+    pthread_mutex_unlock(&lock);
+    if (!sorted || !first || !last || !count)
+        goto done;
+    qsort(sorted, m, sizeof(*sorted), cmp_krec);
+    all = kevo__split_reps(sorted, m, b, first, last, count) == b;
+    for (size_t r = 0; all && r < b; r++) {
+        if (count[r] == 0 || last[r] < first[r]) {
+            all = false;
+            break;
+        }
+        t[r] = 1e-9 * (double)(last[r] - first[r]);
+        *most = count[r] > *most ? count[r] : *most;
+    }
+done:
+    free(sorted);
+    free(first);
+    free(last);
+    free(count);
+    return all;
+}
+
+/* Timing with the L2 flush: batches of repetitions, one host wait each.
+ * est: seconds one run took in the warm-ups (0: not known). */
+static kevo_status time_batches(kevo__gpu *g, const kevo__plan *plan,
+                                const kevo__timing_config *cfg, double t0,
+                                double est, size_t min_reps, size_t max_reps,
+                                kevo__times *out, kevo_error *err)
+{
+    size_t ring = min_reps > BATCH ? min_reps : BATCH;
+    ring = ring < max_reps ? ring : max_reps;
+    CUevent *ev = calloc(2 * ring, sizeof(*ev));
+    double *event_t = calloc(max_reps, sizeof(*event_t));
+    double *cupti_t = calloc(max_reps, sizeof(*cupti_t));
+    double *stats = calloc(max_reps, sizeof(*stats));
+    bool cupti = g->cupti;
+    size_t reps = 0, most = 0;
+    kevo_status rc = KEVO_OK;
+
+    if (!ev || !event_t || !cupti_t || !stats) {
+        rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; rc == KEVO_OK && i < 2 * ring; i++)
+        rc = kevo__cu_check(kevo__cu.cuEventCreate(&ev[i], CU_EVENT_DEFAULT),
+                            "cuEventCreate", err);
+    while (rc == KEVO_OK && reps < max_reps) {
+        size_t b = reps < min_reps ? min_reps - reps : BATCH;
+        b = b < max_reps - reps ? b : max_reps - reps;
+        b = b < ring ? b : ring;
+        /* Near the cap, only the runs that fit (at least one). */
+        double left = 1e-3 * cfg->cap_ms - (kevo__seconds_now() - t0);
+        if (est > 0.0 && (double)b * est > left)
+            b = left > est ? (size_t)(left / est) : 1;
+        uint64_t base = 0;
+        if (cupti) {
+            kevo_error e = KEVO__ERROR_INIT;
+            cupti = arm_records(true, &e) == KEVO_OK &&
+                    kevo__cupti.cuptiGetTimestamp(&base) == CUPTI_SUCCESS;
+        }
+        double tb = kevo__seconds_now();
+        for (size_t i = 0; rc == KEVO_OK && i < b; i++)
+            rc = one_run(g, plan, true, ev[2 * i], ev[2 * i + 1], err);
+        if (rc == KEVO_OK)
+            rc = kevo__gpu_sync("timed runs", err);
+        for (size_t i = 0; rc == KEVO_OK && i < b; i++) {
+            float ms = 0.0f;
+            rc = kevo__cu_check(
+                kevo__cu.cuEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]),
+                "cuEventElapsedTime", err);
+            event_t[reps + i] = 1e-3 * (double)ms;
+        }
+        if (rc != KEVO_OK)
+            break;
+        est = (kevo__seconds_now() - tb) / (double)b;
+        if (cupti) {
+            kevo_error e = KEVO__ERROR_INIT;
+            size_t m = 0;
+            cupti = flush_records(&e) == KEVO_OK &&
+                    batch_from_records(base, b, cupti_t + reps, &m);
+            most = m > most ? m : most;
+        }
+        reps += b;
+        /* CUPTI for every repetition or events for every one, never a mix */
+        out->kernels_per_rep = cupti ? most : plan->prog->nlaunches;
+        memcpy(out->samples, cupti ? cupti_t : event_t,
+               reps * sizeof(*out->samples));
+        memcpy(stats, out->samples, reps * sizeof(*stats));
+        kevo__times_stats(stats, reps, out);
+        bool capped = 1e3 * (kevo__seconds_now() - t0) >= cfg->cap_ms;
+        if (capped || (reps >= min_reps && out->spread <= cfg->target_spread))
+            break;
+    }
+    out->timer = cupti ? "cupti" : "events";
+done:
+    for (size_t i = 0; ev && i < 2 * ring; i++)
+        if (ev[i])
+            kevo__cu.cuEventDestroy(ev[i]);
+    free(ev);
+    free(event_t);
+    free(cupti_t);
+    free(stats);
+    return rc;
+}
+
+/* Timing without the L2 flush: a host wait after each repetition, CUPTI's
+ * clock read then to mark where it ended. */
+static kevo_status time_each(kevo__gpu *g, const kevo__plan *plan,
+                             const kevo__timing_config *cfg, double t0,
+                             size_t min_reps, size_t max_reps, kevo__times *out,
+                             kevo_error *err)
+{
     CUevent before = NULL, after = NULL;
     uint64_t base = 0, *mark = calloc(max_reps + 1, sizeof(*mark));
     double *event_t = calloc(max_reps + 1, sizeof(*event_t));
     double *stats = calloc(max_reps + 1, sizeof(*stats));
-    double t0 = kevo__seconds_now();
     bool cupti = g->cupti;
     size_t reps = 0;
     kevo_status rc = KEVO_OK;
 
-    memset(out, 0, sizeof(*out));
-    out->samples = calloc(max_reps + 1, sizeof(*out->samples));
-    if (!mark || !event_t || !stats || !out->samples) {
+    if (!mark || !event_t || !stats) {
         rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         goto done;
     }
@@ -293,13 +459,6 @@ kevo_status kevo__time_plan(kevo__gpu *g, const kevo__plan *plan,
     if (rc == KEVO_OK)
         rc = kevo__cu_check(kevo__cu.cuEventCreate(&after, CU_EVENT_DEFAULT),
                             "cuEventCreate", err);
-    for (int w = 0; rc == KEVO_OK && w < cfg->warmup; w++) {
-        rc = one_run(g, plan, cfg->flush_l2, NULL, NULL, err);
-        if (rc == KEVO_OK)
-            rc = kevo__gpu_sync("a warm-up run", err);
-        if (1e3 * (kevo__seconds_now() - t0) >= cfg->cap_ms)
-            break;
-    }
     if (rc == KEVO_OK && cupti) {
         kevo_error e = KEVO__ERROR_INIT;
         cupti = arm_records(true, &e) == KEVO_OK &&
@@ -351,10 +510,6 @@ kevo_status kevo__time_plan(kevo__gpu *g, const kevo__plan *plan,
     }
     out->timer = cupti ? "cupti" : "events";
 done:
-    if (g->cupti && !kevo__cu_sticky(kevo__cu_error_of(err))) {
-        kevo_error e = KEVO__ERROR_INIT;
-        arm_records(false, &e);
-    }
     if (before)
         kevo__cu.cuEventDestroy(before);
     if (after)
@@ -362,6 +517,41 @@ done:
     free(mark);
     free(event_t);
     free(stats);
+    return rc;
+}
+
+kevo_status kevo__time_plan(kevo__gpu *g, const kevo__plan *plan,
+                            const kevo__timing_config *cfg, kevo__times *out,
+                            kevo_error *err)
+{
+    size_t max_reps = cfg->max_reps > 0 ? (size_t)cfg->max_reps : 1;
+    size_t min_reps = cfg->min_reps > 0 ? (size_t)cfg->min_reps : 1;
+    double t0 = kevo__seconds_now(), est = 0.0;
+    kevo_status rc = KEVO_OK;
+
+    memset(out, 0, sizeof(*out));
+    out->samples = calloc(max_reps + 1, sizeof(*out->samples));
+    if (!out->samples) {
+        rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+        goto done;
+    }
+    /* Warm-ups: untimed, back to back, one host wait. */
+    for (int w = 0; rc == KEVO_OK && w < cfg->warmup; w++)
+        rc = one_run(g, plan, cfg->flush_l2, NULL, NULL, err);
+    if (rc == KEVO_OK && cfg->warmup > 0) {
+        rc = kevo__gpu_sync("the warm-up runs", err);
+        est = (kevo__seconds_now() - t0) / (double)cfg->warmup;
+    }
+    if (rc == KEVO_OK)
+        rc = cfg->flush_l2
+                 ? time_batches(g, plan, cfg, t0, est, min_reps, max_reps, out,
+                                err)
+                 : time_each(g, plan, cfg, t0, min_reps, max_reps, out, err);
+done:
+    if (g->cupti && !kevo__cu_sticky(kevo__cu_error_of(err))) {
+        kevo_error e = KEVO__ERROR_INIT;
+        arm_records(false, &e);
+    }
     if (rc != KEVO_OK) {
         free(out->samples);
         out->samples = NULL;
