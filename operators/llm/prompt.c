@@ -383,6 +383,21 @@ static bool put_sections(kevo_buf *b, const char *json, char *err,
     return true;
 }
 
+/* The end of building a prompt: the user text (raw, the caller's buffer
+ * taken, NULL when an append failed) cleaned to valid UTF-8 in *user, and
+ * a copy of sys in *system. False, with err saying so, when out of
+ * memory. */
+static bool finish_prompt(const char *raw, const char *sys, char **system,
+                          char **user, char *err, size_t errlen)
+{
+    if (!raw || !(*user = kevo__llm_utf8_clean(raw, strlen(raw))) ||
+        !(*system = kevo__strdup(sys))) {
+        kevo__llm_errf(err, errlen, "out of memory for the prompt");
+        return false;
+    }
+    return true;
+}
+
 static const char format_whole[] =
     "Reply with the complete new source in one fenced block that starts "
     "with ```cuda and ends with ```. Keep its kevo:launch comment block "
@@ -496,17 +511,8 @@ bool kevo__llm_prompt_build(const llm_prompt_input *in, char **system,
                        : in->format == LLM_FORMAT_EDITS ? format_edits
                                                         : format_either);
 
-    if (b.failed) {
-        kevo__llm_errf(err, errlen, "out of memory for the prompt");
-        goto done;
-    }
     raw = kevo__buf_take(&b);
-    if (!raw || !(*user = kevo__llm_utf8_clean(raw, strlen(raw))) ||
-        !(*system = kevo__strdup(system_text))) {
-        kevo__llm_errf(err, errlen, "out of memory for the prompt");
-        goto done;
-    }
-    ok = true;
+    ok = finish_prompt(raw, system_text, system, user, err, errlen);
 done:
     kevo__buf_free(&b);
     free(raw);
@@ -716,17 +722,8 @@ bool kevo__llm_revision_prompt_build(const llm_revision_input *in,
     kevo__buf_puts(&b, "\n# Reply format\n");
     kevo__buf_puts(&b, revision_format);
 
-    if (b.failed) {
-        kevo__llm_errf(err, errlen, "out of memory for the prompt");
-        goto done;
-    }
     raw = kevo__buf_take(&b);
-    if (!raw || !(*user = kevo__llm_utf8_clean(raw, strlen(raw))) ||
-        !(*system = kevo__strdup(revision_system_text))) {
-        kevo__llm_errf(err, errlen, "out of memory for the prompt");
-        goto done;
-    }
-    ok = true;
+    ok = finish_prompt(raw, revision_system_text, system, user, err, errlen);
 done:
     kevo__buf_free(&b);
     free(raw);
