@@ -2,7 +2,10 @@
  * kevo.c: the kevo driver program. Built on the public API only (it links
  * libkevo.so like any other program would).
  *
- *   kevo tasks [--json] [PATH...]         list and validate task files
+ *   kevo search [OPTIONS] TASK.json        search for a kernel on the GPU
+ *   kevo search --resume DIR [OPTIONS]     continue a search
+ *   kevo report DIR                        rebuild a run's report
+ *   kevo tasks [--json] [PATH...]          list and validate task files
  *   kevo eval TASK KERNEL [--held-out]     evaluate one kernel on the GPU
  *   kevo peaks [--json]                    the GPU's measured ceilings
  *   kevo --version | --help
@@ -19,6 +22,11 @@ static void usage(FILE *out)
         "usage: %s COMMAND [OPTIONS] [ARGS]\n"
         "\n"
         "commands:\n"
+        "  search TASK.json          search for a fast, correct kernel on the\n"
+        "                            GPU into a run directory\n"
+        "  search --resume DIR       continue a search from its checkpoint\n"
+        "  report DIR                rebuild the report of a run, "
+        "DIR/report.html\n"
         "  tasks [--json] [PATH...]  list and validate task files; a PATH\n"
         "                            is a task file or a directory of them\n"
         "                            (default: $KEVO_TASKS_DIR, else %s)\n"
@@ -30,9 +38,13 @@ static void usage(FILE *out)
         "  -h, --help     this help (also after a command)\n"
         "  -V, --version  the version of kevo and of the loaded library\n"
         "\n"
-        "Exit status: 0 success, 1 invalid input or a failed kernel, 2 bad\n"
-        "command line, 3 no usable GPU.\n"
-        "See kevo(1), kevo-task(5) and kevo-blocks(5).\n",
+        "Each command has its own --help.\n"
+        "\n"
+        "Exit status: 0 success, 1 invalid input, a failed kernel or no\n"
+        "champion, 2 bad command line, 3 no usable GPU, 130 and 143 a\n"
+        "search interrupted by SIGINT and SIGTERM.\n"
+        "See kevo(1), kevo-search(1), kevo-report(1), kevo-eval(1),\n"
+        "kevo-peaks(1), kevo-tasks(1), kevo-task(5) and kevo-blocks(5).\n",
         program, KEVO_TASKS_DIR);
 }
 
@@ -53,6 +65,10 @@ int main(int argc, char **argv)
                kevo_version_string());
         return EXIT_OK;
     }
+    if (strcmp(cmd, "search") == 0)
+        return cmd_search(argc - 1, argv + 1);
+    if (strcmp(cmd, "report") == 0)
+        return cmd_report(argc - 1, argv + 1);
     if (strcmp(cmd, "tasks") == 0)
         return cmd_tasks(argc - 1, argv + 1);
     if (strcmp(cmd, "eval") == 0)

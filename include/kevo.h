@@ -16,8 +16,10 @@
 #include <kevo/operator.h>
 #include <kevo/paramspace.h>
 #include <kevo/promptpool.h>
+#include <kevo/report.h>
 #include <kevo/rng.h>
 #include <kevo/rundir.h>
+#include <kevo/search.h>
 #include <kevo/task.h>
 #include <kevo/vars.h>
 

@@ -1,0 +1,1247 @@
+/*
+ * search.c: the search engine's loop. Options, operators, the pipeline of
+ * operator requests and evaluations, stop conditions and the phases after
+ * the search proper (draining, gating, tuning, the last checkpoint).
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <kevo/report.h>
+
+#include "search_private.h"
+
+/* ---- options ------------------------------------------------------------- */
+
+typedef struct option_info {
+    const char *name;
+    int64_t lo, hi, def;
+    bool live; /* may change after the first step */
+} option_info;
+
+static const option_info options[KEVO__SEARCH_OPTIONS] = {
+    [KEVO_SEARCH_SEED] = {"seed", 0, INT64_MAX, 1, false},
+    [KEVO_SEARCH_MAX_EVALS] = {"max_evals", 0, INT64_MAX, 300, true},
+    [KEVO_SEARCH_MAX_SECONDS] = {"max_seconds", 0, INT64_MAX, 0, true},
+    [KEVO_SEARCH_MAX_TOKENS] = {"max_tokens", 0, INT64_MAX, 0, true},
+    [KEVO_SEARCH_MAX_COST_MICROS] = {"max_cost_micros", 0, INT64_MAX, 0, true},
+    [KEVO_SEARCH_TARGET_PPM] = {"target_ppm", 0, INT64_MAX, 0, true},
+    [KEVO_SEARCH_STAGNATION] = {"stagnation", 0, INT64_MAX, 0, true},
+    [KEVO_SEARCH_CHECKPOINT_EVERY] = {"checkpoint_every", 1, INT64_MAX, 50,
+                                      true},
+    [KEVO_SEARCH_ISLANDS] = {"islands", 1, 64, 1, false},
+    [KEVO_SEARCH_MIGRATE_EVERY] = {"migrate_every", 1, INT64_MAX, 50, false},
+    [KEVO_SEARCH_PICK_UNIFORM] = {"pick_uniform", 0, 1000000, 40, false},
+    [KEVO_SEARCH_PICK_SOFTMAX] = {"pick_softmax", 0, 1000000, 40, false},
+    [KEVO_SEARCH_PICK_CURIOSITY] = {"pick_curiosity", 0, 1000000, 20, false},
+    [KEVO_SEARCH_TEMPERATURE_PPM] = {"temperature_ppm", 1, 1000000000, 100000,
+                                     false},
+    [KEVO_SEARCH_DEPTH] = {"depth", 0, 4096, 0, false},
+    [KEVO_SEARCH_INSPIRATIONS] = {"inspirations", 0, 16, 2, false},
+    [KEVO_SEARCH_GATE_TOP] = {"gate_top", 1, 1000, 5, true},
+    [KEVO_SEARCH_TUNE] = {"tune", 0, 1, 1, true},
+    [KEVO_SEARCH_CHILDREN] = {"children", 1, 64, 1, false},
+};
+
+const char *kevo_search_option_name(kevo_search_option opt)
+{
+    if ((unsigned)opt >= KEVO__SEARCH_OPTIONS)
+        return NULL;
+    return options[opt].name;
+}
+
+kevo_status kevo_search_option_from_name(const char *name,
+                                         kevo_search_option *out)
+{
+    for (size_t i = 0; name && i < KEVO__SEARCH_OPTIONS; i++) {
+        if (strcmp(options[i].name, name) == 0) {
+            if (out)
+                *out = (kevo_search_option)i;
+            return KEVO_OK;
+        }
+    }
+    return KEVO_ENOENT;
+}
+
+kevo_status kevo_search_option_bounds(kevo_search_option opt, int64_t *lo,
+                                      int64_t *hi, int64_t *def)
+{
+    if ((unsigned)opt >= KEVO__SEARCH_OPTIONS)
+        return KEVO_EINVAL;
+    if (lo)
+        *lo = options[opt].lo;
+    if (hi)
+        *hi = options[opt].hi;
+    if (def)
+        *def = options[opt].def;
+    return KEVO_OK;
+}
+
+static const char *const stop_names[] = {
+    "none",   "evaluations", "time",      "tokens",     "cost",
+    "target", "stagnation",  "exhausted", "interrupted"};
+
+const char *kevo_stop_reason_name(kevo_stop_reason reason)
+{
+    if ((unsigned)reason >= KEVO_ARRAY_SIZE(stop_names))
+        return "unknown";
+    return stop_names[reason];
+}
+
+/* ---- creation ------------------------------------------------------------ */
+
+kevo_status kevo_search_new(const kevo_task *task, kevo_search **out,
+                            kevo_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!task || !out)
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "kevo_search_new: task and out must not be "
+                               "NULL");
+    kevo_search *s = calloc(1, sizeof *s);
+    if (!s)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    s->task = task;
+    for (size_t i = 0; i < KEVO__SEARCH_OPTIONS; i++)
+        s->opt[i] = options[i].def;
+    s->best = -INFINITY;
+    s->champion = -1;
+    s->next_id = 1;
+    kevo_status rc = kevo_operator_host_new(task, 1, &s->host, err);
+    if (rc == KEVO_OK)
+        rc = kevo_promptpool_new(32, &s->pool, err);
+    if (rc != KEVO_OK) {
+        kevo_search_free(s);
+        return rc;
+    }
+    *out = s;
+    return KEVO_OK;
+}
+
+void kevo__search_job_clear(kevo__search_job *job)
+{
+    kevo_candidate_free(job->cand);
+    kevo_eval_result_free(job->result);
+    job->cand = NULL;
+    job->result = NULL;
+}
+
+void kevo_search_free(kevo_search *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->njobs; i++)
+        kevo__search_job_clear(&s->jobs[i]);
+    free(s->jobs);
+    free(s->reqs);
+    kevo_operator_host_free(s->host);
+    for (size_t i = 0; i < s->nops; i++)
+        free(s->ops[i].plugin);
+    free(s->ops);
+    kevo_promptpool_free(s->pool);
+    for (size_t i = 0; i < s->nislands; i++)
+        kevo_archive_free(s->islands[i]);
+    free(s->islands);
+    kevo_rng_free(s->rng);
+    kevo_rundir_close(s->dir);
+    free(s->command);
+    free(s->history);
+    for (size_t i = 0; i < s->ngates; i++) {
+        free(s->gates[i].reason);
+        kevo_eval_result_free(s->gates[i].train);
+        kevo_eval_result_free(s->gates[i].held);
+    }
+    free(s->gates);
+    kevo_candidate_free(s->champion_cand);
+    for (size_t i = 0; i < s->nobs; i++) {
+        kevo_vars_free(s->obs[i].params);
+        free(s->obs[i].times);
+    }
+    free(s->obs);
+    for (size_t i = 0; i < s->nnotes; i++)
+        free(s->notes[i].json);
+    free(s->notes);
+    kevo__search_tune_free(s);
+    free(s->dispatch);
+    free(s);
+}
+
+kevo_status kevo_search_set_int(kevo_search *s, kevo_search_option opt,
+                                int64_t value, kevo_error *err)
+{
+    if (!s || (unsigned)opt >= KEVO__SEARCH_OPTIONS)
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "kevo_search_set_int: unknown option %d",
+                               (int)opt);
+    const option_info *o = &options[opt];
+    if (s->started_flag && !o->live)
+        return kevo__error_set(err, KEVO_ESTATE,
+                               "search option %s cannot change once the "
+                               "search has started",
+                               o->name);
+    if (value < o->lo || value > o->hi)
+        return kevo__error_set(err, KEVO_ERANGE,
+                               "search option %s: %lld is outside [%lld, "
+                               "%lld]",
+                               o->name, (long long)value, (long long)o->lo,
+                               (long long)o->hi);
+    s->opt[opt] = value;
+    return KEVO_OK;
+}
+
+int64_t kevo_search_get_int(const kevo_search *s, kevo_search_option opt)
+{
+    if (!s || (unsigned)opt >= KEVO__SEARCH_OPTIONS)
+        return -1;
+    return s->opt[opt];
+}
+
+kevo_status kevo_search_set_evaluator(kevo_search *s, kevo_evaluator *ev,
+                                      kevo_error *err)
+{
+    if (!s || !ev)
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "kevo_search_set_evaluator: NULL argument");
+    if (s->started_flag || s->score)
+        return kevo__error_set(err, KEVO_ESTATE,
+                               "kevo_search_set_evaluator: the search has "
+                               "started or scores with a function");
+    s->ev = ev;
+    return KEVO_OK;
+}
+
+kevo_status kevo_search_set_score_fn(kevo_search *s, kevo_search_score_fn fn,
+                                     void *user, kevo_error *err)
+{
+    if (!s || !fn)
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "kevo_search_set_score_fn: NULL argument");
+    if (s->started_flag || s->ev)
+        return kevo__error_set(err, KEVO_ESTATE,
+                               "kevo_search_set_score_fn: the search has "
+                               "started or has an evaluator");
+    s->score = fn;
+    s->score_user = user;
+    return KEVO_OK;
+}
+
+kevo_operator_host *kevo_search_host(kevo_search *s)
+{
+    return s ? s->host : NULL;
+}
+
+kevo_promptpool *kevo_search_prompts(kevo_search *s)
+{
+    return s ? s->pool : NULL;
+}
+
+kevo_status kevo_search_set_callback(kevo_search *s, kevo_search_callback fn,
+                                     void *user, kevo_error *err)
+{
+    if (!s)
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "kevo_search_set_callback: search is NULL");
+    s->callback = fn;
+    s->callback_user = user;
+    return KEVO_OK;
+}
+
+kevo_status kevo_search_add_operator(kevo_search *s, const char *plugin,
+                                     const char *name, const char *config_json,
+                                     double weight, kevo_error *err)
+{
+    if (!s || !plugin)
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "kevo_search_add_operator: NULL argument");
+    if (s->started_flag)
+        return kevo__error_set(err, KEVO_ESTATE,
+                               "kevo_search_add_operator: the search has "
+                               "started");
+    if (!isfinite(weight) || weight <= 0)
+        return kevo__error_set(err, KEVO_ERANGE,
+                               "operator %s: weight %g is not positive",
+                               name ? name : plugin, weight);
+    kevo__search_op *ops = realloc(s->ops, (s->nops + 1) * sizeof *ops);
+    if (!ops)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    s->ops = ops;
+    kevo__search_op *o = &ops[s->nops];
+    memset(o, 0, sizeof *o);
+    o->plugin = strdup(plugin);
+    if (!o->plugin)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    kevo_status rc =
+        kevo_operator_new(s->host, plugin, name, config_json, &o->op, err);
+    if (rc != KEVO_OK) {
+        free(o->plugin);
+        return rc;
+    }
+    o->weight = weight;
+    o->prompts = kevo_operator_can_revise(o->op) != 0;
+    s->nops++;
+    return KEVO_OK;
+}
+
+void kevo_search_interrupt(kevo_search *s)
+{
+    if (s)
+        s->interrupted = 1;
+}
+
+/* ---- clocks, logging, events --------------------------------------------- */
+
+double kevo__search_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double kevo__search_elapsed(const kevo_search *s)
+{
+    if (!s->started_flag)
+        return 0;
+    return kevo__search_now() - s->started;
+}
+
+kevo_status kevo__search_log(kevo_search *s, const char *type, json_t *fields,
+                             kevo_error *err)
+{
+    kevo_status rc = KEVO_OK;
+    if (!fields)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    if (s->dir) {
+        char *text = json_dumps(fields, JSON_COMPACT);
+        if (!text)
+            rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+        else
+            rc = kevo_rundir_event(s->dir, type, text, err);
+        free(text);
+    }
+    json_decref(fields);
+    return rc;
+}
+
+void kevo__search_emit(kevo_search *s, const kevo_search_event *ev)
+{
+    if (s->callback)
+        s->callback(s, ev, s->callback_user);
+}
+
+/* ---- submitting ---------------------------------------------------------- */
+
+kevo_status kevo__search_submit(kevo_search *s, kevo__job_kind kind,
+                                kevo_candidate *cand,
+                                const kevo__search_job *proto, unsigned flags,
+                                kevo_error *err)
+{
+    if (s->njobs == s->cjobs) {
+        size_t c = s->cjobs ? 2 * s->cjobs : 16;
+        kevo__search_job *j = realloc(s->jobs, c * sizeof *j);
+        if (!j) {
+            kevo_candidate_free(cand);
+            return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+        }
+        s->jobs = j;
+        s->cjobs = c;
+    }
+    kevo__search_job job = {0};
+    if (proto)
+        job = *proto;
+    job.kind = kind;
+    job.cand = cand;
+    job.result = NULL;
+    if (s->ev) {
+        kevo_status rc = kevo_evaluator_submit(s->ev, s->task, cand, flags,
+                                               &job.ticket, err);
+        if (rc != KEVO_OK) {
+            kevo_candidate_free(cand);
+            return rc;
+        }
+    } else {
+        job.ticket = ++s->next_ticket;
+    }
+    s->jobs[s->njobs++] = job;
+    return KEVO_OK;
+}
+
+/* ---- the start ----------------------------------------------------------- */
+
+static size_t auto_depth(const kevo_search *s)
+{
+    if (s->opt[KEVO_SEARCH_DEPTH] > 0)
+        return (size_t)s->opt[KEVO_SEARCH_DEPTH];
+    if (!s->ev)
+        return 1;
+    int64_t w = kevo_evaluator_get_int(s->ev, KEVO_EVAL_COMPILE_WORKERS);
+    if (w <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        w = n > 0 ? n : 1;
+    }
+    return (size_t)w + 2 < 4 ? 4 : (size_t)w + 2;
+}
+
+/* Each operator's random stream restarts from the run seed, so that the
+ * seed set after the host was made decides. */
+static kevo_status reseed_operators(kevo_search *s, kevo_error *err)
+{
+    for (size_t i = 0; i < s->nops; i++) {
+        char stream[256];
+        snprintf(stream, sizeof stream, "operator:%s",
+                 kevo_operator_name(s->ops[i].op));
+        kevo_rng *r = kevo_rng_new((uint64_t)s->opt[KEVO_SEARCH_SEED], stream);
+        char *state = NULL;
+        kevo_status rc = r ? kevo_rng_save(r, &state) : KEVO_ENOMEM;
+        if (rc == KEVO_OK)
+            rc = kevo_rng_restore(kevo_operator_rng(s->ops[i].op), state, err);
+        free(state);
+        kevo_rng_free(r);
+        if (rc != KEVO_OK)
+            return kevo__error_set(err, rc, "out of memory");
+    }
+    return KEVO_OK;
+}
+
+/* Makes the islands and the engine's random stream (also done by
+ * kevo_search_open_run() before it restores a checkpoint). */
+kevo_status kevo__search_prepare(kevo_search *s, kevo_error *err);
+kevo_status kevo__search_prepare(kevo_search *s, kevo_error *err)
+{
+    if (s->islands)
+        return KEVO_OK;
+    size_t k = (size_t)s->opt[KEVO_SEARCH_ISLANDS];
+    s->islands = calloc(k, sizeof *s->islands);
+    if (!s->islands)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    s->nislands = k;
+    for (size_t i = 0; i < k; i++) {
+        kevo_status rc =
+            kevo_archive_new_for_task(s->task, &s->islands[i], err);
+        if (rc != KEVO_OK)
+            return rc;
+    }
+    s->rng = kevo_rng_new((uint64_t)s->opt[KEVO_SEARCH_SEED], "search");
+    if (!s->rng)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    return KEVO_OK;
+}
+
+static kevo_status start(kevo_search *s, kevo_error *err)
+{
+    if (!s->ev && !s->score)
+        return kevo__error_set(err, KEVO_ESTATE,
+                               "the search has neither an evaluator nor a "
+                               "scoring function");
+    if (s->nops == 0)
+        return kevo__error_set(err, KEVO_ESTATE,
+                               "the search has no operator: add one with "
+                               "kevo_search_add_operator()");
+    kevo_status rc = kevo__search_prepare(s, err);
+    if (rc == KEVO_OK && !s->resumed)
+        rc = reseed_operators(s, err);
+    if (rc == KEVO_OK)
+        rc = kevo_operator_host_set_archive(s->host, s->islands[0], err);
+    if (rc == KEVO_OK && s->ev)
+        rc = kevo_operator_host_set_device(
+            s->host, kevo_evaluator_device(s->ev), NULL, err);
+    if (rc != KEVO_OK)
+        return rc;
+    s->started_flag = true;
+    s->started = kevo__search_now();
+    s->evaluations_start = s->evaluations;
+
+    json_t *names = json_array();
+    for (size_t i = 0; i < s->nops; i++)
+        json_array_append_new(names,
+                              json_string(kevo_operator_name(s->ops[i].op)));
+    rc = kevo__search_log(
+        s, "start",
+        json_pack("{s:s, s:I, s:b, s:I, s:o, s:I, s:s?}", "task",
+                  kevo_task_name(s->task), "seed",
+                  (json_int_t)s->opt[KEVO_SEARCH_SEED], "resumed", s->resumed,
+                  "evaluations", (json_int_t)s->evaluations, "operators", names,
+                  "islands", (json_int_t)s->nislands, "command", s->command),
+        err);
+    if (rc != KEVO_OK || s->resumed)
+        return rc;
+
+    /* The seed is the first evaluation: the archive starts from it. */
+    const kevo_candidate *seed = kevo_task_seed(s->task);
+    if (!seed)
+        return kevo__error_set(err, KEVO_EINVALID,
+                               "task %s has no seed kernel to start from",
+                               kevo_task_name(s->task));
+    kevo_candidate *c = kevo_candidate_copy(seed);
+    if (!c)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    kevo_candidate_set_id(c, s->next_id++);
+    rc = kevo_operator_host_mark_seen(s->host, c, err);
+    if (rc != KEVO_OK) {
+        kevo_candidate_free(c);
+        return rc;
+    }
+    kevo__search_job proto = {
+        .op = SIZE_MAX, .parent_cell = KEVO_NO_CELL, .parent_fitness = NAN};
+    s->submitted++;
+    s->seeded = true;
+    return kevo__search_submit(s, KEVO__JOB_CHILD, c, &proto, 0, err);
+}
+
+/* ---- requests ------------------------------------------------------------ */
+
+static size_t children_in_flight(const kevo_search *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->njobs; i++)
+        n += s->jobs[i].kind == KEVO__JOB_CHILD;
+    return n;
+}
+
+static size_t child_requests(const kevo_search *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->nreqs; i++)
+        n += !s->reqs[i].revision;
+    return n;
+}
+
+static kevo_status add_req(kevo_search *s, const kevo__search_req *r,
+                           kevo_error *err)
+{
+    if (s->nreqs == s->creqs) {
+        size_t c = s->creqs ? 2 * s->creqs : 16;
+        kevo__search_req *n = realloc(s->reqs, c * sizeof *n);
+        if (!n)
+            return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+        s->reqs = n;
+        s->creqs = c;
+    }
+    s->reqs[s->nreqs++] = *r;
+    return KEVO_OK;
+}
+
+static kevo_selection pick_rule(kevo_search *s)
+{
+    double w[3] = {(double)s->opt[KEVO_SEARCH_PICK_UNIFORM],
+                   (double)s->opt[KEVO_SEARCH_PICK_SOFTMAX],
+                   (double)s->opt[KEVO_SEARCH_PICK_CURIOSITY]};
+    double total = w[0] + w[1] + w[2];
+    if (total <= 0)
+        return KEVO_SELECT_UNIFORM;
+    double u = kevo_rng_uniform(s->rng) * total;
+    if (u < w[0])
+        return KEVO_SELECT_UNIFORM;
+    if (u < w[0] + w[1])
+        return KEVO_SELECT_SOFTMAX;
+    return KEVO_SELECT_CURIOSITY;
+}
+
+static size_t pick_operator(kevo_search *s)
+{
+    double total = 0;
+    for (size_t i = 0; i < s->nops; i++)
+        total += s->ops[i].weight;
+    double u = kevo_rng_uniform(s->rng) * total;
+    for (size_t i = 0; i < s->nops; i++) {
+        if (u < s->ops[i].weight)
+            return i;
+        u -= s->ops[i].weight;
+    }
+    return s->nops - 1;
+}
+
+/* Sends one request for children. *sent is false when no island has a
+ * parent yet. */
+static kevo_status make_request(kevo_search *s, bool *sent, kevo_error *err)
+{
+    *sent = false;
+    size_t island = (size_t)(s->requests % s->nislands);
+    kevo_archive *a = s->islands[island];
+    if (kevo_archive_size(a) == 0) {
+        for (size_t i = 0; i < s->nislands && kevo_archive_size(a) == 0; i++) {
+            island = (island + 1) % s->nislands;
+            a = s->islands[island];
+        }
+        if (kevo_archive_size(a) == 0)
+            return KEVO_OK;
+    }
+    size_t cell;
+    kevo_status rc = kevo_archive_select(
+        a, s->rng, pick_rule(s),
+        (double)s->opt[KEVO_SEARCH_TEMPERATURE_PPM] / 1e6, &cell, err);
+    if (rc != KEVO_OK)
+        return rc;
+    const kevo_candidate *parent = kevo_archive_candidate(a, cell);
+    size_t opi = pick_operator(s);
+    kevo__search_op *o = &s->ops[opi];
+
+    kevo__search_req r = {.op = opi,
+                          .island = island,
+                          .parent_cell = cell,
+                          .parent_id = kevo_candidate_id(parent),
+                          .parent_fitness = kevo_archive_fitness(a, cell),
+                          .prompt = -1};
+    char *prompt_json = NULL;
+    if (o->prompts && kevo_promptpool_size(s->pool) > 0) {
+        uint64_t pid;
+        rc = kevo_promptpool_choose(s->pool, s->rng, &pid, err);
+        if (rc == KEVO_OK)
+            rc = kevo_promptpool_prompt_json(s->pool, pid, &prompt_json, err);
+        if (rc != KEVO_OK)
+            return rc;
+        r.prompt = (int64_t)pid;
+    }
+    size_t k = (size_t)s->opt[KEVO_SEARCH_INSPIRATIONS];
+    size_t cells[16], n = 0;
+    kevo_operator_inspiration insp[16];
+    if (k > 0) {
+        rc = kevo_archive_inspirations(a, s->rng, cell, k, cells, &n, err);
+        if (rc != KEVO_OK) {
+            free(prompt_json);
+            return rc;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        insp[i].candidate = kevo_archive_candidate(a, cells[i]);
+        insp[i].summary_json =
+            kevo__search_note_get(s, kevo_candidate_id(insp[i].candidate));
+    }
+    kevo_operator_request req = {
+        .size = sizeof req,
+        .parent = parent,
+        .parent_summary_json = kevo__search_note_get(s, r.parent_id),
+        .inspirations = n ? insp : NULL,
+        .n_inspirations = n,
+        .second_parent = n ? insp[0].candidate : NULL,
+        .second_summary_json = n ? insp[0].summary_json : NULL,
+        .prompt_json = prompt_json,
+        .prompt_id = r.prompt,
+        .n_children = (uint32_t)s->opt[KEVO_SEARCH_CHILDREN]};
+    rc = kevo_operator_submit(o->op, &req, &r.id, err);
+    free(prompt_json);
+    if (rc != KEVO_OK)
+        return rc;
+    s->requests++;
+    o->requests++;
+    *sent = true;
+    return add_req(s, &r, err);
+}
+
+/* Sends a prompt for revision when the pool says one is due. */
+static kevo_status maybe_revise(kevo_search *s, kevo_error *err)
+{
+    size_t opi = SIZE_MAX;
+    for (size_t i = 0; i < s->nops && opi == SIZE_MAX; i++) {
+        if (s->ops[i].prompts)
+            opi = i;
+    }
+    if (opi == SIZE_MAX || kevo_promptpool_size(s->pool) == 0)
+        return KEVO_OK;
+    uint64_t pid;
+    kevo_prompt_record rec = {.size = sizeof rec};
+    kevo_status rc = kevo_promptpool_revision_due(s->pool, &pid, &rec, err);
+    if (rc != KEVO_OK || pid == KEVO_PROMPT_NONE)
+        return rc;
+    char *json = NULL;
+    rc = kevo_promptpool_prompt_json(s->pool, pid, &json, err);
+    if (rc != KEVO_OK)
+        return rc;
+    const kevo_candidate *best = NULL, *worst = NULL;
+    size_t island, cell;
+    if (rec.best_child &&
+        kevo__search_find_elite(s, rec.best_child, &island, &cell))
+        best = kevo_archive_candidate(s->islands[island], cell);
+    if (rec.worst_child &&
+        kevo__search_find_elite(s, rec.worst_child, &island, &cell))
+        worst = kevo_archive_candidate(s->islands[island], cell);
+    kevo_operator_revision rev = {
+        .size = sizeof rev,
+        .prompt_id = (int64_t)pid,
+        .prompt_name = kevo_promptpool_name(s->pool, pid),
+        .sections_json = json,
+        .record = &rec,
+        .best_source = best ? kevo_candidate_source(best) : NULL,
+        .best_summary_json = kevo__search_note_get(s, rec.best_child),
+        .worst_source = worst ? kevo_candidate_source(worst) : NULL,
+        .worst_summary_json = kevo__search_note_get(s, rec.worst_child)};
+    kevo__search_req r = {.op = opi,
+                          .prompt = (int64_t)pid,
+                          .revision = true,
+                          .revised_prompt = pid,
+                          .parent_cell = KEVO_NO_CELL};
+    rc = kevo_operator_revise(s->ops[opi].op, &rev, &r.id, err);
+    free(json);
+    if (rc != KEVO_OK)
+        return rc;
+    s->ops[opi].revisions++;
+    return add_req(s, &r, err);
+}
+
+/* ---- operator results ---------------------------------------------------- */
+
+static kevo_status take_revision(kevo_search *s, const kevo__search_req *r,
+                                 kevo_operator_result *res, kevo_error *err)
+{
+    const char *opname = kevo_operator_name(s->ops[r->op].op);
+    for (size_t i = 0; i < kevo_operator_result_prompt_count(res); i++) {
+        uint64_t id = 0, evicted = 0;
+        int added = 0;
+        kevo_error e = KEVO__ERROR_INIT;
+        kevo_status rc = kevo_promptpool_add_json(
+            s->pool, r->revised_prompt, kevo_operator_result_prompt(res, i),
+            NULL, &id, &added, &evicted, &e);
+        json_t *f =
+            json_pack("{s:I, s:s}", "parent", (json_int_t)r->revised_prompt,
+                      "operator", opname);
+        if (rc == KEVO_OK)
+            json_object_set_new(f, "id", json_integer((json_int_t)id));
+        else
+            json_object_set_new(f, "reason", json_string(e.text));
+        rc = kevo__search_log(s, "prompt_revised", f, err);
+        if (rc != KEVO_OK)
+            return rc;
+    }
+    for (size_t i = 0; i < kevo_operator_result_failure_count(res); i++) {
+        kevo_status rc = kevo__search_log(
+            s, "failure",
+            json_pack("{s:s, s:I, s:s, s:s, s:b}", "operator", opname, "prompt",
+                      (json_int_t)r->revised_prompt, "kind",
+                      kevo_operator_result_failure_kind(res, i), "reason",
+                      kevo_operator_result_failure_reason(res, i), "revision",
+                      1),
+            err);
+        if (rc != KEVO_OK)
+            return rc;
+    }
+    return KEVO_OK;
+}
+
+static kevo_status take_children(kevo_search *s, const kevo__search_req *r,
+                                 kevo_operator_result *res, kevo_error *err)
+{
+    kevo__search_op *o = &s->ops[r->op];
+    const char *opname = kevo_operator_name(o->op);
+    size_t taken = 0;
+    int64_t max = s->opt[KEVO_SEARCH_MAX_EVALS];
+    for (size_t i = 0; i < kevo_operator_result_child_count(res); i++) {
+        kevo_candidate *c = kevo_operator_result_take_child(res, i);
+        if (!c)
+            continue;
+        if (max > 0 && s->submitted >= (uint64_t)max) {
+            kevo_candidate_free(c); /* past the budget */
+            continue;
+        }
+        uint64_t id = s->next_id++;
+        kevo_candidate_set_id(c, id);
+        if (s->dir) {
+            char path[64];
+            snprintf(path, sizeof path, "candidates/%llu.cu",
+                     (unsigned long long)id);
+            const char *src = kevo_candidate_source(c);
+            kevo_status rc =
+                kevo_rundir_write_file(s->dir, path, src, strlen(src), err);
+            if (rc != KEVO_OK) {
+                kevo_candidate_free(c);
+                return rc;
+            }
+        }
+        kevo__search_job proto = {.op = r->op,
+                                  .island = r->island,
+                                  .parent_cell = r->parent_cell,
+                                  .parent_id = r->parent_id,
+                                  .parent_fitness = r->parent_fitness};
+        s->submitted++;
+        o->children++;
+        taken++;
+        kevo_status rc =
+            kevo__search_submit(s, KEVO__JOB_CHILD, c, &proto, 0, err);
+        if (rc != KEVO_OK)
+            return rc;
+    }
+    size_t nfail = kevo_operator_result_failure_count(res);
+    bool exhausted = false;
+    for (size_t i = 0; i < nfail; i++) {
+        const char *kind = kevo_operator_result_failure_kind(res, i);
+        const char *why = kevo_operator_result_failure_reason(res, i);
+        exhausted = exhausted || strcmp(kind, KEVO_FAIL_EXHAUSTED) == 0;
+        json_t *f = json_pack("{s:s, s:s, s:s}", "operator", opname, "kind",
+                              kind, "reason", why ? why : "");
+        json_object_set_new(f, "prompt",
+                            r->prompt >= 0 ? json_integer(r->prompt)
+                                           : json_null());
+        kevo_status rc = kevo__search_log(s, "failure", f, err);
+        if (rc != KEVO_OK)
+            return rc;
+        kevo_search_event ev = {.size = sizeof ev,
+                                .type = KEVO_SEARCH_FAILURE,
+                                .fitness = NAN,
+                                .text = why};
+        kevo__search_emit(s, &ev);
+    }
+    if (taken == 0) {
+        o->failures++;
+        if (r->prompt >= 0)
+            kevo_promptpool_credit(s->pool, (uint64_t)r->prompt, 0, NAN, 0,
+                                   NULL);
+        s->exhausted_run = exhausted ? s->exhausted_run + 1 : 0;
+    } else {
+        s->exhausted_run = 0;
+    }
+    return KEVO_OK;
+}
+
+/* Takes every ended operator request: children go to evaluation. */
+static kevo_status take_results(kevo_search *s, kevo_error *err)
+{
+    kevo_operator_result *res;
+    while (kevo_operator_host_next_result(s->host, &res) == KEVO_OK) {
+        uint64_t id = kevo_operator_result_id(res);
+        size_t i = 0;
+        while (i < s->nreqs && s->reqs[i].id != id)
+            i++;
+        kevo_status rc = KEVO_OK;
+        if (i < s->nreqs) {
+            kevo__search_req r = s->reqs[i];
+            memmove(&s->reqs[i], &s->reqs[i + 1],
+                    (s->nreqs - i - 1) * sizeof *s->reqs);
+            s->nreqs--;
+            rc = r.revision ? take_revision(s, &r, res, err)
+                            : take_children(s, &r, res, err);
+        }
+        kevo_operator_result_free(res);
+        if (rc != KEVO_OK)
+            return rc;
+    }
+    return KEVO_OK;
+}
+
+/* ---- evaluations --------------------------------------------------------- */
+
+/* Collects finished evaluations, waiting at most timeout_ms for the
+ * first. */
+static kevo_status collect(kevo_search *s, int timeout_ms, kevo_error *err)
+{
+    bool waiting = false;
+    for (size_t i = 0; i < s->njobs && !waiting; i++)
+        waiting = s->jobs[i].result == NULL;
+    if (!waiting || !s->ev)
+        return KEVO_OK;
+    int t = timeout_ms;
+    for (;;) {
+        kevo_eval_result *res = NULL;
+        kevo_status rc = kevo_evaluator_wait(s->ev, t, &res, err);
+        if (rc == KEVO_ETIMEDOUT || rc == KEVO_DONE)
+            return KEVO_OK;
+        if (rc != KEVO_OK)
+            return rc;
+        uint64_t ticket = kevo_eval_result_ticket(res);
+        size_t i = 0;
+        while (i < s->njobs && s->jobs[i].ticket != ticket)
+            i++;
+        if (i < s->njobs && !s->jobs[i].result)
+            s->jobs[i].result = res;
+        else
+            kevo_eval_result_free(res); /* dropped by an interrupt */
+        t = 0;
+    }
+}
+
+/* Judges the finished jobs at the front of the queue, in ticket order. */
+static kevo_status judge_ready(kevo_search *s, kevo_error *err)
+{
+    while (s->njobs > 0) {
+        kevo__search_job *job = &s->jobs[0];
+        kevo_status rc;
+        if (s->score && job->kind == KEVO__JOB_CHILD) {
+            size_t nd = kevo_archive_dimension_count(s->islands[0]);
+            double desc[64] = {0};
+            double fitness = 0;
+            if (nd > KEVO_ARRAY_SIZE(desc))
+                return kevo__error_set(err, KEVO_ELIMIT,
+                                       "too many behaviour dimensions");
+            rc = s->score(s->task, job->cand, &fitness, desc, s->score_user,
+                          err);
+            if (rc == KEVO_OK && (!isfinite(fitness) || fitness < 0))
+                rc = kevo__error_set(
+                    err, KEVO_ERANGE,
+                    "the scoring function gave fitness %g "
+                    "for candidate %llu",
+                    fitness, (unsigned long long)kevo_candidate_id(job->cand));
+            if (rc == KEVO_OK)
+                rc = kevo__search_judge_scored(s, job, fitness, desc, err);
+        } else {
+            if (!job->result)
+                return KEVO_OK;
+            rc = job->kind == KEVO__JOB_TUNE_HELD
+                     ? kevo__search_tune_judge(s, job, err)
+                     : kevo__search_judge(s, job, err);
+            if (job->kind == KEVO__JOB_TUNE_HELD)
+                s->tune_pending--;
+        }
+        kevo__search_job_clear(&s->jobs[0]);
+        memmove(&s->jobs[0], &s->jobs[1], (s->njobs - 1) * sizeof *s->jobs);
+        s->njobs--;
+        if (rc != KEVO_OK)
+            return rc;
+        if (s->since_checkpoint >=
+            (uint64_t)s->opt[KEVO_SEARCH_CHECKPOINT_EVERY]) {
+            rc = kevo__search_checkpoint(s, err);
+            if (rc != KEVO_OK)
+                return rc;
+        }
+        if (s->nislands > 1 &&
+            s->since_migration >= (uint64_t)s->opt[KEVO_SEARCH_MIGRATE_EVERY]) {
+            s->since_migration = 0;
+            rc = kevo__search_migrate(s, err);
+            if (rc != KEVO_OK)
+                return rc;
+        }
+    }
+    return KEVO_OK;
+}
+
+/* ---- stopping ------------------------------------------------------------ */
+
+static kevo_stop_reason stop_reason(kevo_search *s)
+{
+    const int64_t *o = s->opt;
+    if (s->interrupted)
+        return KEVO_STOP_INTERRUPTED;
+    if (o[KEVO_SEARCH_MAX_EVALS] > 0 &&
+        s->submitted >= (uint64_t)o[KEVO_SEARCH_MAX_EVALS])
+        return KEVO_STOP_EVALUATIONS;
+    if (o[KEVO_SEARCH_MAX_SECONDS] > 0 &&
+        kevo__search_elapsed(s) >= (double)o[KEVO_SEARCH_MAX_SECONDS])
+        return KEVO_STOP_TIME;
+    uint64_t in = 0, out = 0;
+    double cost = 0;
+    kevo_operator_host_usage(s->host, &in, &out, &cost);
+    if (o[KEVO_SEARCH_MAX_TOKENS] > 0 &&
+        in + out >= (uint64_t)o[KEVO_SEARCH_MAX_TOKENS])
+        return KEVO_STOP_TOKENS;
+    if (o[KEVO_SEARCH_MAX_COST_MICROS] > 0 &&
+        cost * 1e6 >= (double)o[KEVO_SEARCH_MAX_COST_MICROS])
+        return KEVO_STOP_COST;
+    if (o[KEVO_SEARCH_TARGET_PPM] > 0 &&
+        s->best >= (double)o[KEVO_SEARCH_TARGET_PPM] / 1e6)
+        return KEVO_STOP_TARGET;
+    if (o[KEVO_SEARCH_STAGNATION] > 0 && s->evaluations > 0 &&
+        s->evaluations - s->last_improvement >=
+            (uint64_t)o[KEVO_SEARCH_STAGNATION])
+        return KEVO_STOP_STAGNATION;
+    if (s->exhausted_run >= 8 * s->nops && children_in_flight(s) == 0 &&
+        child_requests(s) == 0)
+        return KEVO_STOP_EXHAUSTED;
+    return KEVO_STOP_NONE;
+}
+
+/* Drops the work in flight (after an interrupt). */
+static void drop_in_flight(kevo_search *s)
+{
+    for (size_t i = 0; i < s->njobs; i++)
+        kevo__search_job_clear(&s->jobs[i]);
+    s->njobs = 0;
+}
+
+/* The elites of every island, fittest first (ties: lower id). */
+typedef struct ranked {
+    size_t island, cell;
+    double fitness;
+    uint64_t id;
+} ranked;
+
+static int by_fitness(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    if (x->fitness != y->fitness)
+        return x->fitness > y->fitness ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The final gating: the best elites, fittest first, until one passes or
+ * gate_top were tried. Sets *done when nothing more is to be gated. */
+static kevo_status final_gate(kevo_search *s, bool *done, kevo_error *err)
+{
+    *done = false;
+    if (s->njobs > 0)
+        return KEVO_OK; /* a gate is under way */
+    size_t total = 0;
+    for (size_t i = 0; i < s->nislands; i++)
+        total += kevo_archive_size(s->islands[i]);
+    ranked *r = calloc(total ? total : 1, sizeof *r);
+    if (!r)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < s->nislands; i++) {
+        const kevo_archive *a = s->islands[i];
+        for (size_t c = kevo_archive_first(a); c != KEVO_NO_CELL;
+             c = kevo_archive_next(a, c)) {
+            r[n].island = i;
+            r[n].cell = c;
+            r[n].fitness = kevo_archive_fitness(a, c);
+            r[n].id = kevo_candidate_id(kevo_archive_candidate(a, c));
+            n++;
+        }
+    }
+    qsort(r, n, sizeof *r, by_fitness);
+    kevo_status rc = KEVO_OK;
+    size_t top = (size_t)s->opt[KEVO_SEARCH_GATE_TOP];
+    *done = true;
+    for (size_t i = 0, seen = 0; i < n && seen < top; i++) {
+        if (i > 0 && r[i].id == r[i - 1].id)
+            continue; /* migrated copies */
+        seen++;
+        if (r[i].fitness <= 0)
+            break;
+        kevo__search_gate *g = kevo__search_gate_find(s, r[i].id);
+        if (g && g->done && g->passed && g->train) {
+            break; /* the fittest that passes */
+        }
+        if (g && g->done && !g->passed)
+            continue;
+        const kevo_candidate *c =
+            kevo_archive_candidate(s->islands[r[i].island], r[i].cell);
+        rc = kevo__search_gate_start(s, c, r[i].fitness, NULL, err);
+        *done = false;
+        break;
+    }
+    free(r);
+    return rc;
+}
+
+static kevo_status finish(kevo_search *s, kevo_error *err)
+{
+    const char *state =
+        s->stop == KEVO_STOP_INTERRUPTED ? "interrupted" : "finished";
+    kevo_status rc = kevo__search_log(
+        s, "stop",
+        json_pack("{s:s, s:I}", "reason", kevo_stop_reason_name(s->stop), "n",
+                  (json_int_t)s->evaluations),
+        err);
+    if (rc == KEVO_OK)
+        rc = kevo__search_checkpoint(s, err);
+    if (rc == KEVO_OK)
+        rc = kevo__search_write_best(s, err);
+    if (rc == KEVO_OK)
+        rc = kevo__search_write_summary(s, state, err);
+    if (rc == KEVO_OK && s->dir) {
+        kevo_error e = KEVO__ERROR_INIT;
+        if (kevo_report_write(kevo_rundir_path(s->dir), &e) != KEVO_OK)
+            rc = kevo__error_wrap(err, &e, "report");
+    }
+    s->phase = 4;
+    kevo_search_event ev = {
+        .size = sizeof ev, .type = KEVO_SEARCH_STOPPED, .fitness = s->best};
+    kevo__search_emit(s, &ev);
+    return rc;
+}
+
+/* ---- the step ------------------------------------------------------------ */
+
+static kevo_status search_phase(kevo_search *s, kevo_error *err)
+{
+    kevo_status rc = KEVO_OK;
+    kevo_stop_reason why = stop_reason(s);
+    if (why != KEVO_STOP_NONE) {
+        s->stop = why;
+        s->phase = 1;
+        return KEVO_OK;
+    }
+    size_t depth = auto_depth(s);
+    int64_t max = s->opt[KEVO_SEARCH_MAX_EVALS];
+    while (rc == KEVO_OK && s->nreqs + s->njobs < depth) {
+        uint64_t planned =
+            s->submitted +
+            child_requests(s) * (uint64_t)s->opt[KEVO_SEARCH_CHILDREN];
+        if (max > 0 && planned >= (uint64_t)max)
+            break;
+        bool sent;
+        rc = make_request(s, &sent, err);
+        if (rc == KEVO_OK && sent)
+            rc = take_results(s, err);
+        if (!sent || s->exhausted_run >= 8 * s->nops)
+            break;
+    }
+    if (rc == KEVO_OK)
+        rc = maybe_revise(s, err);
+    return rc;
+}
+
+kevo_status kevo_search_step(kevo_search *s, int timeout_ms, kevo_error *err)
+{
+    if (!s)
+        return kevo__error_set(err, KEVO_EINVAL, "kevo_search_step: NULL");
+    if (s->phase == 4)
+        return KEVO_DONE;
+    kevo_status rc = KEVO_OK;
+    if (!s->started_flag) {
+        rc = start(s, err);
+        if (rc != KEVO_OK)
+            return rc;
+    }
+    if (s->interrupted && s->phase < 4) {
+        s->stop = KEVO_STOP_INTERRUPTED;
+        drop_in_flight(s);
+        rc = finish(s, err);
+        return rc == KEVO_OK ? KEVO_DONE : rc;
+    }
+    if (s->phase == 0)
+        rc = search_phase(s, err);
+
+    /* Drive the operators and the evaluator. */
+    if (rc == KEVO_OK)
+        rc = kevo_operator_host_poll(s->host, 0, NULL, err);
+    if (rc == KEVO_OK)
+        rc = take_results(s, err);
+    if (rc == KEVO_OK) {
+        bool evals = false;
+        for (size_t i = 0; i < s->njobs && !evals; i++)
+            evals = s->jobs[i].result == NULL && s->ev;
+        if (evals)
+            rc = collect(
+                s,
+                s->nreqs ? (timeout_ms < 0 || timeout_ms > 5 ? 5 : timeout_ms)
+                         : timeout_ms,
+                err);
+        else if (s->nreqs)
+            rc = kevo_operator_host_poll(
+                s->host, timeout_ms < 0 ? 100 : timeout_ms, NULL, err);
+        if (rc == KEVO_OK)
+            rc = take_results(s, err);
+    }
+    if (rc == KEVO_OK)
+        rc = judge_ready(s, err);
+    if (rc != KEVO_OK)
+        goto fail;
+
+    if (s->phase == 1 && s->njobs == 0 && child_requests(s) == 0)
+        s->phase = 2;
+    if (s->phase == 2) {
+        bool done = true;
+        if (s->ev)
+            rc = final_gate(s, &done, err);
+        if (rc == KEVO_OK && done)
+            s->phase = 3;
+    }
+    if (rc == KEVO_OK && s->phase == 3) {
+        if (!s->tune && s->ev && s->champion >= 0 && s->opt[KEVO_SEARCH_TUNE]) {
+            int pending = 0;
+            rc = kevo__search_tune_start(s, &pending, err);
+            s->tune_pending = pending;
+        }
+        if (rc == KEVO_OK && s->tune_pending == 0) {
+            if (s->tune)
+                rc = kevo__search_tune_finish(s, err);
+            if (rc == KEVO_OK)
+                rc = finish(s, err);
+            if (rc == KEVO_OK)
+                return KEVO_DONE;
+        }
+    }
+    if (rc == KEVO_OK)
+        return KEVO_OK;
+fail:
+    s->stop = s->stop ? s->stop : KEVO_STOP_INTERRUPTED;
+    s->phase = 4;
+    if (s->dir)
+        kevo__search_write_summary(s, "failed", NULL);
+    return rc;
+}
+
+kevo_status kevo_search_run(kevo_search *s, kevo_error *err)
+{
+    for (;;) {
+        kevo_status rc = kevo_search_step(s, 100, err);
+        if (rc == KEVO_DONE)
+            return KEVO_OK;
+        if (rc != KEVO_OK)
+            return rc;
+    }
+}
+
+/* ---- queries ------------------------------------------------------------- */
+
+kevo_status kevo_search_get_stats(const kevo_search *s, kevo_search_stats *st)
+{
+    if (!s || !st || st->size < sizeof *st)
+        return KEVO_EINVAL;
+    memset(st, 0, sizeof *st);
+    st->size = sizeof *st;
+    st->evaluations = s->evaluations;
+    st->in_flight = s->nreqs + s->njobs;
+    st->failures = s->failures;
+    st->improvements = s->improvements;
+    st->best_fitness = isfinite(s->best) ? s->best : NAN;
+    st->champion_fitness =
+        s->champion >= 0 ? s->gates[s->champion].fitness : NAN;
+    if (s->score && isfinite(s->best))
+        st->champion_fitness = s->best;
+    size_t cells = 0;
+    for (size_t i = 0; i < s->nislands; i++) {
+        cells += kevo_archive_cell_count(s->islands[i]);
+        st->filled += kevo_archive_size(s->islands[i]);
+    }
+    st->coverage = cells ? (double)st->filled / (double)cells : 0;
+    st->elapsed = kevo__search_elapsed(s);
+    st->evals_per_second =
+        st->elapsed > 0
+            ? (double)(s->evaluations - s->evaluations_start) / st->elapsed
+            : 0;
+    kevo_operator_host_usage(s->host, &st->input_tokens, &st->output_tokens,
+                             &st->cost);
+    st->seconds_left = NAN;
+    if (s->opt[KEVO_SEARCH_MAX_SECONDS] > 0) {
+        double left = (double)s->opt[KEVO_SEARCH_MAX_SECONDS] - st->elapsed;
+        st->seconds_left = left > 0 ? left : 0;
+    }
+    st->stop = s->stop;
+    return KEVO_OK;
+}
+
+size_t kevo_search_island_count(const kevo_search *s)
+{
+    return s ? s->nislands : 0;
+}
+
+const kevo_archive *kevo_search_archive(const kevo_search *s, size_t island)
+{
+    if (!s || island >= s->nislands)
+        return NULL;
+    return s->islands[island];
+}
+
+const kevo_candidate *kevo_search_champion(const kevo_search *s,
+                                           double *fitness)
+{
+    if (fitness)
+        *fitness = NAN;
+    if (!s)
+        return NULL;
+    if (s->score) {
+        for (size_t i = 0; i < s->nislands; i++) {
+            kevo_archive_stats st = {.size = sizeof st};
+            kevo_archive_get_stats(s->islands[i], &st);
+            if (st.best_cell != KEVO_NO_CELL && st.best_fitness == s->best) {
+                if (fitness)
+                    *fitness = st.best_fitness;
+                return kevo_archive_candidate(s->islands[i], st.best_cell);
+            }
+        }
+        return NULL;
+    }
+    if (s->champion < 0)
+        return NULL;
+    if (fitness)
+        *fitness = s->gates[s->champion].fitness;
+    return s->champion_cand;
+}
+
+const char *kevo_search_dispatch_json(const kevo_search *s)
+{
+    return s ? s->dispatch : NULL;
+}

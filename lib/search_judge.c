@@ -1,0 +1,475 @@
+/*
+ * search_judge.c: what a finished evaluation does. A child enters its
+ * island's archive or not, and its operator, prompt and parent are
+ * credited; a rise of the best fitness sends that elite through the
+ * held-out gate; a gate that passes may crown a new champion. Also the
+ * notes kept beside elites, the ring migration between islands, and the
+ * history of the best fitness.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search_private.h"
+
+/* ---- notes --------------------------------------------------------------- */
+
+const char *kevo__search_note_get(const kevo_search *s, uint64_t id)
+{
+    for (size_t i = 0; id && i < s->nnotes; i++) {
+        if (s->notes[i].id == id)
+            return s->notes[i].json;
+    }
+    return NULL;
+}
+
+kevo_status kevo__search_set_note(kevo_search *s, uint64_t id, const char *json)
+{
+    char *copy = strdup(json);
+    if (!copy)
+        return KEVO_ENOMEM;
+    for (size_t i = 0; i < s->nnotes; i++) {
+        if (s->notes[i].id == id) {
+            free(s->notes[i].json);
+            s->notes[i].json = copy;
+            return KEVO_OK;
+        }
+    }
+    if (s->nnotes == s->cnotes) {
+        size_t c = s->cnotes ? 2 * s->cnotes : 32;
+        kevo__search_note *n = realloc(s->notes, c * sizeof *n);
+        if (!n) {
+            free(copy);
+            return KEVO_ENOMEM;
+        }
+        s->notes = n;
+        s->cnotes = c;
+    }
+    s->notes[s->nnotes].id = id;
+    s->notes[s->nnotes].json = copy;
+    s->nnotes++;
+    return KEVO_OK;
+}
+
+bool kevo__search_find_elite(const kevo_search *s, uint64_t id, size_t *island,
+                             size_t *cell)
+{
+    for (size_t i = 0; i < s->nislands; i++) {
+        const kevo_archive *a = s->islands[i];
+        for (size_t c = kevo_archive_first(a); c != KEVO_NO_CELL;
+             c = kevo_archive_next(a, c)) {
+            if (kevo_candidate_id(kevo_archive_candidate(a, c)) == id) {
+                *island = i;
+                *cell = c;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+kevo_status kevo__search_history_add(kevo_search *s, double n, double best)
+{
+    if (s->nhistory == s->chistory) {
+        size_t c = s->chistory ? 2 * s->chistory : 64;
+        double *h = realloc(s->history, 2 * c * sizeof *h);
+        if (!h)
+            return KEVO_ENOMEM;
+        s->history = h;
+        s->chistory = c;
+    }
+    s->history[2 * s->nhistory] = n;
+    s->history[2 * s->nhistory + 1] = best;
+    s->nhistory++;
+    return KEVO_OK;
+}
+
+/* ---- gates --------------------------------------------------------------- */
+
+kevo__search_gate *kevo__search_gate_find(kevo_search *s, uint64_t id)
+{
+    for (size_t i = 0; i < s->ngates; i++) {
+        if (s->gates[i].id == id)
+            return &s->gates[i];
+    }
+    return NULL;
+}
+
+kevo_status kevo__search_gate_start(kevo_search *s, const kevo_candidate *cand,
+                                    double fitness, kevo_eval_result **res,
+                                    kevo_error *err)
+{
+    uint64_t id = kevo_candidate_id(cand);
+    kevo__search_gate *g = kevo__search_gate_find(s, id);
+    if (g && (!g->done || !g->passed || g->train))
+        return KEVO_OK; /* gated already, or under way */
+    if (!g) {
+        if (s->ngates == s->cgates) {
+            size_t c = s->cgates ? 2 * s->cgates : 16;
+            kevo__search_gate *n = realloc(s->gates, c * sizeof *n);
+            if (!n)
+                return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+            s->gates = n;
+            s->cgates = c;
+        }
+        g = &s->gates[s->ngates++];
+        memset(g, 0, sizeof *g);
+        g->id = id;
+    }
+    /* A gate restored from a checkpoint without its results runs again. */
+    g->done = false;
+    g->fitness = fitness;
+    g->held_fitness = NAN;
+    kevo_candidate *c = kevo_candidate_copy(cand);
+    if (!c)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    if (res && *res) {
+        g->train = *res;
+        *res = NULL;
+        return kevo__search_submit(s, KEVO__JOB_GATE_HELD, c, NULL,
+                                   KEVO_EVAL_HELD_OUT, err);
+    }
+    return kevo__search_submit(s, KEVO__JOB_GATE_TRAIN, c, NULL, 0, err);
+}
+
+static kevo_status crown(kevo_search *s, kevo__search_gate *g,
+                         const kevo_candidate *cand, kevo_error *err)
+{
+    long idx = (long)(g - s->gates);
+    if (s->champion >= 0 && s->champion != idx &&
+        s->gates[s->champion].fitness >= g->fitness)
+        return KEVO_OK;
+    kevo_candidate *copy = kevo_candidate_copy(cand);
+    if (!copy)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    kevo_candidate_free(s->champion_cand);
+    s->champion_cand = copy;
+    s->champion = idx;
+    kevo_status rc = kevo__search_log(
+        s, "champion",
+        json_pack("{s:I, s:f, s:I}", "id", (json_int_t)g->id, "fitness",
+                  g->fitness, "n", (json_int_t)s->evaluations),
+        err);
+    if (rc == KEVO_OK)
+        rc = kevo__search_write_best(s, err);
+    kevo_search_event ev = {.size = sizeof ev,
+                            .type = KEVO_SEARCH_CHAMPION,
+                            .candidate = cand,
+                            .fitness = g->fitness};
+    kevo__search_emit(s, &ev);
+    return rc;
+}
+
+static kevo_status judge_gate(kevo_search *s, kevo__search_job *job,
+                              kevo_error *err)
+{
+    uint64_t id = kevo_candidate_id(job->cand);
+    kevo__search_gate *g = kevo__search_gate_find(s, id);
+    if (!g)
+        return KEVO_OK;
+    if (job->kind == KEVO__JOB_GATE_TRAIN) {
+        kevo_eval_result_free(g->train);
+        g->train = job->result;
+        job->result = NULL;
+        if (kevo_eval_result_verdict(g->train) == KEVO_VERDICT_OK) {
+            g->fitness = kevo_eval_result_fitness(g->train);
+            kevo_candidate *c = kevo_candidate_copy(job->cand);
+            if (!c)
+                return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+            return kevo__search_submit(s, KEVO__JOB_GATE_HELD, c, NULL,
+                                       KEVO_EVAL_HELD_OUT, err);
+        }
+        /* Failed this time on the training shapes: a flaky kernel. */
+        g->done = true;
+        g->passed = false;
+        free(g->reason);
+        g->reason = kevo__asprintf(
+            "failed the training shapes when evaluated again: %s",
+            kevo_eval_result_reason(g->train)
+                ? kevo_eval_result_reason(g->train)
+                : kevo_verdict_name(kevo_eval_result_verdict(g->train)));
+    } else {
+        kevo_eval_result_free(g->held);
+        g->held = job->result;
+        job->result = NULL;
+        char why[512];
+        double ratio =
+            (double)kevo_evaluator_get_int(s->ev, KEVO_EVAL_GATE_RATIO_PPM) /
+            1e6;
+        g->passed = kevo_gate_check(g->train, g->held, ratio, why, sizeof why);
+        g->held_fitness = kevo_eval_result_fitness(g->held);
+        g->done = true;
+        free(g->reason);
+        g->reason = strdup(why);
+    }
+    json_t *f = json_pack("{s:I, s:f, s:b}", "id", (json_int_t)g->id, "fitness",
+                          g->fitness, "passed", g->passed);
+    json_object_set_new(f, "held_out_fitness",
+                        isfinite(g->held_fitness) ? json_real(g->held_fitness)
+                                                  : json_null());
+    json_object_set_new(f, "reason",
+                        g->reason ? json_string(g->reason) : json_null());
+    kevo_status rc = kevo__search_log(s, "gate", f, err);
+    kevo_search_event ev = {.size = sizeof ev,
+                            .type = KEVO_SEARCH_GATE,
+                            .candidate = job->cand,
+                            .result = g->held,
+                            .fitness = g->fitness,
+                            .passed = g->passed,
+                            .text = g->reason};
+    kevo__search_emit(s, &ev);
+    if (rc == KEVO_OK && g->passed)
+        rc = crown(s, g, job->cand, err);
+    return rc;
+}
+
+/* ---- children ------------------------------------------------------------ */
+
+static const char *outcome_name(kevo_insert_outcome o, bool judged)
+{
+    if (!judged)
+        return "failed";
+    switch (o) {
+    case KEVO_INSERT_NEW_CELL: return "new_cell";
+    case KEVO_INSERT_REPLACED: return "replaced";
+    default: return "rejected";
+    }
+}
+
+/* The event of a judged child. */
+static json_t *eval_fields(kevo_search *s, const kevo__search_job *job,
+                           const kevo_eval_result *res, double fitness,
+                           bool judged, kevo_insert_outcome outcome,
+                           size_t cell)
+{
+    const kevo_candidate *c = job->cand;
+    json_t *parents = json_array();
+    for (size_t i = 0; i < kevo_candidate_parent_count(c); i++)
+        json_array_append_new(
+            parents, json_integer((json_int_t)kevo_candidate_parent(c, i)));
+    const char *op =
+        job->op == SIZE_MAX ? "seed" : kevo_operator_name(s->ops[job->op].op);
+    size_t cells = 0, filled = 0;
+    for (size_t i = 0; i < s->nislands; i++) {
+        cells += kevo_archive_cell_count(s->islands[i]);
+        filled += kevo_archive_size(s->islands[i]);
+    }
+    json_t *f = json_pack(
+        "{s:I, s:I, s:I, s:s, s:o, s:s, s:f, s:s, s:f}", "n",
+        (json_int_t)s->evaluations, "id", (json_int_t)kevo_candidate_id(c),
+        "island", (json_int_t)job->island, "operator", op, "parents", parents,
+        "verdict",
+        res ? kevo_verdict_name(kevo_eval_result_verdict(res)) : "ok",
+        "fitness", fitness, "outcome", outcome_name(outcome, judged),
+        "coverage", cells ? (double)filled / (double)cells : 0.0);
+    int64_t p = kevo_candidate_prompt(c);
+    json_object_set_new(f, "prompt", p >= 0 ? json_integer(p) : json_null());
+    json_object_set_new(f, "cell",
+                        judged && outcome != KEVO_INSERT_REJECTED
+                            ? json_integer((json_int_t)cell)
+                            : json_null());
+    json_object_set_new(f, "best",
+                        isfinite(s->best) ? json_real(s->best) : json_null());
+    const kevo_vars *params = kevo_candidate_assignment(c);
+    if (params && kevo_vars_count(params) > 0)
+        json_object_set_new(f, "params", kevo__search_params_json(params));
+    if (res) {
+        const char *reason = kevo_eval_result_reason(res);
+        if (kevo_eval_result_verdict(res) != KEVO_VERDICT_OK && reason)
+            json_object_set_new(f, "reason", json_string(reason));
+        json_t *shapes = json_array();
+        for (size_t i = 0; i < kevo_eval_result_shape_count(res); i++) {
+            kevo_shape_result sr = {.size = sizeof sr};
+            if (kevo_eval_result_shape(res, i, &sr) != KEVO_OK)
+                break;
+            json_array_append_new(
+                shapes,
+                json_pack("{s:o, s:o}", "time",
+                          isfinite(sr.time) ? json_real(sr.time) : json_null(),
+                          "efficiency",
+                          isfinite(sr.efficiency) ? json_real(sr.efficiency)
+                                                  : json_null()));
+        }
+        json_object_set_new(f, "shapes", shapes);
+    }
+    return f;
+}
+
+/* The common part of judging a child: insert, credit, log, gate. res is
+ * NULL for a scored child; desc is NULL when the behaviour is unknown. */
+static kevo_status judge_child(kevo_search *s, kevo__search_job *job,
+                               kevo_eval_result **res, double fitness, bool ok,
+                               const double *desc, kevo_error *err)
+{
+    kevo_status rc = KEVO_OK;
+    bool seed = job->op == SIZE_MAX;
+    s->evaluations++;
+    s->since_checkpoint++;
+    s->since_migration++;
+    if (!ok)
+        s->failures++;
+
+    /* Failures stay out of the archive, except a seed with a known
+     * behaviour, which must give the search a parent. */
+    bool judged =
+        desc &&
+        (ok || (seed && s->islands && kevo_archive_size(s->islands[0]) == 0));
+    kevo_insert_outcome outcome = KEVO_INSERT_REJECTED;
+    size_t cell = KEVO_NO_CELL;
+    if (judged) {
+        rc = kevo_archive_insert(s->islands[job->island], job->cand,
+                                 ok ? fitness : 0, desc, &outcome, &cell, err);
+        if (rc != KEVO_OK)
+            return rc;
+    }
+    bool entered = judged && outcome != KEVO_INSERT_REJECTED;
+    if (entered && *res) {
+        char *json = NULL;
+        if (kevo_eval_result_to_json(*res, &json, NULL) == KEVO_OK)
+            rc = kevo__search_set_note(s, kevo_candidate_id(job->cand), json);
+        free(json);
+        if (rc != KEVO_OK)
+            return kevo__error_set(err, rc, "out of memory");
+    }
+    bool beat =
+        ok && isfinite(job->parent_fitness) && fitness > job->parent_fitness;
+    if (!seed) {
+        kevo__search_op *o = &s->ops[job->op];
+        o->evaluated++;
+        o->entered += entered;
+        o->improved += beat;
+        if (job->parent_cell != KEVO_NO_CELL)
+            kevo_archive_credit(s->islands[job->island], job->parent_cell,
+                                job->parent_id, entered);
+        int64_t p = kevo_candidate_prompt(job->cand);
+        if (p >= 0) {
+            unsigned outc = (entered ? KEVO_PROMPT_ENTERED : 0u) |
+                            (beat ? KEVO_PROMPT_BEAT_PARENT : 0u);
+            kevo_promptpool_credit(s->pool, (uint64_t)p, outc, ok ? fitness : 0,
+                                   kevo_candidate_id(job->cand), NULL);
+        }
+    }
+    if (ok && *res) {
+        rc = kevo__search_observe(s, job->cand, *res);
+        if (rc != KEVO_OK)
+            return rc;
+    }
+    bool improved = entered && ok && fitness > s->best;
+    if (improved) {
+        s->best = fitness;
+        s->improvements++;
+        s->last_improvement = s->evaluations;
+        if (kevo__search_history_add(s, (double)s->evaluations, fitness) !=
+            KEVO_OK)
+            return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    }
+    rc = kevo__search_log(
+        s, "eval",
+        eval_fields(s, job, *res, ok ? fitness : 0, judged, outcome, cell),
+        err);
+    if (rc != KEVO_OK)
+        return rc;
+    kevo_search_event ev = {.size = sizeof ev,
+                            .type = KEVO_SEARCH_EVALUATED,
+                            .candidate = job->cand,
+                            .result = *res,
+                            .fitness = ok ? fitness : 0,
+                            .outcome = outcome,
+                            .island = job->island};
+    kevo__search_emit(s, &ev);
+    if (improved && s->ev)
+        rc = kevo__search_gate_start(s, job->cand, fitness, res, err);
+    if (improved && s->score) {
+        kevo_search_event cev = {.size = sizeof cev,
+                                 .type = KEVO_SEARCH_CHAMPION,
+                                 .candidate = job->cand,
+                                 .fitness = fitness};
+        kevo__search_emit(s, &cev);
+    }
+    return rc;
+}
+
+kevo_status kevo__search_judge_scored(kevo_search *s, kevo__search_job *job,
+                                      double fitness, const double *desc,
+                                      kevo_error *err)
+{
+    kevo_eval_result *none = NULL;
+    return judge_child(s, job, &none, fitness, fitness > 0, desc, err);
+}
+
+kevo_status kevo__search_judge(kevo_search *s, kevo__search_job *job,
+                               kevo_error *err)
+{
+    if (job->kind != KEVO__JOB_CHILD)
+        return judge_gate(s, job, err);
+    kevo_eval_result *res = job->result;
+    bool ok = kevo_eval_result_verdict(res) == KEVO_VERDICT_OK;
+    double fitness = kevo_eval_result_fitness(res);
+    if (!isfinite(fitness) || fitness < 0)
+        fitness = 0;
+    ok = ok && fitness > 0;
+    size_t nd = kevo_archive_dimension_count(s->islands[0]);
+    double desc[64];
+    bool known = nd <= KEVO_ARRAY_SIZE(desc);
+    for (size_t d = 0; known && d < nd; d++) {
+        const char *name = kevo_archive_dimension_name(s->islands[0], d);
+        known = kevo_eval_result_descriptor(res, name, &desc[d]) == KEVO_OK &&
+                !isnan(desc[d]);
+    }
+    if (job->op == SIZE_MAX && !known) {
+        return kevo__error_set(
+            err, KEVO_EINVALID,
+            "the seed kernel of task %s failed (%s): %s; the search needs a "
+            "seed that compiles",
+            kevo_task_name(s->task),
+            kevo_verdict_name(kevo_eval_result_verdict(res)),
+            kevo_eval_result_reason(res) ? kevo_eval_result_reason(res) : "");
+    }
+    kevo_status rc = judge_child(s, job, &job->result, fitness, ok,
+                                 known ? desc : NULL, err);
+    return rc;
+}
+
+/* ---- migration ----------------------------------------------------------- */
+
+kevo_status kevo__search_migrate(kevo_search *s, kevo_error *err)
+{
+    size_t k = s->nislands;
+    size_t *best = calloc(k, sizeof *best);
+    if (!best)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    for (size_t i = 0; i < k; i++) {
+        kevo_archive_stats st = {.size = sizeof st};
+        kevo_archive_get_stats(s->islands[i], &st);
+        best[i] = st.best_cell;
+    }
+    kevo_status rc = KEVO_OK;
+    for (size_t i = 0; i < k && rc == KEVO_OK; i++) {
+        if (best[i] == KEVO_NO_CELL)
+            continue;
+        size_t to = (i + 1) % k;
+        const kevo_archive *a = s->islands[i];
+        double desc[64];
+        if (kevo_archive_dimension_count(a) > KEVO_ARRAY_SIZE(desc) ||
+            kevo_archive_descriptor(a, best[i], desc) != KEVO_OK)
+            continue;
+        const kevo_candidate *c = kevo_archive_candidate(a, best[i]);
+        kevo_insert_outcome out;
+        size_t cell;
+        rc = kevo_archive_insert(s->islands[to], c,
+                                 kevo_archive_fitness(a, best[i]), desc, &out,
+                                 &cell, err);
+        if (rc == KEVO_OK)
+            rc = kevo__search_log(s, "migration",
+                                  json_pack("{s:I, s:I, s:I, s:s}", "from",
+                                            (json_int_t)i, "to", (json_int_t)to,
+                                            "id",
+                                            (json_int_t)kevo_candidate_id(c),
+                                            "outcome", outcome_name(out, true)),
+                                  err);
+    }
+    free(best);
+    return rc;
+}

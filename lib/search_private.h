@@ -1,0 +1,233 @@
+/*
+ * search_private.h: the search engine's insides, shared by search.c (the
+ * loop: requests, the pipeline, stop conditions), search_judge.c (what an
+ * evaluation does to the archives, the credits and the champion),
+ * search_state.c (checkpoints, summary.json, best.cu) and search_tune.c
+ * (per-shape tuning of the champion).
+ */
+#ifndef KEVO_SEARCH_PRIVATE_H
+#define KEVO_SEARCH_PRIVATE_H
+
+#include <jansson.h>
+#include <signal.h>
+
+#include "kevo_private.h"
+
+/* The number of kevo_search_option values. */
+#define KEVO__SEARCH_OPTIONS 19
+
+/* An operator instance with its weight and what its children did. */
+typedef struct kevo__search_op {
+    kevo_operator *op;
+    char *plugin;
+    double weight;
+    bool prompts; /* it takes prompts (it can revise them) */
+    uint64_t requests, children, evaluated, entered, improved, failures;
+    uint64_t revisions;
+} kevo__search_op;
+
+/* An operator request in flight: what its children are credited to. */
+typedef struct kevo__search_req {
+    uint64_t id; /* the host's request id */
+    size_t op;   /* index in ops */
+    size_t island;
+    size_t parent_cell;
+    uint64_t parent_id;
+    double parent_fitness;
+    int64_t prompt; /* -1: none */
+    bool revision;  /* a prompt revision, not a request for children */
+    uint64_t revised_prompt;
+} kevo__search_req;
+
+/* What a job on the evaluator is for. */
+typedef enum kevo__job_kind {
+    KEVO__JOB_CHILD = 0,  /* a child on the training shapes */
+    KEVO__JOB_GATE_TRAIN, /* an elite on the training shapes, for the gate */
+    KEVO__JOB_GATE_HELD,  /* an elite on the held-out shapes */
+    KEVO__JOB_TUNE_HELD   /* a tuned assignment on the held-out shapes */
+} kevo__job_kind;
+
+/* A job on the evaluator (or, with a scoring function, a child waiting to
+ * be scored), judged in the order of submission. */
+typedef struct kevo__search_job {
+    uint64_t ticket;
+    kevo__job_kind kind;
+    kevo_candidate *cand; /* owned */
+    size_t op;            /* CHILD: the operator's index */
+    size_t island;
+    size_t parent_cell;
+    uint64_t parent_id;
+    double parent_fitness;
+    kevo_eval_result *result; /* once finished, owned */
+    size_t tune_index;        /* TUNE_HELD: the assignment's index */
+} kevo__search_job;
+
+/* One elite's gate: its training and held-out evaluations. */
+typedef struct kevo__search_gate {
+    uint64_t id;
+    double fitness; /* training */
+    double held_fitness;
+    bool done, passed;
+    char *reason;
+    kevo_eval_result *train; /* owned, may be NULL */
+    kevo_eval_result *held;  /* owned, may be NULL */
+} kevo__search_gate;
+
+/* A correct evaluation's times per training shape, for tuning. */
+typedef struct kevo__search_obs {
+    uint64_t id;
+    uint64_t source_hash;
+    kevo_vars *params; /* owned */
+    double *times;     /* one per training shape */
+} kevo__search_obs;
+
+/* A summary kept for an elite, shown to operators beside it. */
+typedef struct kevo__search_note {
+    uint64_t id;
+    char *json;
+} kevo__search_note;
+
+struct kevo_search {
+    const kevo_task *task;
+    int64_t opt[KEVO__SEARCH_OPTIONS];
+    kevo_evaluator *ev;
+    kevo_search_score_fn score;
+    void *score_user;
+    kevo_search_callback callback;
+    void *callback_user;
+
+    kevo_operator_host *host;
+    kevo__search_op *ops;
+    size_t nops;
+    kevo_promptpool *pool;
+
+    kevo_archive **islands;
+    size_t nislands;
+    kevo_rng *rng;
+
+    kevo_rundir *dir;
+    char *command;
+    bool resumed;
+
+    /* The pipeline. */
+    kevo__search_req *reqs;
+    size_t nreqs, creqs;
+    kevo__search_job *jobs; /* in ticket order */
+    size_t njobs, cjobs;
+    uint64_t next_ticket; /* scoring-function jobs */
+
+    /* Counters (kept across a resume). */
+    uint64_t evaluations;       /* judged children, the seed included */
+    uint64_t evaluations_start; /* ... when this process started */
+    uint64_t submitted;         /* children sent to evaluation */
+    uint64_t failures;
+    uint64_t improvements;
+    uint64_t last_improvement; /* evaluations at the last one */
+    uint64_t next_id;
+    uint64_t requests;
+    uint64_t since_checkpoint;
+    uint64_t since_migration;
+    uint64_t exhausted_run; /* operator requests in a row that were
+                               exhausted */
+    double best;            /* over every island; -INFINITY before any */
+    double elapsed_before;  /* seconds of earlier processes of the run */
+    double started;         /* monotonic clock at the first step */
+
+    /* History of the best fitness: pairs (evaluations, best). */
+    double *history;
+    size_t nhistory, chistory;
+
+    /* Gates, and the champion (an index in gates, or -1). */
+    kevo__search_gate *gates;
+    size_t ngates, cgates;
+    long champion;
+    kevo_candidate *champion_cand; /* owned copy */
+
+    kevo__search_obs *obs;
+    size_t nobs, cobs;
+    kevo__search_note *notes;
+    size_t nnotes, cnotes;
+
+    struct kevo__search_tune *tune; /* search_tune.c's state, or NULL */
+    char *dispatch;                 /* the tuning's JSON, once made */
+
+    volatile sig_atomic_t interrupted;
+    kevo_stop_reason stop;
+    int phase; /* 0 searching, 1 draining, 2 gating, 3 tuning, 4 done */
+    bool started_flag;
+    bool seeded; /* the seed was submitted */
+    int tune_pending;
+};
+
+/* ---- search.c ------------------------------------------------------------ */
+
+double kevo__search_now(void);
+double kevo__search_elapsed(const kevo_search *s);
+/* Appends an event to the run log (when there is one): fields is a JSON
+ * object, consumed. */
+kevo_status kevo__search_log(kevo_search *s, const char *type, json_t *fields,
+                             kevo_error *err);
+void kevo__search_emit(kevo_search *s, const kevo_search_event *ev);
+/* Submits cand (taken) to the evaluator as a job of kind, or queues it for
+ * the scoring function. */
+kevo_status kevo__search_submit(kevo_search *s, kevo__job_kind kind,
+                                kevo_candidate *cand,
+                                const kevo__search_job *proto, unsigned flags,
+                                kevo_error *err);
+void kevo__search_job_clear(kevo__search_job *job);
+
+/* ---- search_judge.c ------------------------------------------------------ */
+
+/* Judges a finished job: a child is inserted and credited; a gate job
+ * advances its gate. */
+kevo_status kevo__search_judge(kevo_search *s, kevo__search_job *job,
+                               kevo_error *err);
+/* Judges a child the scoring function scored. */
+kevo_status kevo__search_judge_scored(kevo_search *s, kevo__search_job *job,
+                                      double fitness, const double *desc,
+                                      kevo_error *err);
+/* Starts the gate of the elite with id (its candidate cand, its training
+ * result res, may be NULL: then the training shapes are evaluated first).
+ * Does nothing when that elite was gated already. */
+kevo_status kevo__search_gate_start(kevo_search *s, const kevo_candidate *cand,
+                                    double fitness, kevo_eval_result **res,
+                                    kevo_error *err);
+kevo__search_gate *kevo__search_gate_find(kevo_search *s, uint64_t id);
+/* Offers each island's best elite to the next island. */
+kevo_status kevo__search_migrate(kevo_search *s, kevo_error *err);
+const char *kevo__search_note_get(const kevo_search *s, uint64_t id);
+kevo_status kevo__search_set_note(kevo_search *s, uint64_t id,
+                                  const char *json);
+/* The elite with id in any island: its island and cell, or false. */
+bool kevo__search_find_elite(const kevo_search *s, uint64_t id, size_t *island,
+                             size_t *cell);
+kevo_status kevo__search_history_add(kevo_search *s, double n, double best);
+
+/* ---- search_state.c ------------------------------------------------------ */
+
+kevo_status kevo__search_checkpoint(kevo_search *s, kevo_error *err);
+kevo_status kevo__search_restore(kevo_search *s, const char *json,
+                                 const char *origin, kevo_error *err);
+kevo_status kevo__search_write_summary(kevo_search *s, const char *state,
+                                       kevo_error *err);
+kevo_status kevo__search_write_best(kevo_search *s, kevo_error *err);
+/* An assignment as a JSON object {"NAME": value, ...}. */
+json_t *kevo__search_params_json(const kevo_vars *params);
+
+/* ---- search_tune.c ------------------------------------------------------- */
+
+/* Records a correct child's times for tuning. */
+kevo_status kevo__search_observe(kevo_search *s, const kevo_candidate *cand,
+                                 const kevo_eval_result *res);
+/* Builds the champion's dispatch table from the observations and submits
+ * the held-out checks; *pending gets how many jobs it submitted. */
+kevo_status kevo__search_tune_start(kevo_search *s, int *pending,
+                                    kevo_error *err);
+/* Takes a TUNE_HELD job's result into the table. */
+kevo_status kevo__search_tune_judge(kevo_search *s, kevo__search_job *job,
+                                    kevo_error *err);
+/* Writes the finished table as s->dispatch (and best.dispatch.json). */
+kevo_status kevo__search_tune_finish(kevo_search *s, kevo_error *err);
+void kevo__search_tune_free(kevo_search *s);
+
+#endif
