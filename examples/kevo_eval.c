@@ -49,7 +49,7 @@ static void peaks_usage(FILE *out)
     fprintf(out,
             "usage: %s peaks [--json] [--all] [--set OPTION=VALUE]\n"
             "\n"
-            "Prints the GPU's measured ceilings: copy bandwidth (bytes read\n"
+            "Prints the GPU's measured ceilings: memory bandwidth (bytes read\n"
             "plus written per second) and arithmetic peaks. They are measured\n"
             "once per device and driver and cached (see kevo(1), FILES).\n"
             "\n"

@@ -235,12 +235,13 @@ size_t progress_champion_line(double fitness, uint64_t id,
 {
     char fit[32];
     fitness_text(fitness, fit, sizeof fit);
-    int n = snprintf(buf, size,
-                     "champion: fitness %s (candidate %llu%s%s) after %llu "
-                     "evaluations",
-                     fit, (unsigned long long)id, operator_name ? ", " : "",
-                     operator_name ? operator_name : "",
-                     (unsigned long long)evaluations);
+    int n =
+        snprintf(buf, size,
+                 "champion: fitness %s (candidate %llu%s%s) after %llu "
+                 "evaluation%s",
+                 fit, (unsigned long long)id, operator_name ? ", " : "",
+                 operator_name ? operator_name : "",
+                 (unsigned long long)evaluations, evaluations == 1 ? "" : "s");
     return n < 0 ? 0 : (size_t)n;
 }
 

@@ -75,18 +75,20 @@ static void print_gate(json_t *gate)
 {
     if (!json_is_object(gate))
         return;
-    bool passed = json_is_true(json_object_get(gate, "passed"));
     double held = num(gate, "held_out_fitness"), ratio = num(gate, "ratio");
     double train = num(gate, "train_fitness");
     const char *reason = json_string_value(json_object_get(gate, "reason"));
-    printf("  held-out gate: %s", passed ? "passed" : "FAILED");
+    if (!json_is_true(json_object_get(gate, "passed"))) {
+        printf("  held-out gate: FAILED%s%s\n", reason ? ": " : "",
+               reason ? reason : "");
+        return;
+    }
+    printf("  held-out gate: passed");
     if (!isnan(held))
         printf(", held-out fitness %.3f", held);
-    if (!isnan(ratio) && !isnan(train))
+    if (!isnan(held) && !isnan(ratio) && !isnan(train))
         printf(" (at least %.2f x %.3f = %.3f needed)", ratio, train,
                ratio * train);
-    if (reason)
-        printf(": %s", reason);
     printf("\n");
 }
 
@@ -97,6 +99,24 @@ static void print_path(const char *dir, const char *label, const char *name)
     snprintf(path, sizeof path, "%s/%s", dir, name);
     if (access(path, F_OK) == 0)
         printf("  %-16s %s\n", label, path);
+}
+
+/* What a stop reason of summary.json means, or NULL. */
+static const char *stop_explained(const char *reason)
+{
+    static const char *const text[][2] = {
+        {"evaluations", "the evaluation budget is spent"},
+        {"time", "the wall-time budget is spent"},
+        {"tokens", "the token budget is spent"},
+        {"cost", "the cost budget is spent"},
+        {"target", "the target fitness was reached"},
+        {"stagnation", "no better fitness for too long"},
+        {"exhausted", "the operators have nothing new to propose"},
+    };
+    for (size_t i = 0; reason && i < sizeof text / sizeof *text; i++)
+        if (strcmp(reason, text[i][0]) == 0)
+            return text[i][1];
+    return NULL;
 }
 
 bool cli_print_summary(const char *dir, bool json, bool *champion)
@@ -125,9 +145,11 @@ bool cli_print_summary(const char *dir, bool json, bool *champion)
     }
     const char *reason = json_string_value(json_object_get(sum, "stop_reason"));
     double elapsed = num(sum, "elapsed"), rate = num(sum, "evals_per_second");
-    printf("\nstopped: %s; %lld evaluations (%lld failed)",
-           reason ? reason : "unknown",
-           (long long)json_integer_value(json_object_get(sum, "evaluations")),
+    const char *why = stop_explained(reason);
+    json_int_t evals = json_integer_value(json_object_get(sum, "evaluations"));
+    printf("\nstopped: %s%s%s%s; %lld evaluation%s (%lld failed)",
+           reason ? reason : "unknown", why ? " (" : "", why ? why : "",
+           why ? ")" : "", (long long)evals, evals == 1 ? "" : "s",
            (long long)json_integer_value(json_object_get(sum, "failures")));
     if (!isnan(elapsed))
         printf(" in %.1f s", elapsed);
@@ -168,15 +190,17 @@ bool cli_print_summary(const char *dir, bool json, bool *champion)
                    ? "no elite passed the held-out gate"
                    : "no correct kernel was found, so none was gated");
         json_array_foreach (tried, i, t) {
-            const char *why = json_string_value(json_object_get(t, "reason"));
-            printf("  candidate %lld, fitness %.3f: held-out fitness ",
+            const char *tw = json_string_value(json_object_get(t, "reason"));
+            double held = num(t, "held_out_fitness");
+            printf("  candidate %lld, fitness %.3f: ",
                    (long long)json_integer_value(json_object_get(t, "id")),
                    num(t, "fitness"));
-            if (isnan(num(t, "held_out_fitness")))
-                printf("--");
+            if (tw)
+                printf("%s\n", tw);
+            else if (isnan(held))
+                printf("held-out fitness unknown\n");
             else
-                printf("%.3f", num(t, "held_out_fitness"));
-            printf("%s%s\n", why ? ": " : "", why ? why : "");
+                printf("held-out fitness %.3f\n", held);
         }
     }
     printf("files:\n");

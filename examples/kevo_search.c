@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <libgen.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -205,7 +206,8 @@ static bool in_bounds(bool search, int opt, int64_t value, const char *what)
 }
 
 /* A search option that a resumed run may change: a budget, a stop
- * condition, or whether the champion is tuned at the end. */
+ * condition, the checkpoint interval, or what happens at the end (the
+ * options a search may change once started). */
 static bool changeable_on_resume(kevo_search_option opt)
 {
     switch (opt) {
@@ -215,6 +217,8 @@ static bool changeable_on_resume(kevo_search_option opt)
     case KEVO_SEARCH_MAX_COST_MICROS:
     case KEVO_SEARCH_TARGET_PPM:
     case KEVO_SEARCH_STAGNATION:
+    case KEVO_SEARCH_CHECKPOINT_EVERY:
+    case KEVO_SEARCH_GATE_TOP:
     case KEVO_SEARCH_TUNE: return true;
     default: return false;
     }
@@ -447,8 +451,8 @@ static int parse_command_line(int argc, char **argv, search_cli *cli)
         if (cli->fixed_given) {
             fprintf(stderr,
                     "%s: search --resume: %s cannot change on a resumed run "
-                    "(budgets, stop conditions, --device, --no-tune and "
-                    "evaluator options can)\n",
+                    "(budgets, stop conditions, checkpoint_every, gate_top, "
+                    "--no-tune, --device and evaluator options can)\n",
                     program, cli->fixed_name);
             return EXIT_USAGE;
         }
@@ -483,7 +487,11 @@ static const char *build_tree_root(char *buf, size_t size)
         char probe[PATH_MAX + 32];
         snprintf(probe, sizeof probe, "%s%s/config.status", exe, up[i]);
         if (access(probe, F_OK) == 0) {
-            snprintf(buf, size, "%s%s", exe, up[i]);
+            char *root = realpath(dirname(probe), NULL);
+            if (!root)
+                return NULL;
+            snprintf(buf, size, "%s", root);
+            free(root);
             return buf;
         }
     }
@@ -661,11 +669,16 @@ static bool plan_operator(json_t *ops, const char *plugin, double weight,
                           json_t *config, const char *from)
 {
     json_t *op = json_object();
-    /* put() takes the value even when it fails: config first. */
-    bool ok = put(op, "config", config ? config : json_null()) &&
-              put(op, "plugin", json_string(plugin)) &&
-              put(op, "weight", json_real(weight)) &&
-              put(op, "from", json_string(from));
+    if (!op) {
+        json_decref(config);
+        fprintf(stderr, "%s: out of memory\n", program);
+        return false;
+    }
+    /* put() takes the value even when it fails. */
+    bool ok = put(op, "plugin", json_string(plugin)) &&
+              put(op, "weight", json_real(weight));
+    ok = put(op, "config", config ? config : json_null()) && ok;
+    ok = ok && put(op, "from", json_string(from));
     if (ok && json_array_append_new(ops, op) != 0) {
         fprintf(stderr, "%s: out of memory\n", program);
         return false;
@@ -1170,14 +1183,11 @@ static void view_clear(view *vw)
     vw->drawn = 0;
 }
 
-static void view_draw(view *vw, bool force)
+/* Draws the live line, at most PROGRESS_INTERVAL apart (a line wiped in
+ * between comes back at the next draw). */
+static void view_draw(view *vw)
 {
-    if (!vw->live)
-        return;
-    double now = now_seconds();
-    if (force)
-        vw->last_draw = -1;
-    if (!progress_due(&vw->last_draw, now))
+    if (!vw->live || !progress_due(&vw->last_draw, now_seconds()))
         return;
     progress_values v;
     char line[1024];
@@ -1196,7 +1206,7 @@ static void view_line(view *vw, const char *line)
     view_clear(vw);
     fprintf(stderr, "%s\n", line);
     fflush(stderr);
-    view_draw(vw, true);
+    view_draw(vw);
 }
 
 static void on_event(kevo_search *search, const kevo_search_event *event,
@@ -1221,7 +1231,7 @@ static void on_event(kevo_search *search, const kevo_search_event *event,
         progress_checkpoint_line(&v, line, sizeof line);
         view_line(vw, line);
     } else {
-        view_draw(vw, false);
+        view_draw(vw);
     }
 }
 
@@ -1231,8 +1241,8 @@ static void on_log(void *user, kevo_log_level level, const char *op_name,
     view *vw = user;
     view_clear(vw);
     fprintf(stderr, "%s: %s: %s%s\n", program, op_name,
-            level == KEVO_LOG_ERROR ? "error: " : "", message);
-    view_draw(vw, true);
+            level == KEVO_LOG_ERROR ? "error: " : "warning: ", message);
+    view_draw(vw);
 }
 
 /* ---- signals ------------------------------------------------------------ */
@@ -1308,9 +1318,9 @@ static void run_dir_name(const search_cli *cli, const kevo_task *task,
     snprintf(buf, size, "runs/%s-%s", kevo_task_name(task), stamp);
 }
 
-/* Makes the directory of a new run; false after printing why, for one
- * that holds a run already. */
-static bool prepare_new_dir(const char *dir)
+/* Whether dir may take a new run: false after printing why, for one that
+ * holds a run already. */
+static bool new_dir_free(const char *dir)
 {
     static const char *const taken[] = {"search.json", "events.jsonl",
                                         "checkpoint.json"};
@@ -1318,14 +1328,10 @@ static bool prepare_new_dir(const char *dir)
         if (file_exists(dir, taken[i])) {
             fprintf(stderr,
                     "%s: %s holds a run already (%s): continue it with "
-                    "kevo search --resume %s, or choose another -o\n",
-                    program, dir, taken[i], dir);
+                    "%s search --resume %s, or choose another -o\n",
+                    program, dir, taken[i], program, dir);
             return false;
         }
-    if (!make_dirs(dir)) {
-        fprintf(stderr, "%s: %s: %s\n", program, dir, strerror(errno));
-        return false;
-    }
     return true;
 }
 
@@ -1445,6 +1451,8 @@ int cmd_search(int argc, char **argv)
         if (!(plan = new_plan(&cli, command, prompts, &status)))
             goto done;
         run_dir_name(&cli, task, dir, sizeof dir);
+        if (!new_dir_free(dir))
+            goto done;
     }
     snprintf(path, sizeof path, "%s/search.json", dir);
 
@@ -1474,7 +1482,11 @@ int cmd_search(int argc, char **argv)
 
     /* The run directory: search.json first, then the engine's files. */
     status = EXIT_INVALID;
-    if ((!cli.resume && !prepare_new_dir(dir)) || !write_plan(dir, plan))
+    if (!cli.resume && !make_dirs(dir)) {
+        fprintf(stderr, "%s: %s: %s\n", program, dir, strerror(errno));
+        goto done;
+    }
+    if (!write_plan(dir, plan))
         goto done;
     if (!(recorded = run_command(plan, command, cli.resume != NULL))) {
         fprintf(stderr, "%s: out of memory\n", program);
@@ -1493,13 +1505,13 @@ int cmd_search(int argc, char **argv)
         fprintf(stderr, "%s: %s\n", program, err.text);
         goto done;
     }
-    say_start(&cli, task, search, ev, plan, dir);
-
-    /* The search itself, until it stops. */
+    /* The search itself, until it stops. The handlers are in place before
+     * the first line says that the search runs. */
     catch_signals(search);
+    say_start(&cli, task, search, ev, plan, dir);
     kevo_status rc;
     while ((rc = kevo_search_step(search, 250, &err)) == KEVO_OK)
-        view_draw(&vw, false);
+        view_draw(&vw);
     release_signals();
     view_clear(&vw);
     if (rc != KEVO_DONE) {

@@ -1,7 +1,9 @@
 /*
- * report_private.h: what the page (report.c) and its charts (report_svg.c)
- * share: typed reads of the run's JSON files, HTML escaping, number
- * formatting, and the evaluations read from events.jsonl.
+ * report_private.h: what the parts of the report share: the page
+ * (report.c), its tables (report_tables.c), its charts (report_svg.c) and
+ * the reading of the run directory's files (report_read.c): typed reads of
+ * JSON members, HTML escaping, number formatting, and the evaluations read
+ * from events.jsonl.
  */
 #ifndef KEVO_REPORT_PRIVATE_H
 #define KEVO_REPORT_PRIVATE_H
@@ -45,12 +47,39 @@ bool kevo__report_is_text(const json_t *v);
  * (size_t)-1. */
 void kevo__report_escape(kevo_buf *b, const char *text, size_t n);
 
+/* What the page shows for an unknown value: U+2014, an em dash. */
+#define KEVO__REPORT_DASH "\xe2\x80\x94"
+
 /* Formats x with sig significant digits, without an exponent between
  * 1e-4 and 1e9, and with '.' as the decimal point whatever the locale;
  * "—" for NaN. Returns buf (size at least 32). */
 const char *kevo__report_sig(char *buf, double x, int sig);
 /* Formats x with decimals digits after a '.'. Returns buf (>= 32). */
 const char *kevo__report_fix(char *buf, double x, int decimals);
+
+/* A count (a whole number in a double), or the dash. Returns buf. */
+const char *kevo__report_count(char *buf, double x);
+
+/* obj's member key as a file name inside the run directory (no '/', not
+ * "." or ".."), def when absent or null; KEVO_EINVALID otherwise. */
+kevo_status kevo__report_file_name(const kevo_report_in *in, const json_t *obj,
+                                   const char *key, kevo_jpath *path,
+                                   const char *def, const char **out);
+
+/* The tables of the page (report_tables.c), each a <section> from
+ * summary.json s: the shapes; the champion and its gate; the operators
+ * and, when there are any, the prompts; the per-shape tuning of the
+ * dispatch file, when it exists in run_dir. Each returns KEVO_OK,
+ * KEVO_EINVALID naming the file and the path of a bad value, or, for the
+ * tuning, the errors of reading and parsing its file. */
+kevo_status kevo__report_shapes(kevo_buf *b, const kevo_report_in *in,
+                                const json_t *s);
+kevo_status kevo__report_gate(kevo_buf *b, const kevo_report_in *in,
+                              const json_t *s);
+kevo_status kevo__report_operators(kevo_buf *b, const kevo_report_in *in,
+                                   const json_t *s);
+kevo_status kevo__report_tuning(kevo_buf *b, const kevo_report_in *in,
+                                const json_t *s, const char *run_dir);
 
 /* One "eval" event of events.jsonl. */
 typedef struct kevo_report_eval {
@@ -74,7 +103,7 @@ typedef struct kevo_report_gate {
 /* What the report takes from events.jsonl. */
 typedef struct kevo_report_events {
     bool present;     /* the file exists */
-    size_t lines;     /* events read */
+    size_t lines;     /* lines read, malformed ones included */
     size_t malformed; /* lines skipped */
     kevo_report_eval *evals;
     size_t nevals, capevals;

@@ -41,19 +41,23 @@ static bool is_number(const json_t *v)
 {
     return json_is_number(v);
 }
+
 static bool is_integer(const json_t *v)
 {
     return json_is_integer(v);
 }
+
 bool kevo__report_is_text(const json_t *v)
 {
     return json_is_string(v) &&
            strlen(json_string_value(v)) == json_string_length(v);
 }
+
 static bool is_array(const json_t *v)
 {
     return json_is_array(v);
 }
+
 static bool is_object(const json_t *v)
 {
     return json_is_object(v);
@@ -117,21 +121,22 @@ kevo_status kevo__report_bool(const kevo_report_in *in, const json_t *obj,
 
 /* ---- events.jsonl and the history -------------------------------------- */
 
-static bool grow(void **items, size_t *cap, size_t n, size_t size)
+/* items with room for one more than n (*cap grows), or NULL when out of
+ * memory (items is then left as it was). */
+static void *grow(void *items, size_t *cap, size_t n, size_t size)
 {
     if (n < *cap)
-        return true;
+        return items;
     size_t ncap = *cap ? *cap * 2 : 256;
-    void *p = realloc(*items, ncap * size);
-    if (!p)
-        return false;
-    *items = p;
-    *cap = ncap;
-    return true;
+    void *p = realloc(items, ncap * size);
+    if (p)
+        *cap = ncap;
+    return p;
 }
 
-/* Adds the event in ev (an "eval" or a "gate"); KEVO_EINVALID in e for a
- * field of the wrong type (the event is then skipped). */
+/* Adds the event o of type "eval" or "gate" to ev. Returns KEVO_OK,
+ * KEVO_EINVALID for a field of the wrong type (the event is then to be
+ * skipped), or KEVO_ENOMEM. */
 static kevo_status add_event(kevo_report_events *ev, const kevo_report_in *in,
                              const char *type, const json_t *o, double *last_n)
 {
@@ -159,8 +164,11 @@ static kevo_status add_event(kevo_report_events *ev, const kevo_report_in *in,
         if (!e.ok)
             e.fitness = 0;
         *last_n = e.n;
-        if (!grow((void **)&ev->evals, &ev->capevals, ev->nevals, sizeof e))
+        kevo_report_eval *evals =
+            grow(ev->evals, &ev->capevals, ev->nevals, sizeof e);
+        if (!evals)
             return kevo__error_set(in->err, KEVO_ENOMEM, "out of memory");
+        ev->evals = evals;
         ev->evals[ev->nevals++] = e;
     } else if (strcmp(type, "gate") == 0) {
         kevo_report_gate g = {.n = *last_n};
@@ -174,8 +182,11 @@ static kevo_status add_event(kevo_report_events *ev, const kevo_report_in *in,
         g.passed = passed == 1;
         if (isnan(g.fitness))
             return KEVO_OK;
-        if (!grow((void **)&ev->gates, &ev->capgates, ev->ngates, sizeof g))
+        kevo_report_gate *gates =
+            grow(ev->gates, &ev->capgates, ev->ngates, sizeof g);
+        if (!gates)
             return kevo__error_set(in->err, KEVO_ENOMEM, "out of memory");
+        ev->gates = gates;
         ev->gates[ev->ngates++] = g;
     }
     return KEVO_OK;
@@ -220,10 +231,15 @@ kevo_status kevo__report_read_events(const char *run_dir,
         const char *type = kevo_event_reader_type(r);
         if (strcmp(type, "eval") != 0 && strcmp(type, "gate") != 0)
             continue;
-        json_t *o = json_loads(text, 0, NULL);
-        if (!o) {
+        json_error_t je;
+        json_t *o = json_loads(text, 0, &je);
+        if (!o && json_error_code(&je) == json_error_out_of_memory) {
             rc = kevo__error_set(err, KEVO_ENOMEM, "%s: out of memory", path);
             goto out;
+        }
+        if (!o) {
+            bad++;
+            continue;
         }
         kevo_report_in in = {path, &le};
         rc = add_event(ev, &in, type, o, &last_n);
@@ -237,6 +253,7 @@ kevo_status kevo__report_read_events(const char *run_dir,
         }
     }
     ev->malformed = kevo_event_reader_malformed(r) + bad;
+    ev->lines += kevo_event_reader_malformed(r);
 out:
     kevo_event_reader_free(r);
     free(path);

@@ -17,10 +17,12 @@
 #define FW 760.0
 #define FH 330.0
 #define FL 62.0 /* left */
-#define FR 18.0 /* right */
+#define FR 30.0 /* right */
 #define FT 30.0 /* top: the legend */
 #define FB 46.0 /* bottom */
 #define MAX_DOTS 4000
+/* Ticks an axis has at most (about ten, unless its range overflows). */
+#define TICKS_MAX 100
 
 /* Most cells a heat map draws. */
 #define MAX_CELLS 250000
@@ -63,7 +65,7 @@ static void axes(kevo_buf *b, const frame *f, double xstep, double ystep,
     char t[32], u[32], v[32];
     int xd = step_decimals(xstep), yd = step_decimals(ystep);
     kevo__buf_puts(b, "<g stroke=\"#e2e2e2\" stroke-width=\"1\">");
-    for (long k = 0; k * ystep <= f->ymax * (1 + 1e-9); k++)
+    for (long k = 0; k <= TICKS_MAX && k * ystep <= f->ymax * (1 + 1e-9); k++)
         kevo__buf_printf(b, "<line x1=\"%s\" x2=\"%s\" y1=\"%s\" y2=\"%s\"/>",
                          kevo__report_fix(t, f->x0, 1),
                          kevo__report_fix(u, f->x1, 1),
@@ -77,20 +79,20 @@ static void axes(kevo_buf *b, const frame *f, double xstep, double ystep,
                      kevo__report_fix(t, f->x0, 1), t,
                      kevo__report_fix(u, f->y0, 1),
                      kevo__report_fix(v, f->y1, 1));
-    for (long k = 0; k * xstep <= f->xmax * (1 + 1e-9); k++)
+    for (long k = 0; k <= TICKS_MAX && k * xstep <= f->xmax * (1 + 1e-9); k++)
         kevo__buf_printf(b, "<line x1=\"%s\" x2=\"%s\" y1=\"%s\" y2=\"%s\"/>",
                          kevo__report_fix(t, px(f, k * xstep), 1), t,
                          kevo__report_fix(u, f->y0, 1),
                          kevo__report_fix(v, f->y0 + 5, 1));
     kevo__buf_puts(b, "</g>\n<g>");
-    for (long k = 0; k * ystep <= f->ymax * (1 + 1e-9); k++)
+    for (long k = 0; k <= TICKS_MAX && k * ystep <= f->ymax * (1 + 1e-9); k++)
         kevo__buf_printf(b,
                          "<text x=\"%s\" y=\"%s\" text-anchor=\"end\">%s"
                          "</text>",
                          kevo__report_fix(t, f->x0 - 6, 1),
                          kevo__report_fix(u, py(f, k * ystep) + 4, 1),
                          kevo__report_fix(v, k * ystep, yd));
-    for (long k = 0; k * xstep <= f->xmax * (1 + 1e-9); k++)
+    for (long k = 0; k <= TICKS_MAX && k * xstep <= f->xmax * (1 + 1e-9); k++)
         kevo__buf_printf(b,
                          "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\">%s"
                          "</text>",
@@ -503,7 +505,9 @@ static void draw_grid(kevo_buf *b, const dim *dims, size_t ndims, const grid *g)
     double left = 30 + (double)wy * 6.5, top = 10;
     double bottom = 40 + (rotate ? (double)wx * 4.8 : 0);
     double gw = cw * (double)g->nx, gh = ch * (double)g->ny;
-    double width = left + gw + 110, height = top + gh + bottom;
+    double lh = fmax(60, fmin(gh, 160)); /* the legend's scale */
+    double width = left + gw + 110;
+    double height = fmax(top + gh + bottom, top + lh + 30);
     size_t xevery = g->nx > 40 ? (g->nx + 39) / 40 : 1;
     size_t yevery = g->ny > 40 ? (g->ny + 39) / 40 : 1;
     kevo__buf_printf(b,
@@ -586,7 +590,7 @@ static void draw_grid(kevo_buf *b, const dim *dims, size_t ndims, const grid *g)
     }
     /* The legend: the colour scale from the lowest to the highest fitness,
      * and the empty cell. */
-    double lx = left + gw + 24, lh = fmax(60, fmin(gh, 160));
+    double lx = left + gw + 24;
     for (int k = 0; k < 24; k++) {
         colour((23 - k) / 23.0, col, &dark);
         kevo__buf_printf(b,

@@ -1035,8 +1035,9 @@ static kevo_status finish(kevo_search *s, kevo_error *err)
             rc = kevo__error_wrap(err, &e, "report");
     }
     s->phase = 4;
-    kevo_search_event ev = {
-        .size = sizeof ev, .type = KEVO_SEARCH_STOPPED, .fitness = s->best};
+    kevo_search_event ev = {.size = sizeof ev,
+                            .type = KEVO_SEARCH_STOPPED,
+                            .fitness = isfinite(s->best) ? s->best : NAN};
     kevo__search_emit(s, &ev);
     return rc;
 }
@@ -1054,7 +1055,10 @@ static kevo_status search_phase(kevo_search *s, kevo_error *err)
     }
     size_t depth = auto_depth(s);
     int64_t max = s->opt[KEVO_SEARCH_MAX_EVALS];
-    while (rc == KEVO_OK && s->nreqs + s->njobs < depth) {
+    /* Evaluations in flight keep the compile pool and the GPU busy;
+     * requests to asynchronous operators (LLM replies) are capped apart, so
+     * that slow replies never starve the GPU of the fast operators' work. */
+    while (rc == KEVO_OK && s->njobs < depth && s->nreqs < depth) {
         uint64_t planned =
             s->submitted +
             child_requests(s) * (uint64_t)s->opt[KEVO_SEARCH_CHILDREN];
@@ -1081,8 +1085,10 @@ kevo_status kevo_search_step(kevo_search *s, int timeout_ms, kevo_error *err)
     kevo_status rc = KEVO_OK;
     if (!s->started_flag) {
         rc = start(s, err);
+        if (rc != KEVO_OK && s->started_flag)
+            goto fail; /* the search cannot go on */
         if (rc != KEVO_OK)
-            return rc;
+            return rc; /* set-up missing: the caller may fix it */
     }
     if (s->interrupted && s->phase < 4) {
         s->stop = KEVO_STOP_INTERRUPTED;

@@ -140,8 +140,10 @@ static json_t *checkpoint_json(kevo_search *s, kevo_error *err)
                             ? kevo__candidate_to_json(s->champion_cand)
                             : json_null());
     json_t *seen = json_array();
-    for (size_t i = 0; i < s->host->nseen; i++) {
+    for (size_t i = 0; i < s->host->cseen; i++) {
         char k[17];
+        if (!s->host->seen[i])
+            continue; /* a free slot of the hash table */
         snprintf(k, sizeof k, "%016" PRIx64, s->host->seen[i]);
         json_array_append_new(seen, json_string(k));
     }
@@ -552,10 +554,15 @@ kevo_status kevo_search_open_run(kevo_search *s, const char *path,
         path, resume ? KEVO_RUNDIR_RESUME : KEVO_RUNDIR_NEW, &s->dir, err);
     if (rc != KEVO_OK)
         return rc;
+    free(s->command);
+    s->command = NULL;
     if (command && !(s->command = strdup(command))) {
         rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         goto fail;
     }
+    rc = kevo_operator_host_set_run_dir(s->host, path, err);
+    if (rc != KEVO_OK)
+        goto fail;
     if (resume) {
         char *json = NULL;
         rc = kevo_rundir_read_checkpoint(path, &json, err);
@@ -579,8 +586,6 @@ kevo_status kevo_search_open_run(kevo_search *s, const char *path,
         rc = kevo_rundir_write_file(s->dir, "task.json", task, strlen(task),
                                     err);
     free(task);
-    if (rc == KEVO_OK)
-        rc = kevo_operator_host_set_run_dir(s->host, path, err);
     if (rc == KEVO_OK)
         return KEVO_OK;
 fail:

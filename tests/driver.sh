@@ -1,6 +1,8 @@
 #!/bin/sh
 # driver.sh: the kevo program as a user runs it: help, version, exit codes,
-# `kevo tasks` over the whole suite, and a clear error for a broken task.
+# `kevo tasks` over the whole suite, and a clear error for a broken task;
+# `kevo search` up to the GPU (and, where there is one, a short search,
+# resumed, and one interrupted), and `kevo report`.
 srcdir=${KEVO_SRCDIR:-.}
 builddir=${KEVO_BUILDDIR:-.}
 kevo=$builddir/examples/kevo
@@ -54,6 +56,146 @@ grep -q 'broken.json: \$.seed: .*saxpy_sead.cu' "$tmp/err"; check "error names f
 "$kevo" tasks "$tmp/nothere.json" > "$tmp/out" 2> "$tmp/err"; rc=$?
 [ $rc -eq 1 ]; check "missing file exits 1" $?
 grep -q 'nothere.json: No such file' "$tmp/err"; check "missing file named" $?
+
+# ---- kevo search and kevo report ------------------------------------------
+saxpy=$srcdir/examples/tasks/saxpy.json
+# No API key: the search would add the llm operator for one.
+unset ANTHROPIC_API_KEY OPENAI_API_KEY
+
+"$kevo" --help > "$tmp/out" 2>&1
+grep -q '^  search ' "$tmp/out" && grep -q '^  report ' "$tmp/out"
+check "--help lists search and report" $?
+for c in search report eval peaks tasks; do
+  "$kevo" $c --help > "$tmp/out" 2>&1; rc=$?
+  check "$c --help exits 0" $rc
+  grep -q "^usage: kevo $c" "$tmp/out"; check "$c --help prints its usage" $?
+done
+"$kevo" search --help > "$tmp/out" 2>&1
+grep -q -- '--resume DIR' "$tmp/out"; check "search --help mentions --resume" $?
+
+"$kevo" search --bogus "$saxpy" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 2 ]; check "search: unknown option exits 2" $?
+"$kevo" search > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 2 ]; check "search without a task exits 2" $?
+"$kevo" search --evals many "$saxpy" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 2 ]; check "search --evals many exits 2" $?
+grep -q "evals: bad value 'many'" "$tmp/out"; check "the bad value is named" $?
+
+"$kevo" search --set nosuch=1 "$saxpy" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 2 ]; check "search --set nosuch=1 exits 2" $?
+grep -q "no option 'nosuch'" "$tmp/out" && grep -q '^search options: seed max_evals' "$tmp/out" &&
+  grep -q '^evaluator options: .*min_reps' "$tmp/out"
+check "--set of an unknown name lists the search and evaluator options" $?
+"$kevo" search --set islands=0 "$saxpy" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 2 ]; check "search --set islands=0 (out of bounds) exits 2" $?
+grep -q 'islands: 0 is outside \[1, 64\]' "$tmp/out"; check "the bounds are given" $?
+
+"$kevo" search "$tmp/nothere.json" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 1 ]; check "search of a missing task file exits 1" $?
+grep -q "$tmp/nothere.json" "$tmp/out"; check "the missing task file is named" $?
+printf '{"name": "broken", "dims": [' > "$tmp/malformed.json"
+"$kevo" search "$tmp/malformed.json" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 1 ]; check "search of a malformed task file exits 1" $?
+grep -q 'malformed.json' "$tmp/out"; check "the malformed task file is named" $?
+[ $rc -eq 1 ] || sed 's/^/# /' "$tmp/out"
+
+"$kevo" search --no-params "$saxpy" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 2 ]; check "search --no-params without another operator exits 2" $?
+"$kevo" search --operator nosuch "$saxpy" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 1 ]; check "search --operator of a missing plugin exits 1" $?
+grep -q 'operator nosuch' "$tmp/out"; check "the missing plugin is named" $?
+printf '{"models": [' > "$tmp/llm.json"
+"$kevo" search --llm "$tmp/llm.json" "$saxpy" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 1 ]; check "search --llm of a malformed config exits 1" $?
+grep -q 'llm.json:1:' "$tmp/out"; check "the config file and line are named" $?
+
+# A directory that holds a run already is refused before the GPU starts.
+mkdir -p "$tmp/taken" && echo '{}' > "$tmp/taken/search.json"
+"$kevo" search -o "$tmp/taken" "$saxpy" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 1 ]; check "search into a directory that holds a run exits 1" $?
+grep -q 'holds a run already' "$tmp/out"; check "it says so" $?
+
+# --resume: the run's search.json, checked field by field.
+mkdir -p "$tmp/empty"
+"$kevo" search --resume "$tmp/empty" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 1 ]; check "--resume of a directory without search.json exits 1" $?
+grep -q "$tmp/empty/search.json" "$tmp/out"; check "the missing search.json is named" $?
+"$kevo" search --resume "$tmp/empty" "$saxpy" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 2 ]; check "--resume with a task exits 2" $?
+"$kevo" search --resume "$tmp/empty" --seed 2 > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 2 ]; check "--resume with another seed exits 2" $?
+grep -q 'cannot change on a resumed run' "$tmp/out"; check "it says what cannot change" $?
+mkdir -p "$tmp/badplan"
+printf '%s\n' '{"format": "kevo-search", "version": 1, "device": 0,' \
+  ' "operators": [{"plugin": "params", "name": "params", "weight": -1}],' \
+  ' "options": {"max_evals": 10}}' > "$tmp/badplan/search.json"
+"$kevo" search --resume "$tmp/badplan" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 1 ]; check "--resume with a bad search.json exits 1" $?
+grep -q 'badplan/search.json: \$\.operators\[0\]\.weight' "$tmp/out"
+check "the error names the file and the field" $?
+sed -i 's/"weight": -1/"weight": 1/; s/"max_evals"/"max_evalz"/' "$tmp/badplan/search.json"
+"$kevo" search --resume "$tmp/badplan" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -q 'search.json: \$\.options\.max_evalz: no such search option' "$tmp/out"
+check "an unknown option in search.json is named" $?
+
+# The GPU: without one, the evaluator's message, exit 3 and no run
+# directory; with one, a short search, resumed, and one interrupted.
+"$kevo" peaks > /dev/null 2>&1; gpu=$?
+if [ $gpu -eq 3 ]; then
+  "$kevo" search --evals 5 -o "$tmp/run" "$saxpy" > "$tmp/out" 2>&1; rc=$?
+  [ $rc -eq 3 ]; check "search without a GPU exits 3" $?
+  grep -q 'cannot evaluate on a GPU: ' "$tmp/out"; check "it says why" $?
+  [ ! -e "$tmp/run" ]; check "and leaves no run directory" $?
+else
+  "$kevo" search --evals 6 --no-tune -o "$tmp/run" "$saxpy" > "$tmp/out" 2> "$tmp/err"; rc=$?
+  [ $rc -eq 0 ] || [ $rc -eq 1 ]; check "a short search exits 0 or 1 ($rc)" $?
+  grep -q '^stopped: evaluations (the evaluation budget is spent); 6 evaluations' "$tmp/out"
+  check "it prints why it stopped" $?
+  for f in search.json task.json events.jsonl checkpoint.json summary.json report.html; do
+    [ -s "$tmp/run/$f" ]; check "the run directory has $f" $?
+  done
+  if [ $rc -eq 0 ]; then
+    grep -q '^champion: candidate [0-9]*, fitness' "$tmp/out" &&
+      grep -q '^  held-out gate: passed' "$tmp/out" &&
+      grep -q "best kernel  *$tmp/run/best.cu" "$tmp/out"
+    check "it prints the champion, the gate and the paths" $?
+  fi
+  "$kevo" search --resume "$tmp/run" --evals 9 --json > "$tmp/out" 2> "$tmp/err"; rc=$?
+  [ $rc -eq 0 ] || [ $rc -eq 1 ]; check "--resume exits 0 or 1 ($rc)" $?
+  [ "$(wc -l < "$tmp/out")" -eq 1 ] && grep -q '"format":"kevo-summary"' "$tmp/out" &&
+    grep -q '"evaluations":9,' "$tmp/out"
+  check "--resume --json prints one summary line, 9 evaluations in all" $?
+  # The signal handlers are in place once the first line is out.
+  "$kevo" search --evals 0 -o "$tmp/long" "$srcdir/examples/tasks/sgemm.json" \
+    > "$tmp/out" 2> "$tmp/err" &
+  pid=$!
+  i=0
+  while [ $i -lt 300 ] && ! grep -q '^kevo: searching' "$tmp/err"; do
+    sleep 0.1; i=$((i + 1))
+  done
+  kill -TERM $pid; wait $pid; rc=$?
+  [ $rc -eq 143 ]; check "SIGTERM: exit 143 ($rc)" $?
+  grep -q "search --resume $tmp/long" "$tmp/err"; check "it says how to resume" $?
+  grep -q '^stopped: interrupted' "$tmp/out"; check "the summary says interrupted" $?
+fi
+
+# kevo report: a copy of a finished run, a missing directory, a bad summary.
+cp -R "$srcdir/tests/data/report/full" "$tmp/full"
+chmod -R u+w "$tmp/full"
+"$kevo" report "$tmp/full" > "$tmp/out" 2>&1; rc=$?
+check "report of a run exits 0" $rc
+[ -s "$tmp/full/report.html" ]; check "report.html is written" $?
+grep -qx "$tmp/full/report.html" "$tmp/out"; check "its path is printed" $?
+"$kevo" report /nonexistent > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 1 ]; check "report of /nonexistent exits 1" $?
+grep -q '/nonexistent' "$tmp/out"; check "the directory is named" $?
+cp -R "$srcdir/tests/data/report/bad-syntax" "$tmp/bad"
+chmod -R u+w "$tmp/bad"
+"$kevo" report "$tmp/bad" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 1 ]; check "report of a malformed summary exits 1" $?
+grep -q 'summary.json' "$tmp/out"; check "the file is named" $?
+"$kevo" report > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 2 ]; check "report without a directory exits 2" $?
 
 echo "1..$n"
 exit $status

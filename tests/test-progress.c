@@ -229,6 +229,9 @@ static void test_plain_lines(void)
     progress_champion_line(0.5, 7, NULL, 3, buf, sizeof buf);
     is_str(buf, "champion: fitness 0.500 (candidate 7) after 3 evaluations",
            "the champion line without an operator");
+    progress_champion_line(0.5, 1, NULL, 1, buf, sizeof buf);
+    is_str(buf, "champion: fitness 0.500 (candidate 1) after 1 evaluation",
+           "after 1 evaluation, singular");
     progress_values v = sample();
     v.evaluations = 100;
     progress_checkpoint_line(&v, buf, sizeof buf);

@@ -551,8 +551,40 @@ static void test_kill_and_resume(void)
     is_uint(kept, n,
             "every checkpointed elite is in the final archive or beaten in "
             "its cell");
-    /* No child repeats a checkpointed candidate: the seen set survived. */
     ok(count_events(dir, "resume") == 1, "the log records the resume");
+    /* No child of the resumed run repeats an assignment the killed run had
+     * checkpointed: the set of candidates tried survived. */
+    char *log = kevo__path_join(dir, "events.jsonl");
+    FILE *fp = fopen(log, "r");
+    char line[8192];
+    unsigned repeats = 0, before = 0;
+    while (fp && fgets(line, sizeof line, fp)) {
+        json_t *ev = json_loads(line, 0, NULL);
+        const char *type = json_string_value(json_object_get(ev, "type"));
+        if (type && strcmp(type, "resume") == 0) {
+            json_decref(ev);
+            break;
+        }
+        json_t *p = json_object_get(ev, "params");
+        if (type && strcmp(type, "eval") == 0 && p &&
+            json_integer_value(json_object_get(ev, "n")) <= at) {
+            char key[64];
+            snprintf(
+                key, sizeof key, ":%lld/%lld/%lld ",
+                (long long)json_integer_value(json_object_get(p, "BLOCK")),
+                (long long)json_integer_value(json_object_get(p, "VEC")),
+                (long long)json_integer_value(json_object_get(p, "ITEMS")));
+            before++;
+            repeats += tr.ids.data && strstr(tr.ids.data, key) != NULL;
+        }
+        json_decref(ev);
+    }
+    if (fp)
+        fclose(fp);
+    free(log);
+    ok(before >= 20, "the killed run logged its evaluations (%u)", before);
+    is_uint(repeats, 0,
+            "the resumed run repeats none of the checkpointed assignments");
     json_t *sum = load_json(dir, "summary.json");
     is_str(json_string_value(json_object_get(sum, "state")), "finished",
            "the summary says finished");

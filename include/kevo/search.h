@@ -75,9 +75,11 @@ typedef enum kevo_search_option {
     KEVO_SEARCH_PICK_SOFTMAX = 11,    /* ... of fitness softmax */
     KEVO_SEARCH_PICK_CURIOSITY = 12,  /* ... of curiosity softmax */
     KEVO_SEARCH_TEMPERATURE_PPM = 13, /* softmax temperature, in ppm */
-    KEVO_SEARCH_DEPTH = 14,           /* operator requests and evaluations
-                                         in flight at most; 0: twice the
-                                         compile processes plus two */
+    KEVO_SEARCH_DEPTH = 14,           /* evaluations in flight at most, and
+                                         asynchronous operator requests in
+                                         flight at most; 0: the compile
+                                         processes plus two (1 with a
+                                         scoring function) */
     KEVO_SEARCH_INSPIRATIONS = 15,    /* inspirations shown per request */
     KEVO_SEARCH_GATE_TOP = 16,        /* elites tried, best first, when
                                          looking for a champion at the end */
@@ -177,9 +179,11 @@ typedef kevo_status (*kevo_search_score_fn)(const kevo_task *task,
 KEVO_API kevo_status kevo_search_new(const kevo_task *task, kevo_search **out,
                                      kevo_error *err);
 
-/* kevo_search_free: frees the search, its operators and its archives; the
- * evaluator (borrowed) is left running, with the search's evaluations
- * still pending dropped. Closes the run directory. NULL does nothing. */
+/* kevo_search_free: frees the search, its operators and its archives, and
+ * closes the run directory. The evaluator (borrowed) is left running: the
+ * search's evaluations still pending there stay queued, and their results
+ * come out of kevo_evaluator_wait() for the caller to free (or go with
+ * kevo_evaluator_free()). NULL does nothing. */
 KEVO_API void kevo_search_free(kevo_search *search);
 
 /*

@@ -136,6 +136,7 @@ static kevo_status load_kernels(kevo__gpu *g, kevo_error *err)
         {"kevo_internal_equal", offsetof(kevo__gpu, equal)},
         {"kevo_internal_flush_l2", offsetof(kevo__gpu, flush_l2)},
         {"kevo_internal_copy", offsetof(kevo__gpu, copy)},
+        {"kevo_internal_triad", offsetof(kevo__gpu, triad)},
         {"kevo_probe_empty", offsetof(kevo__gpu, probe_empty)},
         {"kevo_internal_fma_f32", offsetof(kevo__gpu, fma_f32)},
         {"kevo_internal_fma_f64", offsetof(kevo__gpu, fma_f64)},

@@ -65,7 +65,7 @@ typedef struct kevo__gpu {
 
     CUmodule module; /* kernels.cu.h, compiled for the device */
     CUfunction fill[KEVO__NDTYPES], compare[KEVO__NDTYPES];
-    CUfunction compare_reduce, equal, flush_l2, copy, fma_f32, fma_f64;
+    CUfunction compare_reduce, equal, flush_l2, copy, triad, fma_f32, fma_f64;
     CUfunction probe_empty; /* kevo_probe_empty: the launch latency */
     CUfunction mma_f16, mma_bf16, mma_tf32;
 

@@ -295,42 +295,21 @@ static void test_params(void)
 
 /* ---- 2. resume after SIGKILL --------------------------------------------- */
 
-/* The checkpoint's count of evaluations and its elites, each
- * {"island", "cell", "id", "fitness"}, in a new array: the archives are the
- * objects of format "kevo-archive", islands in the order they come. */
+/* The checkpoint's count of evaluations ("counters"), or -1. */
 static json_int_t checkpoint_count(json_t *ck)
 {
-    json_t *v = json_object_get(ck, "evaluations");
-    if (!v)
-        v = json_object_get(json_object_get(ck, "counters"), "evaluations");
+    json_t *v = json_object_get(json_object_get(ck, "counters"), "evaluations");
     return json_is_integer(v) ? json_integer_value(v) : -1;
 }
 
-static void find_archives(json_t *v, json_t *out)
-{
-    size_t i;
-    const char *key;
-    json_t *x;
-    if (json_is_object(v)) {
-        if (strcmp(str_of(v, "format"), "kevo-archive") == 0) {
-            json_array_append(out, v);
-            return;
-        }
-        json_object_foreach (v, key, x)
-            find_archives(x, out);
-    } else if (json_is_array(v)) {
-        json_array_foreach (v, i, x)
-            find_archives(x, out);
-    }
-}
-
+/* The checkpoint's elites, each {"island", "cell", "id", "fitness"}, in a
+ * new array: "islands" holds one archive (kevo_archive_to_json()) per
+ * island. */
 static json_t *checkpoint_elites(json_t *ck)
 {
-    json_t *archives = json_array(), *elites = json_array(), *a;
+    json_t *elites = json_array(), *a, *e;
     size_t i, j;
-    find_archives(ck, archives);
-    json_array_foreach (archives, i, a) {
-        json_t *e;
+    json_array_foreach (json_object_get(ck, "islands"), i, a) {
         json_array_foreach (json_object_get(a, "elites"), j, e) {
             json_t *cand = json_object_get(e, "candidate");
             json_array_append_new(
@@ -341,8 +320,30 @@ static json_t *checkpoint_elites(json_t *ck)
                           json_object_get(e, "fitness")));
         }
     }
-    json_decref(archives);
     return elites;
+}
+
+/* What makes an evaluated candidate itself: its source (RUN/candidates/)
+ * and its parameters, as one new string. */
+static char *candidate_key(const char *run, json_t *eval)
+{
+    char name[64];
+    snprintf(name, sizeof name, "candidates/%" PRId64 ".cu",
+             (int64_t)json_integer_value(json_object_get(eval, "id")));
+    char *path = run_path(run, name);
+    char *source = slurp(path);
+    char *params = json_dumps(json_object_get(eval, "params"),
+                              JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
+    size_t n =
+        (source ? strlen(source) : 0) + (params ? strlen(params) : 0) + 2;
+    char *key = malloc(n);
+    if (!key)
+        bail_out("out of memory");
+    snprintf(key, n, "%s\n%s", source ? source : "", params ? params : "");
+    free(params);
+    free(source);
+    free(path);
+    return key;
 }
 
 /* In a child process: the search that gets killed. Never returns. */
@@ -379,7 +380,7 @@ static void test_resume(void)
     json_int_t seen = -1;
     int status = 0;
     bool exited = false;
-    for (int waited = 0; waited < 3000 && seen < 20; waited++) {
+    for (int waited = 0; waited < 6000 && seen < 20; waited++) {
         char *text = NULL;
         if (kevo_rundir_read_checkpoint(run, &text, NULL) == KEVO_OK) {
             json_t *ck = json_loads(text, 0, NULL);
@@ -392,7 +393,7 @@ static void test_resume(void)
             break;
         }
         if (seen < 20)
-            nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+            nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
     }
     if (!exited) {
         kill(pid, SIGKILL);
@@ -445,7 +446,24 @@ static void test_resume(void)
     json_t *start = NULL;
     json_int_t first_n = -1, last_n = -1;
     size_t evals = 0;
+    json_t *tried = json_object();
+    size_t repeats = 0;
     json_array_foreach (events, i, ev_json) {
+        if (is_type(ev_json, "eval")) {
+            /* Candidates evaluated before the checkpoint are known to the
+             * resumed run: none is evaluated again. */
+            json_int_t n = json_integer_value(json_object_get(ev_json, "n"));
+            char *key = candidate_key("resume", ev_json);
+            if (i < before && n <= done) {
+                json_object_set_new(tried, key, json_integer(n));
+            } else if (i >= before && json_object_get(tried, key)) {
+                repeats++;
+                diag("evaluation %" PRId64 " repeats evaluation %" PRId64,
+                     (int64_t)n,
+                     (int64_t)json_integer_value(json_object_get(tried, key)));
+            }
+            free(key);
+        }
         if (i < before)
             continue;
         if (is_type(ev_json, "start") && !start)
@@ -465,6 +483,10 @@ static void test_resume(void)
            (int)(done + 1));
     is_int(last_n, done + 10, "the last is n=%d", (int)(done + 10));
     is_uint(evals, 10, "ten evaluations after resuming");
+    is_uint(repeats, 0,
+            "none of them repeats a candidate evaluated before the "
+            "checkpoint");
+    json_decref(tried);
 
     /* Every elite of the checkpoint survived or was beaten in its cell. */
     size_t kept = 0, beaten = 0, lost = 0;
