@@ -188,7 +188,7 @@ bool cli_print_summary(const char *dir, bool json, bool *champion)
         printf("no champion: %s\n",
                json_array_size(tried)
                    ? "no elite passed the held-out gate"
-                   : "no correct kernel was found, so none was gated");
+                   : "no elite went through the held-out gate");
         json_array_foreach (tried, i, t) {
             const char *tw = json_string_value(json_object_get(t, "reason"));
             double held = num(t, "held_out_fitness");

@@ -159,6 +159,11 @@ struct kevo_search {
     int tune_pending;
 };
 
+/* ---- search_options.c ---------------------------------------------------- */
+
+/* Fills opt with every option's default. */
+void kevo__search_options_default(int64_t *opt);
+
 /* ---- search.c ------------------------------------------------------------ */
 
 double kevo__search_now(void);
@@ -175,6 +180,20 @@ kevo_status kevo__search_submit(kevo_search *s, kevo__job_kind kind,
                                 const kevo__search_job *proto, unsigned flags,
                                 kevo_error *err);
 void kevo__search_job_clear(kevo__search_job *job);
+
+/* ---- search_request.c ---------------------------------------------------- */
+
+/* Children waiting for or under evaluation; requests for children in
+ * flight. */
+size_t kevo__search_children_in_flight(const kevo_search *s);
+size_t kevo__search_child_requests(const kevo_search *s);
+/* Sends one request for children; *sent is false when no island has a
+ * parent yet. */
+kevo_status kevo__search_request(kevo_search *s, bool *sent, kevo_error *err);
+/* Sends a prompt for revision when the pool says one is due. */
+kevo_status kevo__search_revise(kevo_search *s, kevo_error *err);
+/* Takes every ended operator request: children go to evaluation. */
+kevo_status kevo__search_take_results(kevo_search *s, kevo_error *err);
 
 /* ---- search_judge.c ------------------------------------------------------ */
 
@@ -203,7 +222,8 @@ bool kevo__search_find_elite(const kevo_search *s, uint64_t id, size_t *island,
                              size_t *cell);
 kevo_status kevo__search_history_add(kevo_search *s, double n, double best);
 
-/* ---- search_state.c ------------------------------------------------------ */
+/* ---- search_state.c (checkpoints) and search_summary.c
+ * ------------------------------------------------------ */
 
 kevo_status kevo__search_checkpoint(kevo_search *s, kevo_error *err);
 kevo_status kevo__search_restore(kevo_search *s, const char *json,
@@ -211,6 +231,8 @@ kevo_status kevo__search_restore(kevo_search *s, const char *json,
 kevo_status kevo__search_write_summary(kevo_search *s, const char *state,
                                        kevo_error *err);
 kevo_status kevo__search_write_best(kevo_search *s, kevo_error *err);
+/* A finite number as JSON, anything else as null. */
+json_t *kevo__search_num(double v);
 /* An assignment as a JSON object {"NAME": value, ...}. */
 json_t *kevo__search_params_json(const kevo_vars *params);
 

@@ -262,11 +262,6 @@ static json_t *dims_json(const kevo_task *task, kevo_shape_set set, size_t i)
     return o;
 }
 
-static json_t *num_or_null(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
 kevo_status kevo__search_tune_finish(kevo_search *s, kevo_error *err)
 {
     struct kevo__search_tune *t = s->tune;
@@ -284,8 +279,8 @@ kevo_status kevo__search_tune_finish(kevo_search *s, kevo_error *err)
             "{s:o, s:o, s:o, s:o}", "dims",
             dims_json(s->task, KEVO_SHAPES_TRAIN, j), "params",
             kevo__search_params_json(t->assign[t->train_choice[j]]), "time",
-            num_or_null(tt), "champion_time", num_or_null(ct));
-        json_object_set_new(o, "speedup", num_or_null(ct / tt));
+            kevo__search_num(tt), "champion_time", kevo__search_num(ct));
+        json_object_set_new(o, "speedup", kevo__search_num(ct / tt));
         json_array_append_new(shapes, o);
     }
     size_t distinct = t->nassign;

@@ -1,0 +1,343 @@
+/*
+ * search_request.c: the search's requests to operators. Picking the
+ * island, the parent (by the mix of selection rules), the inspirations,
+ * the operator (by weight) and the prompt (by Thompson sampling); sending
+ * prompts for revision when the pool says one is due; and taking what the
+ * operators answer: children go to evaluation (within the budget),
+ * failures are logged and credited, revised prompts join the pool.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search_private.h"
+
+/* ---- requests ------------------------------------------------------------ */
+
+size_t kevo__search_children_in_flight(const kevo_search *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->njobs; i++)
+        n += s->jobs[i].kind == KEVO__JOB_CHILD;
+    return n;
+}
+
+size_t kevo__search_child_requests(const kevo_search *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->nreqs; i++)
+        n += !s->reqs[i].revision;
+    return n;
+}
+
+static kevo_status add_req(kevo_search *s, const kevo__search_req *r,
+                           kevo_error *err)
+{
+    if (s->nreqs == s->creqs) {
+        size_t c = s->creqs ? 2 * s->creqs : 16;
+        kevo__search_req *n = realloc(s->reqs, c * sizeof *n);
+        if (!n)
+            return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+        s->reqs = n;
+        s->creqs = c;
+    }
+    s->reqs[s->nreqs++] = *r;
+    return KEVO_OK;
+}
+
+static kevo_selection pick_rule(kevo_search *s)
+{
+    double w[3] = {(double)s->opt[KEVO_SEARCH_PICK_UNIFORM],
+                   (double)s->opt[KEVO_SEARCH_PICK_SOFTMAX],
+                   (double)s->opt[KEVO_SEARCH_PICK_CURIOSITY]};
+    double total = w[0] + w[1] + w[2];
+    if (total <= 0)
+        return KEVO_SELECT_UNIFORM;
+    double u = kevo_rng_uniform(s->rng) * total;
+    if (u < w[0])
+        return KEVO_SELECT_UNIFORM;
+    if (u < w[0] + w[1])
+        return KEVO_SELECT_SOFTMAX;
+    return KEVO_SELECT_CURIOSITY;
+}
+
+static size_t pick_operator(kevo_search *s)
+{
+    double total = 0;
+    for (size_t i = 0; i < s->nops; i++)
+        total += s->ops[i].weight;
+    double u = kevo_rng_uniform(s->rng) * total;
+    for (size_t i = 0; i < s->nops; i++) {
+        if (u < s->ops[i].weight)
+            return i;
+        u -= s->ops[i].weight;
+    }
+    return s->nops - 1;
+}
+
+/* Sends one request for children. *sent is false when no island has a
+ * parent yet. */
+kevo_status kevo__search_request(kevo_search *s, bool *sent, kevo_error *err)
+{
+    *sent = false;
+    size_t island = (size_t)(s->requests % s->nislands);
+    kevo_archive *a = s->islands[island];
+    if (kevo_archive_size(a) == 0) {
+        for (size_t i = 0; i < s->nislands && kevo_archive_size(a) == 0; i++) {
+            island = (island + 1) % s->nislands;
+            a = s->islands[island];
+        }
+        if (kevo_archive_size(a) == 0)
+            return KEVO_OK;
+    }
+    size_t cell;
+    kevo_status rc = kevo_archive_select(
+        a, s->rng, pick_rule(s),
+        (double)s->opt[KEVO_SEARCH_TEMPERATURE_PPM] / 1e6, &cell, err);
+    if (rc != KEVO_OK)
+        return rc;
+    const kevo_candidate *parent = kevo_archive_candidate(a, cell);
+    size_t opi = pick_operator(s);
+    kevo__search_op *o = &s->ops[opi];
+
+    kevo__search_req r = {.op = opi,
+                          .island = island,
+                          .parent_cell = cell,
+                          .parent_id = kevo_candidate_id(parent),
+                          .parent_fitness = kevo_archive_fitness(a, cell),
+                          .prompt = -1};
+    char *prompt_json = NULL;
+    if (o->prompts && kevo_promptpool_size(s->pool) > 0) {
+        uint64_t pid;
+        rc = kevo_promptpool_choose(s->pool, s->rng, &pid, err);
+        if (rc == KEVO_OK)
+            rc = kevo_promptpool_prompt_json(s->pool, pid, &prompt_json, err);
+        if (rc != KEVO_OK)
+            return rc;
+        r.prompt = (int64_t)pid;
+    }
+    size_t k = (size_t)s->opt[KEVO_SEARCH_INSPIRATIONS];
+    size_t cells[16], n = 0;
+    kevo_operator_inspiration insp[16];
+    if (k > 0) {
+        rc = kevo_archive_inspirations(a, s->rng, cell, k, cells, &n, err);
+        if (rc != KEVO_OK) {
+            free(prompt_json);
+            return rc;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        insp[i].candidate = kevo_archive_candidate(a, cells[i]);
+        insp[i].summary_json =
+            kevo__search_note_get(s, kevo_candidate_id(insp[i].candidate));
+    }
+    kevo_operator_request req = {
+        .size = sizeof req,
+        .parent = parent,
+        .parent_summary_json = kevo__search_note_get(s, r.parent_id),
+        .inspirations = n ? insp : NULL,
+        .n_inspirations = n,
+        .second_parent = n ? insp[0].candidate : NULL,
+        .second_summary_json = n ? insp[0].summary_json : NULL,
+        .prompt_json = prompt_json,
+        .prompt_id = r.prompt,
+        .n_children = (uint32_t)s->opt[KEVO_SEARCH_CHILDREN]};
+    rc = kevo_operator_submit(o->op, &req, &r.id, err);
+    free(prompt_json);
+    if (rc != KEVO_OK)
+        return rc;
+    s->requests++;
+    o->requests++;
+    *sent = true;
+    return add_req(s, &r, err);
+}
+
+/* Sends a prompt for revision when the pool says one is due. */
+kevo_status kevo__search_revise(kevo_search *s, kevo_error *err)
+{
+    size_t opi = SIZE_MAX;
+    for (size_t i = 0; i < s->nops && opi == SIZE_MAX; i++) {
+        if (s->ops[i].prompts)
+            opi = i;
+    }
+    if (opi == SIZE_MAX || kevo_promptpool_size(s->pool) == 0)
+        return KEVO_OK;
+    uint64_t pid;
+    kevo_prompt_record rec = {.size = sizeof rec};
+    kevo_status rc = kevo_promptpool_revision_due(s->pool, &pid, &rec, err);
+    if (rc != KEVO_OK || pid == KEVO_PROMPT_NONE)
+        return rc;
+    char *json = NULL;
+    rc = kevo_promptpool_prompt_json(s->pool, pid, &json, err);
+    if (rc != KEVO_OK)
+        return rc;
+    const kevo_candidate *best = NULL, *worst = NULL;
+    size_t island, cell;
+    if (rec.best_child &&
+        kevo__search_find_elite(s, rec.best_child, &island, &cell))
+        best = kevo_archive_candidate(s->islands[island], cell);
+    if (rec.worst_child &&
+        kevo__search_find_elite(s, rec.worst_child, &island, &cell))
+        worst = kevo_archive_candidate(s->islands[island], cell);
+    kevo_operator_revision rev = {
+        .size = sizeof rev,
+        .prompt_id = (int64_t)pid,
+        .prompt_name = kevo_promptpool_name(s->pool, pid),
+        .sections_json = json,
+        .record = &rec,
+        .best_source = best ? kevo_candidate_source(best) : NULL,
+        .best_summary_json = kevo__search_note_get(s, rec.best_child),
+        .worst_source = worst ? kevo_candidate_source(worst) : NULL,
+        .worst_summary_json = kevo__search_note_get(s, rec.worst_child)};
+    kevo__search_req r = {.op = opi,
+                          .prompt = (int64_t)pid,
+                          .revision = true,
+                          .revised_prompt = pid,
+                          .parent_cell = KEVO_NO_CELL};
+    rc = kevo_operator_revise(s->ops[opi].op, &rev, &r.id, err);
+    free(json);
+    if (rc != KEVO_OK)
+        return rc;
+    s->ops[opi].revisions++;
+    return add_req(s, &r, err);
+}
+
+/* ---- operator results ---------------------------------------------------- */
+
+static kevo_status take_revision(kevo_search *s, const kevo__search_req *r,
+                                 kevo_operator_result *res, kevo_error *err)
+{
+    const char *opname = kevo_operator_name(s->ops[r->op].op);
+    for (size_t i = 0; i < kevo_operator_result_prompt_count(res); i++) {
+        uint64_t id = 0, evicted = 0;
+        int added = 0;
+        kevo_error e = KEVO__ERROR_INIT;
+        kevo_status rc = kevo_promptpool_add_json(
+            s->pool, r->revised_prompt, kevo_operator_result_prompt(res, i),
+            NULL, &id, &added, &evicted, &e);
+        json_t *f =
+            json_pack("{s:I, s:s}", "parent", (json_int_t)r->revised_prompt,
+                      "operator", opname);
+        if (rc == KEVO_OK)
+            json_object_set_new(f, "id", json_integer((json_int_t)id));
+        else
+            json_object_set_new(f, "reason", json_string(e.text));
+        rc = kevo__search_log(s, "prompt_revised", f, err);
+        if (rc != KEVO_OK)
+            return rc;
+    }
+    for (size_t i = 0; i < kevo_operator_result_failure_count(res); i++) {
+        kevo_status rc = kevo__search_log(
+            s, "failure",
+            json_pack("{s:s, s:I, s:s, s:s, s:b}", "operator", opname, "prompt",
+                      (json_int_t)r->revised_prompt, "kind",
+                      kevo_operator_result_failure_kind(res, i), "reason",
+                      kevo_operator_result_failure_reason(res, i), "revision",
+                      1),
+            err);
+        if (rc != KEVO_OK)
+            return rc;
+    }
+    return KEVO_OK;
+}
+
+static kevo_status take_children(kevo_search *s, const kevo__search_req *r,
+                                 kevo_operator_result *res, kevo_error *err)
+{
+    kevo__search_op *o = &s->ops[r->op];
+    const char *opname = kevo_operator_name(o->op);
+    size_t taken = 0;
+    int64_t max = s->opt[KEVO_SEARCH_MAX_EVALS];
+    for (size_t i = 0; i < kevo_operator_result_child_count(res); i++) {
+        kevo_candidate *c = kevo_operator_result_take_child(res, i);
+        if (!c)
+            continue;
+        if (max > 0 && s->submitted >= (uint64_t)max) {
+            kevo_candidate_free(c); /* past the budget */
+            continue;
+        }
+        uint64_t id = s->next_id++;
+        kevo_candidate_set_id(c, id);
+        if (s->dir) {
+            char path[64];
+            snprintf(path, sizeof path, "candidates/%llu.cu",
+                     (unsigned long long)id);
+            const char *src = kevo_candidate_source(c);
+            kevo_status rc =
+                kevo_rundir_write_file(s->dir, path, src, strlen(src), err);
+            if (rc != KEVO_OK) {
+                kevo_candidate_free(c);
+                return rc;
+            }
+        }
+        kevo__search_job proto = {.op = r->op,
+                                  .island = r->island,
+                                  .parent_cell = r->parent_cell,
+                                  .parent_id = r->parent_id,
+                                  .parent_fitness = r->parent_fitness};
+        s->submitted++;
+        o->children++;
+        taken++;
+        kevo_status rc =
+            kevo__search_submit(s, KEVO__JOB_CHILD, c, &proto, 0, err);
+        if (rc != KEVO_OK)
+            return rc;
+    }
+    size_t nfail = kevo_operator_result_failure_count(res);
+    bool exhausted = false;
+    for (size_t i = 0; i < nfail; i++) {
+        const char *kind = kevo_operator_result_failure_kind(res, i);
+        const char *why = kevo_operator_result_failure_reason(res, i);
+        exhausted = exhausted || strcmp(kind, KEVO_FAIL_EXHAUSTED) == 0;
+        json_t *f = json_pack("{s:s, s:s, s:s}", "operator", opname, "kind",
+                              kind, "reason", why ? why : "");
+        json_object_set_new(f, "prompt",
+                            r->prompt >= 0 ? json_integer(r->prompt)
+                                           : json_null());
+        kevo_status rc = kevo__search_log(s, "failure", f, err);
+        if (rc != KEVO_OK)
+            return rc;
+        kevo_search_event ev = {.size = sizeof ev,
+                                .type = KEVO_SEARCH_FAILURE,
+                                .fitness = NAN,
+                                .text = why};
+        kevo__search_emit(s, &ev);
+    }
+    if (taken == 0) {
+        o->failures++;
+        if (r->prompt >= 0)
+            kevo_promptpool_credit(s->pool, (uint64_t)r->prompt, 0, NAN, 0,
+                                   NULL);
+        s->exhausted_run = exhausted ? s->exhausted_run + 1 : 0;
+    } else {
+        s->exhausted_run = 0;
+    }
+    return KEVO_OK;
+}
+
+/* Takes every ended operator request: children go to evaluation. */
+kevo_status kevo__search_take_results(kevo_search *s, kevo_error *err)
+{
+    kevo_operator_result *res;
+    while (kevo_operator_host_next_result(s->host, &res) == KEVO_OK) {
+        uint64_t id = kevo_operator_result_id(res);
+        size_t i = 0;
+        while (i < s->nreqs && s->reqs[i].id != id)
+            i++;
+        kevo_status rc = KEVO_OK;
+        if (i < s->nreqs) {
+            kevo__search_req r = s->reqs[i];
+            memmove(&s->reqs[i], &s->reqs[i + 1],
+                    (s->nreqs - i - 1) * sizeof *s->reqs);
+            s->nreqs--;
+            rc = r.revision ? take_revision(s, &r, res, err)
+                            : take_children(s, &r, res, err);
+        }
+        kevo_operator_result_free(res);
+        if (rc != KEVO_OK)
+            return rc;
+    }
+    return KEVO_OK;
+}
