@@ -11,7 +11,8 @@
 # figures below, measured on an H100 with the same cost models) with the
 # ratio champion / PyTorch; then the champion's fitness and gate verdict,
 # and for memory-bound tasks whether the champion reaches 0.90 of the
-# roofline. KEVO_SRCDIR and KEVO_BUILDDIR name the source and build trees
+# roofline. Without a champion (no elite passed the gate) the gate column
+# says how many elites were tried. KEVO_SRCDIR and KEVO_BUILDDIR name the source and build trees
 # when they are not the script's tree and the current directory. Needs a
 # GPU and python3.
 srcdir=${KEVO_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -92,8 +93,11 @@ for name in sorted(os.listdir(outdir)):
     ch = sh.get("champion") or {}
     champ = s.get("champion") or {}
     gate = champ.get("gate") or {}
-    verdict = ("-" if not champ else "passed" if gate.get("passed")
-               else "failed")
+    tried = s.get("gate_tried") or []
+    if champ:
+        verdict = "passed" if gate.get("passed") else "failed"
+    else:
+        verdict = "none of %d" % len(tried)
     t = torch.get(s.get("task", name))
     ratio = (ch.get("efficiency") / t[0]
              if t and ch.get("efficiency") is not None else None)

@@ -542,7 +542,12 @@ static void job_finish(kevo_evaluator *ev, job *j, kevo_eval_result *res)
     j->state = JOB_DONE;
     ev->finished++;
     kevo_shape_set set = job_set(j);
-    if (j->hidden && kevo_eval_result_verdict(res) == KEVO_VERDICT_OK)
+    /* The seed's times are the baseline, whether the seed ran hidden or
+     * was submitted (a search's first evaluation). */
+    const kevo_candidate *seed = kevo_task_seed(j->tr->task);
+    bool is_seed = j->hidden || (seed && kevo_candidate_hash(seed) ==
+                                             kevo_candidate_hash(j->cand));
+    if (is_seed && kevo_eval_result_verdict(res) == KEVO_VERDICT_OK)
         kevo__eval_result_times(res, KEVO_BASELINE_SEED, j->tr->seed_times[set],
                                 kevo_task_shape_count(j->tr->task, set));
 }

@@ -293,6 +293,8 @@ static json_t *eval_fields(kevo_search *s, const kevo__search_job *job,
                                                   : json_null()));
         }
         json_object_set_new(f, "shapes", shapes);
+        if (kevo_eval_result_suspicious(res))
+            json_object_set_new(f, "suspicious", json_true());
     }
     return f;
 }

@@ -100,12 +100,29 @@ static const char *bound_name(kevo_bound b)
 
 /* The per-shape table: the champion's results, with the seed's and the
  * reference's times they carry. */
+/* The gate whose results fill the per-shape table: the champion's, else
+ * (no elite passed) the fittest elite that was gated, or NULL. */
+static const kevo__search_gate *table_gate(const kevo_search *s)
+{
+    if (s->champion >= 0)
+        return &s->gates[s->champion];
+    const kevo__search_gate *best = NULL;
+    for (size_t i = 0; i < s->ngates; i++) {
+        const kevo__search_gate *g = &s->gates[i];
+        if (g->done && g->train &&
+            kevo_eval_result_verdict(g->train) == KEVO_VERDICT_OK &&
+            (!best || g->fitness > best->fitness))
+            best = g;
+    }
+    return best;
+}
+
 static json_t *shapes_json(const kevo_search *s)
 {
     json_t *arr = json_array();
-    if (s->champion < 0)
+    const kevo__search_gate *g = table_gate(s);
+    if (!g)
         return arr;
-    const kevo__search_gate *g = &s->gates[s->champion];
     const kevo_eval_result *sets[2] = {g->train, g->held};
     for (size_t k = 0; k < 2; k++) {
         const kevo_eval_result *res = sets[k];
@@ -267,6 +284,15 @@ kevo_status kevo__search_write_summary(kevo_search *s, const char *state,
     }
     json_object_set_new(root, "gate_tried", tried);
     json_object_set_new(root, "shapes", shapes_json(s));
+    /* Whose figures "shapes" gives as the champion's: without a champion,
+     * those of the fittest elite that failed the gate. */
+    const kevo__search_gate *tg = table_gate(s);
+    json_object_set_new(root, "shapes_of",
+                        !tg                ? json_null()
+                        : s->champion >= 0 ? json_string("champion")
+                                           : json_string("best_failed_gate"));
+    if (tg && s->champion < 0)
+        json_object_set_new(root, "best_failed_gate", gate_json(s, tg));
     json_object_set_new(root, "operators", operators_json(s));
     json_object_set_new(root, "prompts", prompts_json(s));
     json_object_set_new(root, "dispatch",

@@ -10,10 +10,11 @@
  *      best.dispatch.json and report.html.
  *   2. resume: a child process runs a search with a budget of 1000 and a
  *      checkpoint every 10 evaluations, and is killed with SIGKILL once its
- *      checkpoint counts 20; the run is resumed here: its evaluations go
- *      on from the checkpoint's count, and every elite of the killed run's
- *      last checkpoint is still in the final archive, or was replaced by a
- *      fitter one in its cell.
+ *      checkpoint counts 20; the run is resumed here: it knows every
+ *      candidate evaluated before the checkpoint as tried and evaluates
+ *      none again, its evaluations go on from the checkpoint's count, and
+ *      every elite of the killed run's last checkpoint is still in the
+ *      final archive, or was replaced by a fitter one in its cell.
  *   3. llm and params: the loopback server (tests/loopback-server.c)
  *      answers the llm operator with the kernels of
  *      tests/data/llm-variants, round robin; 30 evaluations fill at least
@@ -323,15 +324,28 @@ static json_t *checkpoint_elites(json_t *ck)
     return elites;
 }
 
-/* What makes an evaluated candidate itself: its source (RUN/candidates/)
- * and its parameters, as one new string. */
-static char *candidate_key(const char *run, json_t *eval)
+/* The source of the candidate an "eval" event of RUN judged, in a new
+ * string: RUN/candidates/ID.cu, or the task's seed for the seed (which is
+ * not a child, and has no file there); NULL when neither. */
+static char *eval_source(const char *run, json_t *eval)
 {
     char name[64];
     snprintf(name, sizeof name, "candidates/%" PRId64 ".cu",
              (int64_t)json_integer_value(json_object_get(eval, "id")));
     char *path = run_path(run, name);
     char *source = slurp(path);
+    free(path);
+    if (!source && strcmp(str_of(eval, "operator"), "seed") == 0 &&
+        !(source = strdup(kevo_candidate_source(kevo_task_seed(saxpy)))))
+        bail_out("out of memory");
+    return source;
+}
+
+/* What makes an evaluated candidate itself: its source (RUN/candidates/)
+ * and its parameters, as one new string. */
+static char *candidate_key(const char *run, json_t *eval)
+{
+    char *source = eval_source(run, eval);
     char *params = json_dumps(json_object_get(eval, "params"),
                               JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
     size_t n =
@@ -342,8 +356,47 @@ static char *candidate_key(const char *run, json_t *eval)
     snprintf(key, n, "%s\n%s", source ? source : "", params ? params : "");
     free(params);
     free(source);
-    free(path);
     return key;
+}
+
+/* The resumed search s knows (kevo_operator_host_seen()) every candidate
+ * that the first `before` events evaluated up to the checkpoint's `done`,
+ * so that none is tried again. */
+static void check_known(kevo_search *s, size_t before, json_int_t done)
+{
+    json_t *events = read_events("resume", NULL), *e;
+    size_t i, known = 0, unknown = 0;
+    json_array_foreach (events, i, e) {
+        json_int_t n = json_integer_value(json_object_get(e, "n"));
+        if (i >= before || !is_type(e, "eval") || n > done)
+            continue;
+        char *source = eval_source("resume", e);
+        kevo_candidate *c = NULL;
+        if (!source || kevo_candidate_new_for_task(saxpy, source, NULL, &c,
+                                                   NULL) != KEVO_OK)
+            bail_out("cannot read the candidate of evaluation %" PRId64,
+                     (int64_t)n);
+        const char *param;
+        json_t *v;
+        json_object_foreach (json_object_get(e, "params"), param, v)
+            kevo_candidate_set_param(c, param, json_integer_value(v), NULL);
+        if (kevo_operator_host_seen(kevo_search_host(s), c)) {
+            known++;
+        } else {
+            unknown++;
+            diag("evaluation %" PRId64 " (candidate %" PRId64
+                 ") is not known as tried",
+                 (int64_t)n,
+                 (int64_t)json_integer_value(json_object_get(e, "id")));
+        }
+        kevo_candidate_free(c);
+        free(source);
+    }
+    ok(known > 0 && unknown == 0,
+       "the resumed search knows the %zu candidates evaluated before the "
+       "checkpoint as tried (%zu not)",
+       known, unknown);
+    json_decref(events);
 }
 
 /* In a child process: the search that gets killed. Never returns. */
@@ -430,6 +483,7 @@ static void test_resume(void)
     is_int(kevo_search_open_run(s, run, KEVO_SEARCH_RUN_RESUME,
                                 "gpu-search resume", &err),
            KEVO_OK, "the killed run is opened to resume");
+    check_known(s, before, done);
     kevo_status rc = kevo_search_run(s, &err);
     if (!ok(rc == KEVO_OK, "the resumed run runs to its end"))
         diag("%s", err.text);
@@ -665,11 +719,7 @@ static void test_llm(void)
         if (!is_type(e, "eval"))
             continue;
         llm_evals += strcmp(str_of(e, "operator"), "llm") == 0;
-        char name[64];
-        snprintf(name, sizeof name, "candidates/%" PRId64 ".cu",
-                 (int64_t)json_integer_value(json_object_get(e, "id")));
-        char *path = run_path("llm", name);
-        char *source = slurp(path);
+        char *source = eval_source("llm", e);
         variant *var = which_variant(v, nv, source);
         if (var) {
             const char *verdict = str_of(e, "verdict");
@@ -678,7 +728,6 @@ static void test_llm(void)
             var->wrong += strcmp(verdict, "wrong") == 0;
         }
         free(source);
-        free(path);
     }
     ok(llm_evals > 0, "%zu evaluations of llm children", llm_evals);
     size_t correct_seen = 0;
