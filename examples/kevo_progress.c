@@ -143,17 +143,17 @@ static size_t make_fields(const progress_values *v, bool color, field *f)
 
     snprintf(value, sizeof value, "%.1f%%",
              isfinite(v->coverage) ? 100 * v->coverage : 0.0);
-    set_field(&f[n++], 5, "cov", value, NULL, color);
+    set_field(&f[n++], 6, "cov", value, NULL, color);
 
     rate_text(v->evals_per_second, value, sizeof value);
     snprintf(value2, sizeof value2, "%s ev/s", value);
-    set_field(&f[n++], 4, "", value2, NULL, color);
+    set_field(&f[n++], 5, "", value2, NULL, color);
 
     if (v->llm) {
         tokens_text(v->tokens, value, sizeof value);
         snprintf(value2, sizeof value2, "%s tok, cost %.2f", value,
                  isfinite(v->cost) ? v->cost : 0.0);
-        set_field(&f[n++], 6, "", value2, NULL, color);
+        set_field(&f[n++], 4, "", value2, NULL, color);
     }
 
     progress_duration(v->seconds_left, value, sizeof value);

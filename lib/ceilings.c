@@ -9,7 +9,8 @@
 #include "ceilings.h"
 #include "compile_cache.h"
 
-#define FORMAT "kevo-ceilings-2" /* 2: bandwidth includes the two-in, one-out probe */
+#define FORMAT                                                                 \
+    "kevo-ceilings-2" /* 2: bandwidth includes the two-in, one-out probe */
 
 void kevo__ceilings_clear(kevo__ceilings *c)
 {

@@ -189,10 +189,10 @@ KEVO_API const char *kevo_evaluator_device_name(const kevo_evaluator *ev);
 /*
  * kevo_evaluator_bandwidth: the measured memory bandwidth in bytes (read
  * plus written) per second: the best of a device-to-device copy and a
- * kernel reading two streams and writing one; kevo_evaluator_peak: the measured peak of a kind of
- * arithmetic in operations (an FMA counts two) per second. Both return 0
- * before start or when started without a GPU. A tensor-core peak is
- * measured the first time it is asked for, here or by a task that needs it.
+ * kernel reading two streams and writing one; kevo_evaluator_peak: the measured
+ * peak of a kind of arithmetic in operations (an FMA counts two) per second.
+ * Both return 0 before start or when started without a GPU. A tensor-core peak
+ * is measured the first time it is asked for, here or by a task that needs it.
  */
 KEVO_API double kevo_evaluator_bandwidth(const kevo_evaluator *ev);
 

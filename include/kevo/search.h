@@ -277,12 +277,13 @@ KEVO_API kevo_status kevo_search_set_callback(kevo_search *search,
 
 /*
  * kevo_search_open_run: logs the search to the run directory at path.
- * Without flags it must be new or empty; the task is written there as
- * task.json. With KEVO_SEARCH_RUN_RESUME the directory's checkpoint is
- * loaded: archives, prompt pool, random streams, counters, champion and
- * the set of candidates already tried; evaluations that were in flight
- * when it was written are lost and made again. command (may be NULL) is
- * recorded in summary.json and best.cu. Call after the options and the
+ * Without flags it must not hold a run yet (no events.jsonl or
+ * checkpoint.json: other files, such as a caller's own settings, may be
+ * there); the task is written there as task.json. With KEVO_SEARCH_RUN_RESUME
+ * the directory's checkpoint is loaded: archives, prompt pool, random streams,
+ * counters, champion and the set of candidates already tried; evaluations that
+ * were in flight when it was written are lost and made again. command (may be
+ * NULL) is recorded in summary.json and best.cu. Call after the options and the
  * operators (a resumed run must add the same operators), before the first
  * step. Returns KEVO_OK; the errors of kevo_rundir_open(); KEVO_EFORMAT or
  * KEVO_EINVALID for a checkpoint that does not fit, naming the field;
@@ -297,10 +298,12 @@ KEVO_API kevo_status kevo_search_open_run(kevo_search *search, const char *path,
  * kevo_search_step: does one round of work: tops up the pipeline, drives
  * the operators, and judges the evaluations that finished, waiting at
  * most timeout_ms milliseconds for one (negative: until one does). Once a
- * stop condition holds it lets the work in flight finish (an interrupt
- * drops it), then gates the best elites, tunes the champion, writes the
- * final checkpoint, summary and report, and returns KEVO_DONE; later calls
- * return KEVO_DONE at once. Returns KEVO_OK while the search goes on;
+ * stop condition holds it lets the work in flight finish, then gates the
+ * best elites, tunes the champion, writes the final checkpoint, summary and
+ * report, and returns KEVO_DONE; after kevo_search_interrupt() it drops the
+ * work in flight and skips the gating and tuning (the champion stays the
+ * one gated so far), so that it finishes at once. Later calls return
+ * KEVO_DONE at once. Returns KEVO_OK while the search goes on;
  * KEVO_ESTATE without an evaluator or scoring function or without an
  * operator; errors of the evaluator, the scoring function or the run
  * directory, after which the search is stopped (the last checkpoint
