@@ -6,6 +6,8 @@
 #define KEVO_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include <kevo.h>
 
@@ -28,6 +30,33 @@ extern const char *program;
 
 /* Writes s to stdout as a JSON string, quoted and escaped. */
 void cli_json_string(const char *s);
+
+/* Parses s, all of it, as a decimal integer into *out; false if it is not
+ * one or is out of range. */
+bool cli_parse_int(const char *s, int64_t *out);
+
+/* Parses s, all of it, as a finite number into *out; false if it is not
+ * one. */
+bool cli_parse_real(const char *s, double *out);
+
+/*
+ * cli_use_build_tree: when this program runs from a build tree (as
+ * examples/kevo, or examples/.libs/kevo under libtool, below the directory
+ * that holds config.status), puts the build tree's kevo-worker in worker
+ * unless KEVO_WORKER is set, puts its operator plugins first on the
+ * operator search path (KEVO_OPERATOR_PATH), and, where prompts is not
+ * NULL and KEVO_PROMPT_DIR is not set, points *prompts at the source
+ * tree's seed prompts. worker is "" when there is no build tree's worker
+ * to use: the evaluator's default (KEVO_WORKER, else the installed worker)
+ * then holds; an installed program changes nothing else.
+ */
+void cli_use_build_tree(char *worker, size_t size, const char **prompts);
+
+/* cli_start_evaluator: starts ev, with worker as its kevo-worker unless
+ * worker is "" (as cli_use_build_tree leaves it). Returns false, after
+ * saying why on stderr, when it cannot start: no usable GPU, or no
+ * worker. */
+bool cli_start_evaluator(kevo_evaluator *ev, const char *worker);
 
 /*
  * cli_print_summary: prints the summary.json of the run in dir on stdout:

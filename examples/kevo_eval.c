@@ -5,12 +5,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "kevo_cli.h"
 
@@ -91,17 +91,6 @@ static bool split_assignment(const char *s, char *name, size_t size,
     return true;
 }
 
-static bool parse_int(const char *s, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end)
-        return false;
-    *out = v;
-    return true;
-}
-
 /* Applies every --set to ev; prints the error and returns false on one. */
 static bool apply_sets(kevo_evaluator *ev, const eval_cli *cli)
 {
@@ -120,7 +109,7 @@ static bool apply_sets(kevo_evaluator *ev, const eval_cli *cli)
                     cli->sets[i], name);
             return false;
         }
-        if (!parse_int(value, &v)) {
+        if (!cli_parse_int(value, &v)) {
             fprintf(stderr, "%s: --set %s: '%s' is not an integer\n", program,
                     cli->sets[i], value);
             return false;
@@ -134,31 +123,6 @@ static bool apply_sets(kevo_evaluator *ev, const eval_cli *cli)
         }
     }
     return true;
-}
-
-/* The kevo-worker of a build tree that this program runs from (the driver
- * is examples/kevo, or examples/.libs/ under libtool; the worker is
- * lib/worker/kevo-worker), in buf; NULL when there is none, and then the
- * evaluator's default (KEVO_WORKER, else the installed worker) holds. */
-static const char *build_tree_worker(char *buf, size_t size)
-{
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0 || getenv("KEVO_WORKER"))
-        return NULL;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return NULL;
-    *slash = '\0';
-    static const char *const rel[] = {"/../lib/worker/kevo-worker",
-                                      "/../../lib/worker/kevo-worker"};
-    for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
-        snprintf(buf, size, "%s%s", exe, rel[i]);
-        if (access(buf, X_OK) == 0)
-            return buf;
-    }
-    return NULL;
 }
 
 /* Starts an evaluator with the command's options; NULL after printing why,
@@ -182,19 +146,10 @@ static kevo_evaluator *start_evaluator(const eval_cli *cli, int *status)
         *status = EXIT_USAGE;
         goto fail;
     }
-    char worker[4200];
-    const char *local = build_tree_worker(worker, sizeof worker);
-    if (local && kevo_evaluator_set_string(ev, KEVO_EVAL_WORKER_PATH, local,
-                                           &err) != KEVO_OK) {
-        fprintf(stderr, "%s: %s\n", program, err.text);
+    char worker[PATH_MAX + 64];
+    cli_use_build_tree(worker, sizeof worker, NULL);
+    if (!cli_start_evaluator(ev, worker))
         goto fail;
-    }
-    kevo_status rc = kevo_evaluator_start(ev, 0, &err);
-    if (rc != KEVO_OK) {
-        fprintf(stderr, "%s: cannot evaluate on a GPU: %s\n", program,
-                err.text[0] ? err.text : kevo_strerror(rc));
-        goto fail;
-    }
     return ev;
 fail:
     kevo_evaluator_free(ev);
@@ -392,7 +347,7 @@ static kevo_candidate *load_kernel(const kevo_task *task, const char *path,
         const char *value;
         int64_t v;
         if (!split_assignment(cli->params[i], name, sizeof name, &value) ||
-            !parse_int(value, &v)) {
+            !cli_parse_int(value, &v)) {
             fprintf(stderr, "%s: --param %s: expected NAME=INTEGER\n", program,
                     cli->params[i]);
             goto fail;

@@ -36,7 +36,7 @@ static const option_info options[KEVO__SEARCH_OPTIONS] = {
                                      false},
     [KEVO_SEARCH_DEPTH] = {"depth", 0, 4096, 0, false},
     [KEVO_SEARCH_INSPIRATIONS] = {"inspirations", 0, 16, 2, false},
-    [KEVO_SEARCH_GATE_TOP] = {"gate_top", 1, 1000, 5, true},
+    [KEVO_SEARCH_GATE_TOP] = {"gate_top", 1, 1000, 10, true},
     [KEVO_SEARCH_TUNE] = {"tune", 0, 1, 1, true},
     [KEVO_SEARCH_CHILDREN] = {"children", 1, 64, 1, false},
 };

@@ -75,15 +75,11 @@ static char *entry_text(const char *ptx, const char *name)
 static void check_entries(const char *ptx, const char *arch)
 {
     static const char *const fixed[] = {
-        "kevo_internal_compare_reduce",
-        "kevo_internal_equal",
-        "kevo_internal_flush_l2",
-        "kevo_internal_copy",
-        "kevo_probe_empty",
-        "kevo_internal_fma_f32",
-        "kevo_internal_fma_f64",
-        "kevo_internal_mma_f16",
-        "kevo_internal_mma_bf16",
+        "kevo_internal_compare_reduce", "kevo_internal_equal",
+        "kevo_internal_flush_l2",       "kevo_internal_copy",
+        "kevo_internal_triad",          "kevo_probe_empty",
+        "kevo_internal_fma_f32",        "kevo_internal_fma_f64",
+        "kevo_internal_mma_f16",        "kevo_internal_mma_bf16",
         "kevo_internal_mma_tf32",
     };
     kevo_buf missing = {0};
