@@ -551,8 +551,8 @@ int cmd_peaks(int argc, char **argv)
         printf("}\n");
     } else {
         printf("%s\n", kevo_evaluator_device_name(ev));
-        printf("  %-10s %10.1f GB/s  (bytes read + written)\n",
-               "bandwidth", bw / 1e9);
+        printf("  %-10s %10.1f GB/s  (bytes read + written)\n", "bandwidth",
+               bw / 1e9);
         printf("  %-10s %10.2f us    (an empty kernel, start to end)\n",
                "latency", kevo_evaluator_latency(ev) * 1e6);
         for (size_t i = 0; i < nkinds; i++) {
