@@ -1,8 +1,9 @@
 #!/bin/sh
 # llm-search.sh: a search of saxpy with the llm operator (and params)
 # against the loopback server, which answers with the kernels of
-# tests/data/llm-variants round robin: no network, no API key. Prints the
-# operator and prompt tables of the run's summary.json.
+# tests/data/llm-variants (or of the directory LLM_VARIANTS names, such as
+# one holding kernels that trap or hang) round robin: no network, no API
+# key. Prints the operator and prompt tables of the run's summary.json.
 #
 #   bench/llm-search.sh [EVALS] [OUT]     (from the build directory)
 #
@@ -14,6 +15,7 @@
 srcdir=${KEVO_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 builddir=${KEVO_BUILDDIR:-.}
 evals=${1:-60}
+variants=${LLM_VARIANTS:-$srcdir/tests/data/llm-variants}
 out=${2:-runs/llm-search-$(date +%Y%m%d-%H%M%S)}
 kevo=$builddir/examples/kevo
 serve=$builddir/tests/loopback-serve
@@ -23,7 +25,7 @@ done
 command -v python3 >/dev/null || { echo "llm-search.sh: python3 not found" >&2; exit 1; }
 
 tmp=$(mktemp -d) || exit 1
-"$serve" "$srcdir/tests/data/llm-variants" > "$tmp/url" 2> "$tmp/server.log" &
+"$serve" "$variants" > "$tmp/url" 2> "$tmp/server.log" &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$tmp"' EXIT
 i=0
@@ -39,7 +41,7 @@ cat > "$tmp/llm.json" <<JSON
              "timeout_s": 60}],
  "concurrency": 8, "reply_format": "whole"}
 JSON
-echo "loopback server: $url (kernels of $srcdir/tests/data/llm-variants)"
+echo "loopback server: $url (kernels of $variants)"
 
 KEVO_OPERATOR_PATH=${KEVO_OPERATOR_PATH:-$builddir/operators/.libs}
 export KEVO_OPERATOR_PATH
