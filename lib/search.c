@@ -312,7 +312,6 @@ static kevo_status reseed_operators(kevo_search *s, kevo_error *err)
 
 /* Makes the islands and the engine's random stream (also done by
  * kevo_search_open_run() before it restores a checkpoint). */
-kevo_status kevo__search_prepare(kevo_search *s, kevo_error *err);
 kevo_status kevo__search_prepare(kevo_search *s, kevo_error *err)
 {
     if (s->islands)

@@ -166,6 +166,9 @@ void kevo__search_options_default(int64_t *opt);
 
 /* ---- search.c ------------------------------------------------------------ */
 
+/* Makes the islands and the engine's random stream, once (the first step
+ * does, and kevo_search_open_run() before it restores a checkpoint). */
+kevo_status kevo__search_prepare(kevo_search *s, kevo_error *err);
 double kevo__search_now(void);
 double kevo__search_elapsed(const kevo_search *s);
 /* Appends an event to the run log (when there is one): fields is a JSON

@@ -22,8 +22,6 @@
 #define CHECKPOINT_FORMAT "kevo-checkpoint"
 #define CHECKPOINT_VERSION 1
 
-kevo_status kevo__search_prepare(kevo_search *s, kevo_error *err);
-
 json_t *kevo__search_num(double v)
 {
     return isfinite(v) ? json_real(v) : json_null();
@@ -213,23 +211,29 @@ typedef struct reader {
     kevo_error *err;
 } reader;
 
-/* The member key of obj, of JSON type type (JSON_NULL: any), or NULL with
- * the error set. */
+/* The member key of obj, checked to be of JSON type type (an object, an
+ * array, a string or an integer) by the loaders' shared readers, or NULL
+ * with the error set naming the path. */
 static json_t *member(reader *r, json_t *obj, const char *key, json_type type)
 {
     size_t mark = kevo__jpath_key(&r->path, key);
     json_t *v = json_object_get(obj, key);
+    kevo_status rc = KEVO_OK;
+    const char *str;
+    int64_t num;
     if (!v)
-        kevo__json_fail(r->err, KEVO_EINVALID, r->origin, &r->path, "missing");
-    else if (type != JSON_NULL && json_typeof(v) != type &&
-             !(type == JSON_REAL && json_is_integer(v)) &&
-             !(type == JSON_TRUE && json_is_boolean(v))) {
-        kevo__json_fail(r->err, KEVO_EINVALID, r->origin, &r->path,
-                        "has the wrong type (%s)", kevo__json_type_name(v));
-        v = NULL;
-    }
+        rc = kevo__json_fail(r->err, KEVO_EINVALID, r->origin, &r->path,
+                             "missing");
+    else if (type == JSON_OBJECT)
+        rc = kevo__json_object(v, r->origin, &r->path, r->err);
+    else if (type == JSON_ARRAY)
+        rc = kevo__json_array(v, r->origin, &r->path, r->err);
+    else if (type == JSON_STRING)
+        rc = kevo__json_string(v, r->origin, &r->path, &str, r->err);
+    else
+        rc = kevo__json_int(v, r->origin, &r->path, &num, r->err);
     kevo__jpath_pop(&r->path, mark);
-    return v;
+    return rc == KEVO_OK ? v : NULL;
 }
 
 static bool get_u64(reader *r, json_t *obj, const char *key, uint64_t *out)
