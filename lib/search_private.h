@@ -2,8 +2,9 @@
  * search_private.h: the search engine's insides, shared by search.c (the
  * loop: requests, the pipeline, stop conditions), search_judge.c (what an
  * evaluation does to the archives, the credits and the champion),
- * search_state.c (checkpoints, summary.json, best.cu) and search_tune.c
- * (per-shape tuning of the champion).
+ * search_final.c (the finalists timed again together, then gated),
+ * search_state.c (checkpoints), search_summary.c (summary.json, best.cu)
+ * and search_tune.c (per-shape tuning of the champion).
  */
 #ifndef KEVO_SEARCH_PRIVATE_H
 #define KEVO_SEARCH_PRIVATE_H
@@ -265,6 +266,14 @@ kevo_status kevo__search_write_best(kevo_search *s, kevo_error *err);
 json_t *kevo__search_num(double v);
 /* An assignment as a JSON object {"NAME": value, ...}. */
 json_t *kevo__search_params_json(const kevo_vars *params);
+
+/* ---- search_final.c ------------------------------------------------------ */
+
+/* The final gating: the finalists timed again together, then gated in the
+ * order of those times until one passes, which is crowned. Sets *done when
+ * nothing more is to be gated. */
+kevo_status kevo__search_final_gate(kevo_search *s, bool *done,
+                                    kevo_error *err);
 
 /* ---- search_tune.c ------------------------------------------------------- */
 

@@ -24,36 +24,6 @@
 #include "gpu_eval.h"
 #include "jsonutil.h"
 
-#define ORIGIN "eval message"
-
-/* A companion as the message gives it. */
-typedef struct companion_req {
-    const json_t *candidate;
-    const unsigned char *cubin;
-    size_t size;
-    const json_t *kernels; /* lowered names, or NULL */
-    bool check;            /* checked for correctness like the candidate */
-    const json_t *shapes;  /* the shape indices to run it at, or NULL: all */
-} companion_req;
-
-/* What the message asks. */
-typedef struct eval_req {
-    json_t *id;
-    const char *task_key;
-    const json_t *task;
-    const json_t *candidate;
-    kevo_shape_set set;
-    uint64_t seeds[2];
-    const unsigned char *ref_cubin, *cand_cubin;
-    size_t ref_size, cand_size;
-    const json_t *ref_kernels, *cand_kernels; /* lowered names, or NULL */
-    kevo__timing_config timing;
-    bool profile;
-    bool time_reference; /* time the reference at each shape too */
-    companion_req *comp; /* owned */
-    size_t ncomp;
-} eval_req;
-
 /* A companion's evaluation under way. */
 typedef struct companion {
     kevo_candidate *cand;
@@ -70,7 +40,7 @@ typedef struct companion {
 typedef struct eval_run {
     kevo__gpu *g;
     kevo__gpu_cache *cache;
-    const eval_req *req;
+    const kevo__eval_req *req;
     kevo_candidate *cand;
     kevo__program prog;
     const char *verdict; /* NULL while all is well */
@@ -84,209 +54,6 @@ typedef struct eval_run {
     double t_transfer, t_run, t_check, t_time, t_profile;
     companion *comp; /* one per req->comp */
 } eval_run;
-
-/* ---- the request ------------------------------------------------------- */
-
-static kevo_status get_field(const json_t *obj, const char *key, bool required,
-                             const json_t **out, kevo_error *err)
-{
-    *out = json_object_get(obj, key);
-    if (!*out && required)
-        return kevo__error_set(err, KEVO_EFORMAT, "%s: \"%s\" is missing",
-                               ORIGIN, key);
-    return KEVO_OK;
-}
-
-/* An integer field in [lo, hi], or def when absent. */
-static kevo_status get_int(const json_t *obj, const char *key, int64_t def,
-                           int64_t lo, int64_t hi, int64_t *out,
-                           kevo_error *err)
-{
-    const json_t *v = json_object_get(obj, key);
-    *out = def;
-    if (!v)
-        return KEVO_OK;
-    if (!json_is_integer(v) || json_integer_value(v) < lo ||
-        json_integer_value(v) > hi)
-        return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: \"%s\" must be an integer from %" PRId64
-                               " to %" PRId64,
-                               ORIGIN, key, lo, hi);
-    *out = json_integer_value(v);
-    return KEVO_OK;
-}
-
-static kevo_status get_bool(const json_t *obj, const char *key, bool def,
-                            bool *out, kevo_error *err)
-{
-    const json_t *v = json_object_get(obj, key);
-    *out = def;
-    if (!v)
-        return KEVO_OK;
-    if (!json_is_boolean(v))
-        return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: \"%s\" must be true or false", ORIGIN, key);
-    *out = json_is_true(v);
-    return KEVO_OK;
-}
-
-static kevo_status parse_timing(const json_t *t, kevo__timing_config *c,
-                                kevo_error *err)
-{
-    int64_t warmup, min_reps, max_reps;
-    const json_t *spread = json_object_get(t, "target_spread");
-    const json_t *cap = json_object_get(t, "cap_ms");
-    kevo_status rc = get_int(t, "warmup", 3, 0, 1000, &warmup, err);
-    if (rc == KEVO_OK)
-        rc = get_int(t, "min_reps", 10, 1, 100000, &min_reps, err);
-    if (rc == KEVO_OK)
-        rc = get_int(t, "max_reps", 300, 1, 100000, &max_reps, err);
-    if (rc == KEVO_OK)
-        rc = get_bool(t, "enabled", true, &c->enabled, err);
-    if (rc != KEVO_OK)
-        return rc;
-    if ((spread &&
-         (!json_is_number(spread) || json_number_value(spread) < 0)) ||
-        (cap && (!json_is_number(cap) || json_number_value(cap) <= 0)))
-        return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: \"timing\": target_spread must be a "
-                               "number >= 0 and cap_ms one > 0",
-                               ORIGIN);
-    c->warmup = (int)warmup;
-    c->min_reps = (int)min_reps;
-    c->max_reps = (int)(max_reps < min_reps ? min_reps : max_reps);
-    c->target_spread = spread ? json_number_value(spread) : 0.01;
-    c->cap_ms = cap ? json_number_value(cap) : 1000.0;
-    return KEVO_OK;
-}
-
-/* "companions": [{"candidate": {...}, "cubin_bytes": N, "kernels": {...},
- * "check": bool, "shapes": [i, ...]}, ...]; the sum of their cubin sizes
- * in *extra. */
-static kevo_status parse_companions(const json_t *m, eval_req *r,
-                                    uint64_t *extra, kevo_error *err)
-{
-    const json_t *arr = json_object_get(m, "companions");
-    *extra = 0;
-    if (!arr)
-        return KEVO_OK;
-    if (!json_is_array(arr))
-        return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: \"companions\" must be an array", ORIGIN);
-    r->ncomp = json_array_size(arr);
-    r->comp = calloc(r->ncomp ? r->ncomp : 1, sizeof(*r->comp));
-    if (!r->comp)
-        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    for (size_t k = 0; k < r->ncomp; k++) {
-        const json_t *c = json_array_get(arr, k);
-        companion_req *q = &r->comp[k];
-        int64_t size;
-        kevo_status rc =
-            json_is_object(c)
-                ? get_int(c, "cubin_bytes", -1, 1, INT64_MAX, &size, err)
-                : kevo__error_set(err, KEVO_EFORMAT,
-                                  "%s: companion %zu must be an object", ORIGIN,
-                                  k);
-        if (rc == KEVO_OK)
-            rc = get_bool(c, "check", true, &q->check, err);
-        if (rc != KEVO_OK)
-            return rc;
-        q->candidate = json_object_get(c, "candidate");
-        q->kernels = json_object_get(c, "kernels");
-        q->shapes = json_object_get(c, "shapes");
-        q->size = (size_t)size;
-        if (size < 0 || !json_is_object(q->candidate) ||
-            (q->shapes && !json_is_array(q->shapes)))
-            return kevo__error_set(err, KEVO_EFORMAT,
-                                   "%s: companion %zu needs \"candidate\" "
-                                   "(an object), \"cubin_bytes\" and, if "
-                                   "any, \"shapes\" as an array",
-                                   ORIGIN, k);
-        *extra += (uint64_t)size;
-    }
-    return KEVO_OK;
-}
-
-static kevo_status parse_request(const kevo__frame *f, eval_req *r,
-                                 kevo_error *err)
-{
-    const json_t *m = f->json, *v, *seeds, *timing;
-    int64_t rsize, csize;
-    kevo_status rc;
-    memset(r, 0, sizeof(*r));
-    r->id = json_object_get(m, "id");
-    if (!json_is_integer(r->id))
-        return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: \"id\" must be an integer", ORIGIN);
-    if ((rc = get_field(m, "task", true, &r->task, err)) != KEVO_OK ||
-        (rc = get_field(m, "candidate", true, &r->candidate, err)) != KEVO_OK ||
-        (rc = get_field(m, "task_key", true, &v, err)) != KEVO_OK)
-        return rc;
-    r->task_key = json_string_value(v);
-    if (!json_is_object(r->task) || !json_is_object(r->candidate) ||
-        !r->task_key)
-        return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: \"task\" and \"candidate\" must be "
-                               "objects and \"task_key\" a string",
-                               ORIGIN);
-    const char *set = json_string_value(json_object_get(m, "set"));
-    if (!set || strcmp(set, "train") == 0)
-        r->set = KEVO_SHAPES_TRAIN;
-    else if (strcmp(set, "held_out") == 0)
-        r->set = KEVO_SHAPES_HELD_OUT;
-    else
-        return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: \"set\" must be \"train\" or "
-                               "\"held_out\"",
-                               ORIGIN);
-    seeds = json_object_get(m, "seeds");
-    if (!json_is_array(seeds) || json_array_size(seeds) != 2 ||
-        !json_is_integer(json_array_get(seeds, 0)) ||
-        !json_is_integer(json_array_get(seeds, 1)))
-        return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: \"seeds\" must be two integers", ORIGIN);
-    for (int k = 0; k < 2; k++)
-        r->seeds[k] = (uint64_t)json_integer_value(json_array_get(seeds, k));
-    if ((rc = get_int(m, "reference_cubin_bytes", -1, 1, INT64_MAX, &rsize,
-                      err)) != KEVO_OK ||
-        (rc = get_int(m, "candidate_cubin_bytes", -1, 1, INT64_MAX, &csize,
-                      err)) != KEVO_OK)
-        return rc;
-    uint64_t extra = 0;
-    if ((rc = parse_companions(m, r, &extra, err)) != KEVO_OK)
-        return rc;
-    if (rsize < 0 || csize < 0 ||
-        (uint64_t)rsize + (uint64_t)csize + extra != f->payload_len)
-        return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: reference_cubin_bytes, "
-                               "candidate_cubin_bytes and the companions' "
-                               "cubin_bytes must add up to the payload's "
-                               "%zu bytes",
-                               ORIGIN, f->payload_len);
-    r->ref_cubin = f->payload;
-    r->ref_size = (size_t)rsize;
-    r->cand_cubin = f->payload + rsize;
-    r->cand_size = (size_t)csize;
-    const unsigned char *at = r->cand_cubin + csize;
-    for (size_t k = 0; k < r->ncomp; k++) {
-        r->comp[k].cubin = at;
-        at += r->comp[k].size;
-    }
-    r->ref_kernels = json_object_get(m, "reference_kernels");
-    r->cand_kernels = json_object_get(m, "candidate_kernels");
-    timing = json_object_get(m, "timing");
-    if (timing && !json_is_object(timing))
-        return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: \"timing\" must be an object", ORIGIN);
-    rc = parse_timing(timing, &r->timing, err);
-    if (rc == KEVO_OK)
-        rc = get_bool(m, "profile", false, &r->profile, err);
-    if (rc == KEVO_OK)
-        rc = get_bool(m, "flush_l2", true, &r->timing.flush_l2, err);
-    if (rc == KEVO_OK)
-        rc = get_bool(m, "time_reference", false, &r->time_reference, err);
-    return rc;
-}
 
 /* ---- the task and the reference ---------------------------------------- */
 
@@ -302,8 +69,8 @@ void kevo__gpu_cache_clear(kevo__gpu *g, kevo__gpu_cache *c)
 
 /* The request's task and loaded reference: the last ones when the key and
  * the reference's cubin are the same. */
-static kevo_status use_task(kevo__gpu *g, kevo__gpu_cache *c, const eval_req *r,
-                            kevo_error *err)
+static kevo_status use_task(kevo__gpu *g, kevo__gpu_cache *c,
+                            const kevo__eval_req *r, kevo_error *err)
 {
     if (c->task && strcmp(c->task_key, r->task_key) == 0 &&
         c->ref_cubin_size == r->ref_size &&
@@ -580,7 +347,7 @@ static void companion_fail(companion *c, const char *verdict, long shape,
  * message lists i (or lists no shapes). */
 static bool companion_at(const eval_run *r, size_t k, size_t i)
 {
-    const companion_req *q = &r->req->comp[k];
+    const kevo__companion_req *q = &r->req->comp[k];
     if (!r->comp[k].loaded || r->comp[k].verdict)
         return false;
     if (!q->shapes)
@@ -631,7 +398,7 @@ static void measure(eval_run *r, kevo__shape *s, const kevo__plan *cand,
                     const kevo__plan *ref, json_t *shape)
 {
     kevo_error e = KEVO__ERROR_INIT;
-    const eval_req *q = r->req;
+    const kevo__eval_req *q = r->req;
     if (q->timing.enabled) {
         size_t n = 0, nmax = q->ncomp + 2;
         const kevo__plan **plans = calloc(nmax, sizeof(*plans));
@@ -692,7 +459,7 @@ static void measure(eval_run *r, kevo__shape *s, const kevo__plan *cand,
 static void eval_shape(eval_run *r, size_t i)
 {
     kevo__gpu *g = r->g;
-    const eval_req *q = r->req;
+    const kevo__eval_req *q = r->req;
     kevo__shape s;
     kevo__plan ref, cand;
     kevo_error e = KEVO__ERROR_INIT;
@@ -901,7 +668,7 @@ static json_t *result_json(const eval_run *r, double total)
  * ends the evaluation). */
 static void load_companion(eval_run *r, size_t k)
 {
-    const companion_req *q = &r->req->comp[k];
+    const kevo__companion_req *q = &r->req->comp[k];
     companion *c = &r->comp[k];
     kevo_error e = KEVO__ERROR_INIT;
     kevo_jpath path;
@@ -934,7 +701,7 @@ static void load_companion(eval_run *r, size_t k)
 int kevo__gpu_eval(kevo__gpu *g, kevo__gpu_cache *cache, const kevo__frame *f,
                    int out_fd)
 {
-    eval_req req;
+    kevo__eval_req req;
     eval_run r;
     kevo_error e = KEVO__ERROR_INIT;
     kevo_jpath path;
@@ -950,7 +717,7 @@ int kevo__gpu_eval(kevo__gpu *g, kevo__gpu_cache *cache, const kevo__frame *f,
     r.shapes = json_array();
     if (!r.shapes)
         kevo__error_set(&r.werr, KEVO_ENOMEM, "out of memory");
-    if (parse_request(f, &req, &r.werr) != KEVO_OK ||
+    if (kevo__eval_req_parse(f, &req, &r.werr) != KEVO_OK ||
         !(r.comp = calloc(req.ncomp ? req.ncomp : 1, sizeof(*r.comp)))) {
         if (r.werr.code == KEVO_OK)
             kevo__error_set(&r.werr, KEVO_ENOMEM, "out of memory");
