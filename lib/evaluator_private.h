@@ -34,8 +34,8 @@ typedef struct taskrec {
     double *ref_times[KEVO__EV_NSETS];  /* per shape, NaN where unknown */
     double *seed_times[KEVO__EV_NSETS]; /* per shape, NaN where unknown */
     bool seed_queued[KEVO__EV_NSETS];
-    bool seed_done[KEVO__EV_NSETS];     /* the seed's evaluation of the set ended */
-    unsigned char *seed_cubin; /* the seed compiled, for paired timing */
+    bool seed_done[KEVO__EV_NSETS]; /* the seed's evaluation of the set ended */
+    unsigned char *seed_cubin;      /* the seed compiled, for paired timing */
     size_t seed_cubin_len;
     json_t *seed_kernels; /* its kernels' lowered names */
     struct taskrec *next;
