@@ -264,6 +264,40 @@ static void test_rows(void)
     kevo_eval_result_free(h);
 }
 
+/* What kevo eval --held-out --json wrote on an H200 (the seed of saxpy,
+ * and the kernel that is fast only at the training sizes): the held-out
+ * results, with the seed and the reference timed in pairs, read back and
+ * gated again give the verdict and the text it printed. */
+static void test_real(const char *file, bool want)
+{
+    char *path = kevo__asprintf("%s/tests/data/eval/%s", tap_srcdir(), file);
+    json_error_t jerr;
+    json_t *root = path ? json_load_file(path, 0, &jerr) : NULL;
+    free(path);
+    if (!root)
+        bail_out("%s: %s", file, jerr.text);
+    kevo_eval_result *res = NULL;
+    kevo_error err = KEVO__ERROR_INIT;
+    is_int(kevo__eval_result_from_json(json_object_get(root, "held_out"), file,
+                                       NULL, &res, &err),
+           KEVO_OK, "%s: the held-out result reads (%s)", file, err.text);
+    kevo_shape_result r = {.size = sizeof r};
+    ok(res && kevo_eval_result_shape(res, 0, &r) == KEVO_OK && r.paired &&
+           r.seed_spread > 0 && r.reference_spread > 0,
+       "%s: its baselines were timed in pairs, with their precision", file);
+    char why[2048];
+    /* The H200's measured launch latency was 0.58 us. */
+    bool pass = kevo_gate_check(res, 0.1, 0.58e-6, why, sizeof why);
+    json_t *gate = json_object_get(root, "gate");
+    is_int(pass, want, "%s: the gate %s", file, want ? "passes" : "fails");
+    is_int(pass, json_is_true(json_object_get(gate, "passed")),
+           "%s: as it did on the GPU", file);
+    is_str(why, json_string_value(json_object_get(gate, "why")),
+           "%s: with the same text", file);
+    kevo_eval_result_free(res);
+    json_decref(root);
+}
+
 int main(void)
 {
     char *path = kevo__asprintf("%s/examples/tasks/saxpy.json", tap_srcdir());
@@ -277,6 +311,8 @@ int main(void)
     test_baselines();
     test_failures();
     test_rows();
+    test_real("h200_saxpy_seed_eval.json", true);
+    test_real("h200_saxpy_fastpath_eval.json", false);
     kevo_task_free(saxpy);
     return done_testing();
 }
