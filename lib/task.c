@@ -60,6 +60,7 @@ const char *kevo__dist_name(kevo_dist dist)
     case KEVO_DIST_UNIFORM: return "uniform";
     case KEVO_DIST_RANDINT: return "randint";
     case KEVO_DIST_CONSTANT: return "constant";
+    case KEVO_DIST_NIBBLES: return "nibbles";
     }
     return NULL;
 }

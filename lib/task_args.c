@@ -223,6 +223,21 @@ kevo_status kevo_task_set_init(kevo_task *task, const char *arg, kevo_dist dist,
                                    "hi that %s holds (got lo %g, hi %g)",
                                    arg, type, a, b);
         break;
+    case KEVO_DIST_NIBBLES:
+        if (is_float)
+            return kevo__error_set(err, KEVO_EINVAL,
+                                   "init of '%s': 'nibbles' packs 4-bit "
+                                   "integers into an integer type and '%s' is "
+                                   "%s: use u8, i32 or another integer type",
+                                   arg, arg, type);
+        if (!int_in_range(a, -8, 15) || !int_in_range(b, -8, 15) || a > b ||
+            (a < 0 && b > 7))
+            return kevo__error_set(err, KEVO_EINVAL,
+                                   "init of '%s': nibbles needs integers lo <= "
+                                   "hi within [-8, 7] (signed 4-bit values) or "
+                                   "[0, 15] (unsigned) (got lo %g, hi %g)",
+                                   arg, a, b);
+        break;
     case KEVO_DIST_CONSTANT:
         b = 0;
         if (is_float ? !isfinite(a) || fabs(a) > fmax
@@ -243,19 +258,25 @@ kevo_status kevo_task_set_init(kevo_task *task, const char *arg, kevo_dist dist,
     return KEVO_OK;
 }
 
-kevo_status kevo_task_set_tolerance(kevo_task *task, const char *output,
-                                    double rtol, double atol, kevo_error *err)
+kevo_status kevo_task_set_tolerance_full(kevo_task *task, const char *output,
+                                         double rtol, double atol,
+                                         double rtol_amax, double ulp,
+                                         kevo_error *err)
 {
-    KEVO__CHECK_TASK(task, err, "kevo_task_set_tolerance");
-    if (!isfinite(rtol) || !isfinite(atol) || rtol < 0 || atol < 0)
-        return kevo__error_set(err, KEVO_EINVAL,
-                               "tolerance: rtol and atol must be finite and "
-                               ">= 0 (got rtol %g, atol %g)",
-                               rtol, atol);
+    KEVO__CHECK_TASK(task, err, "kevo_task_set_tolerance_full");
+    const double terms[] = {rtol, atol, rtol_amax, ulp};
+    static const char *const names[] = {"rtol", "atol", "rtol_amax", "ulp"};
+    for (size_t i = 0; i < KEVO_ARRAY_SIZE(terms); i++) {
+        if (!isfinite(terms[i]) || terms[i] < 0)
+            return kevo__error_set(err, KEVO_EINVAL,
+                                   "tolerance: %s must be finite and >= 0 "
+                                   "(got %g)",
+                                   names[i], terms[i]);
+    }
+    kevo_tolerance tol = {rtol, atol, rtol_amax, ulp};
     if (!output) {
         task->has_tolerance = true;
-        task->rtol = rtol;
-        task->atol = atol;
+        task->tol = tol;
         return KEVO_OK;
     }
     ptrdiff_t i = kevo__task_find_arg(task, output);
@@ -272,9 +293,20 @@ kevo_status kevo_task_set_tolerance(kevo_task *task, const char *output,
                                t->role == KEVO_ROLE_SCALAR ? "scalar" : "input",
                                output);
     t->has_tolerance = true;
-    t->rtol = rtol;
-    t->atol = atol;
+    t->tol = tol;
     return KEVO_OK;
+}
+
+kevo_status kevo_task_set_tolerance(kevo_task *task, const char *output,
+                                    double rtol, double atol, kevo_error *err)
+{
+    KEVO__CHECK_TASK(task, err, "kevo_task_set_tolerance");
+    if (!isfinite(rtol) || !isfinite(atol) || rtol < 0 || atol < 0)
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "tolerance: rtol and atol must be finite and "
+                               ">= 0 (got rtol %g, atol %g)",
+                               rtol, atol);
+    return kevo_task_set_tolerance_full(task, output, rtol, atol, 0, 0, err);
 }
 
 /* ---- getters ------------------------------------------------------------- */
@@ -305,8 +337,11 @@ kevo_status kevo_task_arg_info(const kevo_task *task, size_t i,
         full.dist_b = kevo_dtype_is_float(a->type) ? 1 : 127;
     }
     if (kevo__task_role_is_output(a->role)) {
-        full.rtol = a->has_tolerance ? a->rtol : task->rtol;
-        full.atol = a->has_tolerance ? a->atol : task->atol;
+        const kevo_tolerance *tol = a->has_tolerance ? &a->tol : &task->tol;
+        full.rtol = tol->rtol;
+        full.atol = tol->atol;
+        full.rtol_amax = tol->rtol_amax;
+        full.ulp = tol->ulp;
     }
     /* A caller built against an older, smaller struct gets what fits. */
     size_t size = info->size ? info->size : sizeof full;

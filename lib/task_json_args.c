@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,11 +51,11 @@ static kevo_status read_init(kevo_task_loader *ld, const char *arg,
     const char *dist_name = NULL;
     if (!d)
         return kevo__task_load_missing(
-            ld, "dist", "one of normal, uniform, randint, constant");
+            ld, "dist", "one of normal, uniform, randint, constant, nibbles");
     size_t mark = kevo__jpath_key(&ld->path, "dist");
     rc = kevo__json_string(d, ld->origin, &ld->path, &dist_name, ld->err);
     kevo_dist dist = KEVO_DIST_DEFAULT;
-    for (int i = KEVO_DIST_NORMAL; rc == KEVO_OK && i <= KEVO_DIST_CONSTANT;
+    for (int i = KEVO_DIST_NORMAL; rc == KEVO_OK && i <= KEVO_DIST_NIBBLES;
          i++) {
         if (strcmp(dist_name, kevo__dist_name((kevo_dist)i)) == 0)
             dist = (kevo_dist)i;
@@ -63,7 +64,7 @@ static kevo_status read_init(kevo_task_loader *ld, const char *arg,
         rc = kevo__task_load_fail(
             ld, KEVO_EINVALID,
             "unknown distribution '%s' (known: normal, uniform, "
-            "randint, constant)",
+            "randint, constant, nibbles)",
             dist_name);
     kevo__jpath_pop(&ld->path, mark);
     if (rc != KEVO_OK)
@@ -73,6 +74,7 @@ static kevo_status read_init(kevo_task_loader *ld, const char *arg,
         [KEVO_DIST_UNIFORM] = {"dist", "lo", "hi", NULL},
         [KEVO_DIST_RANDINT] = {"dist", "lo", "hi", NULL},
         [KEVO_DIST_CONSTANT] = {"dist", "value", NULL, NULL},
+        [KEVO_DIST_NIBBLES] = {"dist", "lo", "hi", NULL},
     };
     rc = kevo__json_check_keys(v, keys[dist], ld->origin, &ld->path, ld->err);
     if (rc != KEVO_OK)
@@ -102,24 +104,34 @@ static kevo_status read_init(kevo_task_loader *ld, const char *arg,
     return KEVO_OK;
 }
 
-/* {"rtol": R, "atol": A} for output (NULL: the task's default). */
+/* {"rtol": R, "atol": A, "rtol_amax": M, "ulp": U} for output (NULL: the
+ * task's default); each term defaults to 0 and must be finite and >= 0. */
 kevo_status kevo__task_read_tolerance(kevo_task_loader *ld, const char *output,
                                       const json_t *v)
 {
-    static const char *const keys[] = {"rtol", "atol", NULL};
+    static const char *const keys[] = {"rtol", "atol", "rtol_amax", "ulp",
+                                       NULL};
     kevo_status rc = kevo__json_object(v, ld->origin, &ld->path, ld->err);
     if (rc == KEVO_OK)
         rc = kevo__json_check_keys(v, keys, ld->origin, &ld->path, ld->err);
     static const double zero = 0;
-    double rtol = 0, atol = 0;
-    if (rc == KEVO_OK)
-        rc = read_number_key(ld, v, "rtol", &zero, &rtol);
-    if (rc == KEVO_OK)
-        rc = read_number_key(ld, v, "atol", &zero, &atol);
+    double terms[4] = {0, 0, 0, 0};
+    for (size_t i = 0; rc == KEVO_OK && i < 4; i++) {
+        rc = read_number_key(ld, v, keys[i], &zero, &terms[i]);
+        if (rc == KEVO_OK && !(terms[i] >= 0 && isfinite(terms[i]))) {
+            size_t mark = kevo__jpath_key(&ld->path, keys[i]);
+            rc = kevo__task_load_fail(ld, KEVO_EINVALID,
+                                      "tolerance: %s must be a number >= 0 "
+                                      "(got %g)",
+                                      keys[i], terms[i]);
+            kevo__jpath_pop(&ld->path, mark);
+        }
+    }
     if (rc != KEVO_OK)
         return rc;
     kevo_error e = KEVO__ERROR_INIT;
-    if (kevo_task_set_tolerance(ld->task, output, rtol, atol, &e) != KEVO_OK)
+    if (kevo_task_set_tolerance_full(ld->task, output, terms[0], terms[1],
+                                     terms[2], terms[3], &e) != KEVO_OK)
         return kevo__task_load_fail_inner(ld, &e);
     return KEVO_OK;
 }

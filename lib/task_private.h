@@ -35,6 +35,11 @@ const kevo_task_descriptor *kevo__task_descriptor(const kevo_task *task,
 #define KEVO__TASK_DESCRIPTORS_MAX 8
 #define KEVO__TASK_BINS_MAX 256
 
+/* A tolerance (kevo_task_set_tolerance_full()). */
+typedef struct kevo_tolerance {
+    double rtol, atol, rtol_amax, ulp;
+} kevo_tolerance;
+
 /* One kernel argument. */
 typedef struct kevo_task_arg {
     char *name;
@@ -47,7 +52,7 @@ typedef struct kevo_task_arg {
     kevo_dist dist;        /* KEVO_DIST_DEFAULT until kevo_task_set_init() */
     double dist_a, dist_b;
     bool has_tolerance; /* outputs: an own tolerance (else the task's) */
-    double rtol, atol;
+    kevo_tolerance tol;
 } kevo_task_arg;
 
 /* One set of shapes: count rows of one value per dim. */
@@ -78,7 +83,7 @@ struct kevo_task {
     kevo_candidate *seed;
 
     bool has_tolerance; /* the default tolerance of every output */
-    double rtol, atol;
+    kevo_tolerance tol;
 
     bool has_cost;
     kevo_expr *bytes;
@@ -108,7 +113,8 @@ bool kevo__task_role_is_output(kevo_role role);
 const char *kevo__role_name(kevo_role role);
 
 /* The name of a distribution as task files write it: "normal", "uniform",
- * "randint", "constant"; NULL for KEVO_DIST_DEFAULT, which has none. */
+ * "randint", "constant", "nibbles"; NULL for KEVO_DIST_DEFAULT, which has
+ * none. */
 const char *kevo__dist_name(kevo_dist dist);
 
 /* The range of values an integer type holds (false for a float type). */

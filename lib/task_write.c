@@ -51,6 +51,7 @@ static json_t *init_to_json(const kevo_task_arg *a)
              put(o, "hi", json_real(a->dist_b));
         break;
     case KEVO_DIST_RANDINT:
+    case KEVO_DIST_NIBBLES:
         ok = put(o, "lo", json_whole(a->dist_a)) &&
              put(o, "hi", json_whole(a->dist_b));
         break;
@@ -67,10 +68,14 @@ fail:
     return NULL;
 }
 
-static json_t *tolerance_to_json(double rtol, double atol)
+/* rtol and atol always; rtol_amax and ulp where they are not 0. */
+static json_t *tolerance_to_json(const kevo_tolerance *t)
 {
     json_t *o = json_object();
-    if (o && put(o, "rtol", json_real(rtol)) && put(o, "atol", json_real(atol)))
+    if (o && put(o, "rtol", json_real(t->rtol)) &&
+        put(o, "atol", json_real(t->atol)) &&
+        (t->rtol_amax == 0 || put(o, "rtol_amax", json_real(t->rtol_amax))) &&
+        (t->ulp == 0 || put(o, "ulp", json_real(t->ulp))))
         return o;
     json_decref(o);
     return NULL;
@@ -93,8 +98,7 @@ static json_t *arg_to_json(const kevo_task_arg *a)
         goto fail;
     if (a->dist != KEVO_DIST_DEFAULT && !put(o, "init", init_to_json(a)))
         goto fail;
-    if (a->has_tolerance &&
-        !put(o, "tolerance", tolerance_to_json(a->rtol, a->atol)))
+    if (a->has_tolerance && !put(o, "tolerance", tolerance_to_json(&a->tol)))
         goto fail;
     return o;
 fail:
@@ -245,8 +249,7 @@ static json_t *task_to_json(const kevo_task *t)
     if ((t->reference && !put(o, "reference", kernel_to_json(t->reference))) ||
         (t->seed && !put(o, "seed", kernel_to_json(t->seed))))
         goto fail;
-    if (t->has_tolerance &&
-        !put(o, "tolerance", tolerance_to_json(t->rtol, t->atol)))
+    if (t->has_tolerance && !put(o, "tolerance", tolerance_to_json(&t->tol)))
         goto fail;
     if (t->has_cost) {
         json_t *cost = json_object();

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -813,6 +814,128 @@ static void test_new_for_task(const kevo_task *t)
            KEVO_EINVAL, "NULL out");
 }
 
+/* Half-precision outputs with amax and ulp tolerances, packed 4-bit
+ * inputs: the setters, what arg_info reads back, and the JSON round trip. */
+static void test_dtypes(void)
+{
+    kevo_task *t = NULL;
+    CHECK(kevo_task_new("w4", &t, &e_));
+    CHECK(kevo_task_add_dim(t, "n", &e_));
+    CHECK(kevo_task_add_buffer(t, "q", KEVO_DTYPE_U8, KEVO_ROLE_IN, "n", &e_));
+    CHECK(kevo_task_add_buffer(t, "p", KEVO_DTYPE_I32, KEVO_ROLE_IN, "n", &e_));
+    CHECK(
+        kevo_task_add_buffer(t, "x", KEVO_DTYPE_BF16, KEVO_ROLE_IN, "n", &e_));
+    CHECK(kevo_task_add_buffer(t, "y", KEVO_DTYPE_BF16, KEVO_ROLE_OUT, "2*n",
+                               &e_));
+    CHECK(kevo_task_add_buffer(t, "z", KEVO_DTYPE_F16, KEVO_ROLE_OUT, "2*n",
+                               &e_));
+    CHECK(
+        kevo_task_add_buffer(t, "w", KEVO_DTYPE_F32, KEVO_ROLE_OUT, "n", &e_));
+
+    is_int(kevo_task_set_init(t, "x", KEVO_DIST_NIBBLES, 0, 15, fresh()),
+           KEVO_EINVAL, "nibbles on bf16");
+    like_str(err.text,
+             "init of 'x': 'nibbles' packs 4-bit integers into an integer "
+             "type and 'x' is bf16",
+             "... message");
+    is_int(kevo_task_set_init(t, "q", KEVO_DIST_NIBBLES, -8, 8, fresh()),
+           KEVO_EINVAL, "signed nibbles up to 8");
+    like_str(err.text, "nibbles needs integers lo <= hi within [-8, 7]",
+             "... message");
+    is_int(kevo_task_set_init(t, "q", KEVO_DIST_NIBBLES, 0, 16, fresh()),
+           KEVO_EINVAL, "unsigned nibbles up to 16");
+    is_int(kevo_task_set_init(t, "q", KEVO_DIST_NIBBLES, -9, 0, fresh()),
+           KEVO_EINVAL, "nibbles from -9");
+    is_int(kevo_task_set_init(t, "q", KEVO_DIST_NIBBLES, 3, 2, fresh()),
+           KEVO_EINVAL, "nibbles with lo > hi");
+    is_int(kevo_task_set_init(t, "q", KEVO_DIST_NIBBLES, 0, 7.5, fresh()),
+           KEVO_EINVAL, "nibbles with a fraction");
+    is_int(kevo_task_set_init(t, "q", KEVO_DIST_NIBBLES, 0, 15, fresh()),
+           KEVO_OK, "unsigned nibbles in a u8");
+    is_int(kevo_task_set_init(t, "p", KEVO_DIST_NIBBLES, -8, 7, fresh()),
+           KEVO_OK, "signed nibbles in an i32");
+    CHECK(kevo_task_set_init(t, "x", KEVO_DIST_UNIFORM, -1, 1, &e_));
+
+    is_int(kevo_task_set_tolerance_full(t, "y", 0, 0, -1e-3, 0, fresh()),
+           KEVO_EINVAL, "a negative rtol_amax");
+    like_str(err.text, "tolerance: rtol_amax must be finite and >= 0",
+             "... message");
+    is_int(kevo_task_set_tolerance_full(t, "y", 0, 0, 0, INFINITY, fresh()),
+           KEVO_EINVAL, "an infinite ulp");
+    like_str(err.text, "tolerance: ulp must be finite and >= 0", "... message");
+    is_int(kevo_task_set_tolerance_full(t, "x", 0, 0, 0, 1, fresh()),
+           KEVO_EINVAL, "an ulp tolerance on an input");
+    is_int(kevo_task_set_tolerance_full(NULL, "y", 0, 0, 0, 1, fresh()),
+           KEVO_EINVAL, "NULL task");
+    CHECK(kevo_task_set_tolerance_full(t, NULL, 0, 0, 0, 1, &e_));
+    CHECK(kevo_task_set_tolerance_full(t, "y", 0, 0, 1e-3, 2, &e_));
+    CHECK(kevo_task_set_tolerance(t, "w", 1e-5, 1e-6, &e_));
+
+    kevo_arg_info info = {.size = sizeof info};
+    CHECK(kevo_task_arg_info(t, 0, &info));
+    ok(info.dist == KEVO_DIST_NIBBLES && info.dist_a == 0 && info.dist_b == 15,
+       "q: nibbles(0, 15)");
+    CHECK(kevo_task_arg_info(t, 1, &info));
+    ok(info.dist == KEVO_DIST_NIBBLES && info.dist_a == -8 && info.dist_b == 7,
+       "p: nibbles(-8, 7)");
+    CHECK(kevo_task_arg_info(t, 3, &info));
+    ok(info.rtol == 0 && info.atol == 0 && info.rtol_amax == 1e-3 &&
+           info.ulp == 2,
+       "y: its own tolerance, rtol_amax 1e-3 and 2 ulp");
+    CHECK(kevo_task_arg_info(t, 4, &info));
+    ok(info.ulp == 1 && info.rtol_amax == 0, "z: the task's 1 ulp");
+    CHECK(kevo_task_arg_info(t, 5, &info));
+    ok(info.rtol == 1e-5 && info.atol == 1e-6 && info.ulp == 0 &&
+           info.rtol_amax == 0,
+       "w: its own rtol and atol, and none of the task's ulp");
+    CHECK(kevo_task_arg_info(t, 2, &info));
+    ok(info.ulp == 0 && info.rtol_amax == 0, "x: an input has no tolerance");
+
+    CHECK(kevo_task_set_reference(t,
+                                  "/* kevo:launch\n"
+                                  " *   k<<<1, 32>>>(q, p, x, y, z, w, n)\n"
+                                  " */\n",
+                                  "ref.cu", &e_));
+    CHECK(kevo_task_set_seed(t,
+                             "/* kevo:launch\n"
+                             " *   k<<<1, 32>>>(q, p, x, y, z, w, n)\n"
+                             " */\n",
+                             "seed.cu", &e_));
+    CHECK(kevo_task_add_scalar(t, "n", KEVO_DTYPE_I32, "n", &e_));
+    CHECK(kevo_task_set_cost(t, "16*n", "0", KEVO_PEAK_BF16, &e_));
+    CHECK(kevo_task_add_shape(t, KEVO_SHAPES_TRAIN, (const int64_t[]){4096}, 1,
+                              &e_));
+    is_int(kevo_task_validate(t, fresh()), KEVO_OK, "the task validates");
+
+    char *json = NULL, *json2 = NULL;
+    kevo_task *again = NULL;
+    CHECK(kevo_task_to_json(t, &json, &e_));
+    like_str(json,
+             "\"dist\": \"nibbles\",\n        \"lo\": -8,\n        \"hi\": 7\n",
+             "nibbles are written with whole bounds");
+    like_str(json, "\"rtol_amax\": 0.001,\n        \"ulp\": 2.0\n",
+             "y's rtol_amax and ulp are written");
+    like_str(json,
+             "\"tolerance\": {\n        \"rtol\": 1e-5,\n        \"atol\": "
+             "1e-6\n      }",
+             "w's tolerance has no zero terms beyond rtol and atol");
+    is_int(kevo_task_load_string(json, NULL, NULL, &again, fresh()), KEVO_OK,
+           "the JSON loads");
+    if (again) {
+        CHECK(kevo_task_to_json(again, &json2, &e_));
+        is_str(json2, json, "to_json of the reloaded task is the same");
+        CHECK(kevo_task_arg_info(again, 4, &info));
+        ok(info.ulp == 1, "the task's ulp survives");
+        CHECK(kevo_task_arg_info(again, 1, &info));
+        ok(info.dist == KEVO_DIST_NIBBLES && info.dist_a == -8,
+           "nibbles survive");
+    }
+    kevo_task_free(again);
+    free(json);
+    free(json2);
+    kevo_task_free(t);
+}
+
 int main(void)
 {
     test_new();
@@ -826,5 +949,6 @@ int main(void)
     test_new_for_task(t);
     kevo_task_free(t);
     test_validate_errors();
+    test_dtypes();
     return done_testing();
 }

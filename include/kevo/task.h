@@ -39,10 +39,16 @@ typedef enum kevo_role {
 typedef enum kevo_dist {
     KEVO_DIST_DEFAULT =
         0, /* normal(0, 1) for floats, randint(0, 127) for ints */
-    KEVO_DIST_NORMAL = 1,  /* mean a, standard deviation b */
-    KEVO_DIST_UNIFORM = 2, /* uniform on [a, b) */
-    KEVO_DIST_RANDINT = 3, /* integers uniform on [a, b], both included */
-    KEVO_DIST_CONSTANT = 4 /* every element a */
+    KEVO_DIST_NORMAL = 1,   /* mean a, standard deviation b */
+    KEVO_DIST_UNIFORM = 2,  /* uniform on [a, b) */
+    KEVO_DIST_RANDINT = 3,  /* integers uniform on [a, b], both included */
+    KEVO_DIST_CONSTANT = 4, /* every element a */
+    /* Integer types holding packed 4-bit values: every 4-bit field of an
+     * element (bits 4j to 4j + 3, so the low nibble of each byte first on
+     * the little-endian GPU) is an integer uniform on [a, b], both
+     * included, stored as its low four bits: -8 <= a <= b <= 7 for signed
+     * nibbles (two's complement), 0 <= a <= b <= 15 for unsigned ones. */
+    KEVO_DIST_NIBBLES = 5
 } kevo_dist;
 
 /* Which ceiling a task's flops are measured against. */
@@ -80,7 +86,12 @@ typedef struct kevo_arg_info {
     double dist_b;
     double rtol; /* outputs: relative tolerance */
     double atol; /* outputs: absolute tolerance */
-    unsigned char reserved[64];
+    /* Outputs: the tolerance relative to the largest finite |reference| of
+     * the output, and in units in the last place of the reference's value
+     * in the output's type (see kevo_task_set_tolerance_full()). */
+    double rtol_amax;
+    double ulp;
+    unsigned char reserved[48];
 } kevo_arg_info;
 
 /*
@@ -185,6 +196,31 @@ KEVO_API kevo_status kevo_task_set_init(kevo_task *task, const char *arg,
 KEVO_API kevo_status kevo_task_set_tolerance(kevo_task *task,
                                              const char *output, double rtol,
                                              double atol, kevo_error *err);
+
+/*
+ * kevo_task_set_tolerance_full: as kevo_task_set_tolerance(), with two more
+ * terms: an element of output passes when
+ *   |value - reference| <= atol + rtol * |reference|
+ *                          + rtol_amax * amax + ulp * ulp(reference),
+ * where amax is the largest finite |reference| over the whole output (the
+ * scale of a matrix product or an attention output, whose small elements
+ * carry the rounding error of the large ones) and ulp(reference) is the
+ * gap between the reference's value and the next value of larger
+ * magnitude in the output's type (2^(e - 7) for a bf16 value in
+ * [2^e, 2^(e+1)), 2^(e - 10) for f16, 2^(e - 23) for f32, 2^(e - 52) for
+ * f64, the smallest subnormal's gap below the normal range, and 1 for an
+ * integer type). So "ulp" 1 lets a bf16 result differ from the reference's
+ * by one rounding step, and 0 asks for the reference's bits (an infinite
+ * reference always asks for the same infinity, and NaN passes only where
+ * the reference is NaN). Every term must be finite and >= 0; a term of 0
+ * is left out. kevo_task_set_tolerance(task, output, rtol, atol, err) is
+ * this call with rtol_amax and ulp 0.
+ */
+KEVO_API kevo_status kevo_task_set_tolerance_full(kevo_task *task,
+                                                  const char *output,
+                                                  double rtol, double atol,
+                                                  double rtol_amax, double ulp,
+                                                  kevo_error *err);
 
 /*
  * kevo_task_set_cost: the cost model: the fewest bytes the kernel must move

@@ -11,18 +11,22 @@
 
 #include "gpu.h"
 
-kevo_status kevo__check_output(kevo__gpu *g, const kevo__shape *s, size_t a,
-                               kevo__cmp *out, kevo_error *err)
+/* One compare pass over output a into *out (amax_only: the largest finite
+ * |want| alone). */
+static kevo_status compare_pass(kevo__gpu *g, const kevo__shape *s, size_t a,
+                                double atol, int amax_only, kevo__cmp *out,
+                                kevo_error *err)
 {
     const kevo_arg_info *in = &s->info[a];
     CUdeviceptr got = s->buf[a], want = s->want[a], partial = g->partial;
     CUdeviceptr result = g->partial + g->npartial * sizeof(kevo__cmp);
     uint64_t n = s->count[a];
-    double atol = in->atol, rtol = in->rtol;
+    double rtol = in->rtol, ulps = in->ulp;
     unsigned blocks = kevo__gpu_blocks(g, n, KEVO__CMP_BLOCK);
     if (blocks > g->npartial)
         blocks = g->npartial;
-    void *cmp_params[] = {&got, &want, &n, &atol, &rtol, &partial};
+    void *cmp_params[] = {&got,  &want, &n,         &atol,
+                          &rtol, &ulps, &amax_only, &partial};
     void *reduce_params[] = {&partial, &blocks, &result};
     kevo_status rc =
         kevo__gpu_launch(g->compare[in->type], blocks, KEVO__CMP_BLOCK,
@@ -34,6 +38,25 @@ kevo_status kevo__check_output(kevo__gpu *g, const kevo__shape *s, size_t a,
     if (rc == KEVO_OK)
         rc = kevo__cu_check(kevo__cu.cuMemcpyDtoH(out, result, sizeof(*out)),
                             "reading the comparison (cuMemcpyDtoH)", err);
+    return rc;
+}
+
+kevo_status kevo__check_output(kevo__gpu *g, const kevo__shape *s, size_t a,
+                               kevo__cmp *out, kevo_error *err)
+{
+    const kevo_arg_info *in = &s->info[a];
+    double atol = in->atol, amax = 0;
+    kevo_status rc = KEVO_OK;
+    if (in->rtol_amax > 0) {
+        kevo__cmp scale;
+        rc = compare_pass(g, s, a, 0, 1, &scale, err);
+        amax = scale.amax;
+        atol += in->rtol_amax * amax;
+    }
+    if (rc == KEVO_OK)
+        rc = compare_pass(g, s, a, atol, 0, out, err);
+    if (rc == KEVO_OK)
+        out->amax = amax;
     return rc;
 }
 
@@ -84,4 +107,75 @@ const char *kevo__number_text(double x, char *buf, size_t size)
 json_t *kevo__json_number_or_null(double x)
 {
     return isfinite(x) ? json_real(x) : json_null();
+}
+
+/* The bits of x, an exact finite f16 value. */
+static unsigned f16_bits(double x)
+{
+    unsigned sign = signbit(x) ? 0x8000u : 0;
+    double a = fabs(x);
+    int e = 0;
+    if (a == 0)
+        return sign;
+    frexp(a, &e);    /* a = f * 2^e, f in [0.5, 1) */
+    if (e - 1 < -14) /* subnormal: a multiple of 2^-24 */
+        return sign | (unsigned)ldexp(a, 24);
+    return sign | (unsigned)(e - 1 + 15) << 10 |
+           ((unsigned)ldexp(a, 11 - e) & 0x3ffu);
+}
+
+const char *kevo__value_text(kevo_dtype type, double x, char *buf, size_t size)
+{
+    if (!isfinite(x) || (type != KEVO_DTYPE_F16 && type != KEVO_DTYPE_BF16))
+        return kevo__number_text(x, buf, size);
+    if (type == KEVO_DTYPE_BF16) {
+        float f = (float)x;
+        uint32_t u;
+        memcpy(&u, &f, sizeof(u));
+        snprintf(buf, size, "%.4g (bf16 0x%04x)", x, (unsigned)(u >> 16));
+    } else {
+        snprintf(buf, size, "%.5g (f16 0x%04x)", x, f16_bits(x));
+    }
+    return buf;
+}
+
+/* The gap from finite v to the next value of larger magnitude in type (as
+ * kv_ulp in kernels.cu.h). */
+static double ulp_of(kevo_dtype type, double v)
+{
+    int mant, emin, e = 0;
+    switch (type) {
+    case KEVO_DTYPE_F16: mant = 10, emin = -14; break;
+    case KEVO_DTYPE_BF16: mant = 7, emin = -126; break;
+    case KEVO_DTYPE_F32: mant = 23, emin = -126; break;
+    case KEVO_DTYPE_F64: mant = 52, emin = -1022; break;
+    default: return 1.0;
+    }
+    if (v != 0)
+        frexp(fabs(v), &e);
+    e = v != 0 && e - 1 > emin ? e - 1 : emin;
+    return ldexp(1.0, e - mant);
+}
+
+const char *kevo__tolerance_text(const kevo_arg_info *in, const kevo__cmp *c,
+                                 char *buf, size_t size)
+{
+    char a[64], u[40], t[40];
+    size_t len = (size_t)snprintf(buf, size, "tolerance %g + %g * |want|",
+                                  in->atol, in->rtol);
+    if (in->rtol_amax > 0 && len < size)
+        len += (size_t)snprintf(
+            buf + len, size - len, " + %g * amax (amax %s)", in->rtol_amax,
+            kevo__value_text(in->type, c->amax, a, sizeof(a)));
+    if (in->ulp > 0 && len < size)
+        len += (size_t)snprintf(
+            buf + len, size - len, " + %g ulp (ulp(want) in %s: %s)", in->ulp,
+            kevo_dtype_name(in->type),
+            kevo__number_text(isfinite(c->want) ? ulp_of(in->type, c->want)
+                                                : NAN,
+                              u, sizeof(u)));
+    if ((in->rtol_amax > 0 || in->ulp > 0) && len < size)
+        snprintf(buf + len, size - len, " = %s",
+                 kevo__number_text(c->tol, t, sizeof(t)));
+    return buf;
 }

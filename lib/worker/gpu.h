@@ -32,9 +32,12 @@
 #define KEVO__CMP_BLOCK 256
 
 /* The comparison of one output with the reference, as the compare kernels
- * write it (struct kv_cmp in kernels.cu.h: the same eight fields). key is
+ * write it (struct kv_cmp in kernels.cu.h: the same ten fields). key is
  * the worst element's error over its tolerance (infinite for a NaN or an
- * error where the tolerance is zero); err its absolute error. */
+ * error where the tolerance is zero); err its absolute error; got and want
+ * its values (exact values of the output's type); tol the tolerance there.
+ * amax is the largest finite |want| of the output when the tolerance has
+ * an amax term (else 0). */
 typedef struct kevo__cmp {
     double max_abs;
     double max_rel;
@@ -44,6 +47,8 @@ typedef struct kevo__cmp {
     double want;
     uint64_t index;
     uint64_t bad;
+    double tol;
+    double amax;
 } kevo__cmp;
 
 typedef struct kevo__refcache kevo__refcache;
@@ -152,8 +157,13 @@ void kevo__shape_free(kevo__gpu *g, kevo__shape *s);
 kevo_status kevo__shape_draw(kevo__gpu *g, kevo__shape *s, uint64_t seed,
                              kevo_error *err);
 
-/* kevo__shape_reset: out buffers filled with the poison byte, inout
- * buffers restored from their pristine copies. */
+/* kevo__shape_reset: out buffers poisoned, inout buffers restored from
+ * their pristine copies. poison names one of two patterns, each chosen per
+ * element type: 0xff, every byte 0xff (a NaN for f16, bf16, f32 and f64;
+ * -1 or the largest value for integers); 0x7f, a large finite value: 0x7f
+ * bytes (f32 3.39e38, f64 about 1.4e306, bf16 0x7f7f = 3.39e38, its
+ * largest finite value) except for f16, whose 0x7f7f is a NaN: there
+ * 0x7bff, 65504, the largest finite f16. Any other byte fills every byte. */
 kevo_status kevo__shape_reset(kevo__gpu *g, kevo__shape *s,
                               unsigned char poison, kevo_error *err);
 
@@ -277,7 +287,9 @@ unsigned kevo__gpu_blocks(const kevo__gpu *g, uint64_t n, unsigned block);
 /* ---- comparisons (check.c) --------------------------------------------- */
 
 /* kevo__check_output: compares output argument a (buf against want) with
- * its tolerance on the device. */
+ * its tolerance on the device: first, when the tolerance has an amax term,
+ * a pass that finds the largest finite |want| (its rtol_amax multiple then
+ * joins atol), then the element-wise comparison. */
 kevo_status kevo__check_output(kevo__gpu *g, const kevo__shape *s, size_t a,
                                kevo__cmp *out, kevo_error *err);
 
@@ -290,6 +302,20 @@ kevo_status kevo__check_inputs(kevo__gpu *g, const kevo__shape *s,
 
 /* A number for messages: "NaN", "inf", "-inf" or %.9g, in buf. */
 const char *kevo__number_text(double x, char *buf, size_t size);
+
+/* An element's value x (a value of type) for messages: as
+ * kevo__number_text for f32, f64 and the integers; for f16 and bf16 the
+ * value in the digits that tell it from its neighbours (5 and 4
+ * significant digits) and its bits, such as "0.1235 (bf16 0x3dfd)"; NaN
+ * and infinities as words. */
+const char *kevo__value_text(kevo_dtype type, double x, char *buf, size_t size);
+
+/* The tolerance of output in (c: its comparison) for messages:
+ * "tolerance ATOL + RTOL * |want|", then, for the terms that are not 0,
+ * " + M * amax (amax A)" and " + U ulp (ulp(want) in TYPE: Q)", and then
+ * " = T" (the tolerance at the worst element) when either is there. */
+const char *kevo__tolerance_text(const kevo_arg_info *in, const kevo__cmp *c,
+                                 char *buf, size_t size);
 
 /* A JSON number, or null for NaN and infinities. */
 json_t *kevo__json_number_or_null(double x);

@@ -301,19 +301,19 @@ static bool run_and_check(eval_run *r, kevo__shape *s, const kevo__plan *cand,
     }
     if (run_arg >= 0) {
         const kevo_arg_info *in = &s->info[run_arg];
-        char got[40], want[40], err[40];
+        char got[64], want[64], err[40], tol[256];
         uint64_t n = 0;
         for (size_t a = 0; a < s->nargs; a++)
             n += kevo__is_output(&s->info[a]) ? s->count[a] : 0;
-        set_verdict(r, "wrong", (long)s->index,
-                    "%s: %s[%" PRIu64 "] = %s, want %s (error %s; "
-                    "tolerance %g + %g * |want|); %" PRIu64 " of %" PRIu64
-                    " output elements are wrong",
-                    where, in->name, run_worst.index,
-                    kevo__number_text(run_worst.got, got, sizeof(got)),
-                    kevo__number_text(run_worst.want, want, sizeof(want)),
-                    kevo__number_text(run_worst.err, err, sizeof(err)),
-                    in->atol, in->rtol, sc->bad, n);
+        set_verdict(
+            r, "wrong", (long)s->index,
+            "%s: %s[%" PRIu64 "] = %s, want %s (error %s; %s); %" PRIu64
+            " of %" PRIu64 " output elements are wrong",
+            where, in->name, run_worst.index,
+            kevo__value_text(in->type, run_worst.got, got, sizeof(got)),
+            kevo__value_text(in->type, run_worst.want, want, sizeof(want)),
+            kevo__number_text(run_worst.err, err, sizeof(err)),
+            kevo__tolerance_text(in, &run_worst, tol, sizeof(tol)), sc->bad, n);
         return false;
     }
     if (changed) {

@@ -289,16 +289,26 @@ kevo_status kevo__shape_draw(kevo__gpu *g, kevo__shape *s, uint64_t seed,
     return rc;
 }
 
+/* Fills an out buffer with the poison pattern of its type (gpu.h). */
+static kevo_status poison_buffer(kevo__gpu *g, const kevo__shape *s, size_t a,
+                                 unsigned char poison, kevo_error *err)
+{
+    /* 0x7f7f is a NaN in f16: its large finite poison is the largest
+     * finite f16, 65504 (0x7bff), written by the fill kernel. */
+    if (s->info[a].type == KEVO_DTYPE_F16 && poison == 0x7f)
+        return fill(g, s->buf[a], KEVO_DTYPE_F16, s->count[a], 0, 0,
+                    KEVO_DIST_CONSTANT, 65504.0, 0, err);
+    return kevo__cu_check(kevo__cu.cuMemsetD8(s->buf[a], poison, s->bytes[a]),
+                          "cuMemsetD8", err);
+}
+
 kevo_status kevo__shape_reset(kevo__gpu *g, kevo__shape *s,
                               unsigned char poison, kevo_error *err)
 {
-    (void)g;
     kevo_status rc = KEVO_OK;
     for (size_t a = 0; a < s->nargs && rc == KEVO_OK; a++) {
         if (s->info[a].role == KEVO_ROLE_OUT)
-            rc = kevo__cu_check(
-                kevo__cu.cuMemsetD8(s->buf[a], poison, s->bytes[a]),
-                "cuMemsetD8", err);
+            rc = poison_buffer(g, s, a, poison, err);
         else if (s->info[a].role == KEVO_ROLE_INOUT)
             rc = kevo__cu_check(
                 kevo__cu.cuMemcpyDtoD(s->buf[a], s->pristine[a], s->bytes[a]),

@@ -276,8 +276,30 @@ static double draw(kevo_rng *rng, const kevo_arg_info *a)
         return a->dist_a + (double)kevo_rng_uniform_int(
                                rng, (uint64_t)(a->dist_b - a->dist_a) + 1);
     case KEVO_DIST_CONSTANT: return a->dist_a;
+    case KEVO_DIST_NIBBLES: break; /* draw_elem() */
     }
     return 0.0;
+}
+
+/* Draws element i of the argument's buffer p: packed nibbles (each 4-bit
+ * field, low nibble of each byte first) byte by byte, the rest through
+ * draw(). */
+static void draw_elem(kevo_rng *rng, const kevo_arg_info *a, void *p, size_t i)
+{
+    if (a->dist != KEVO_DIST_NIBBLES) {
+        elem_set(a->type, p, i, draw(rng, a));
+        return;
+    }
+    size_t es = kevo_dtype_size(a->type);
+    uint64_t range = (uint64_t)(a->dist_b - a->dist_a) + 1;
+    for (size_t b = 0; b < es; b++) {
+        unsigned lo = (unsigned)((int64_t)a->dist_a +
+                                 (int64_t)kevo_rng_uniform_int(rng, range)),
+                 hi = (unsigned)((int64_t)a->dist_a +
+                                 (int64_t)kevo_rng_uniform_int(rng, range));
+        ((unsigned char *)p)[i * es + b] =
+            (unsigned char)((lo & 0xfu) | (hi & 0xfu) << 4);
+    }
 }
 
 static void shape_free(shape_data *d)
@@ -360,7 +382,7 @@ static bool shape_setup(shape_data *d, const kevo_task *task,
                 }
                 memcpy(d->value[a].bytes, &x, es); /* little-endian */
             } else {
-                elem_set(in->type, d->value[a].bytes, 0, draw(rng, in));
+                draw_elem(rng, in, d->value[a].bytes, 0);
             }
             continue;
         }
@@ -383,7 +405,7 @@ static bool shape_setup(shape_data *d, const kevo_task *task,
             if (!(d->host_in[a] = malloc(d->bytes[a])))
                 bail_out("out of memory");
             for (size_t k = 0; k < (size_t)count; k++)
-                elem_set(in->type, d->host_in[a], k, draw(rng, in));
+                draw_elem(rng, in, d->host_in[a], k);
             if (!cu_ok(kevo__cu.cuMemcpyHtoD(d->dev[a], d->host_in[a],
                                              d->bytes[a]),
                        "cuMemcpyHtoD")) {
@@ -550,15 +572,42 @@ typedef struct compare {
     bool ref_nan;     /* the reference itself produced a NaN */
 } compare;
 
+/* The gap from finite v to the next value of larger magnitude in type t
+ * (the unit of the tolerance's ulp term, kevo_task_set_tolerance_full). */
+static double ulp_in(kevo_dtype t, double v)
+{
+    int mant, emin, e = 0;
+    switch (t) {
+    case KEVO_DTYPE_F16: mant = 10, emin = -14; break;
+    case KEVO_DTYPE_BF16: mant = 7, emin = -126; break;
+    case KEVO_DTYPE_F32: mant = 23, emin = -126; break;
+    case KEVO_DTYPE_F64: mant = 52, emin = -1022; break;
+    default: return 1.0;
+    }
+    if (v != 0)
+        frexp(fabs(v), &e);
+    return ldexp(1.0, (v != 0 && e - 1 > emin ? e - 1 : emin) - mant);
+}
+
 static void compare_output(const kevo_arg_info *a, const void *ref,
                            const void *got, size_t n, compare *c)
 {
     memset(c, 0, sizeof(*c));
     c->n = n;
     bool fl = kevo_dtype_is_float(a->type);
+    /* The amax term: the largest finite |reference| of the output. */
+    double atol = a->atol, amax = 0;
+    for (size_t i = 0; a->rtol_amax > 0 && i < n; i++) {
+        double r = fabs(elem_get(a->type, ref, i));
+        if (isfinite(r) && r > amax)
+            amax = r;
+    }
+    atol += a->rtol_amax * amax;
     for (size_t i = 0; i < n; i++) {
         double r = elem_get(a->type, ref, i), g = elem_get(a->type, got, i);
-        double d, tol = a->atol + a->rtol * fabs(r), frac;
+        double d, tol = atol + a->rtol * fabs(r), frac;
+        if (a->ulp > 0 && isfinite(r))
+            tol += a->ulp * ulp_in(a->type, r);
         if (fl && isnan(r)) {
             c->ref_nan = true;
             d = INFINITY;
@@ -585,12 +634,13 @@ static void compare_output(const kevo_arg_info *a, const void *ref,
             c->max_frac = frac;
             c->i_frac = i;
         }
-        double na = d - a->rtol * fabs(r);
+        double na = d - (tol - a->atol);
         if (!(na <= c->need_atol))
             c->need_atol = na;
-        double nr = d <= a->atol ? 0.0
-                    : r != 0.0   ? (d - a->atol) / fabs(r)
-                                 : INFINITY;
+        double rest = tol - a->rtol * fabs(r);
+        double nr = d <= rest  ? 0.0
+                    : r != 0.0 ? (d - rest) / fabs(r)
+                               : INFINITY;
         if (!(nr <= c->need_rtol))
             c->need_rtol = nr;
     }
@@ -633,12 +683,14 @@ static void check_shape(const kevo_task *task, kevo_shape_set set, size_t i,
         int w = snprintf(
             result + rlen, sizeof(result) - rlen,
             "%s%s: worst abs %.3g at [%zu] (got %.9g, want %.9g); worst rel "
-            "%.3g at [%zu]; %.3g of the tolerance (rtol %g, atol %g) at "
-            "[%zu]; would pass with atol %.3g or rtol %.3g",
+            "%.3g at [%zu]; %.3g of the tolerance (rtol %g, atol %g, "
+            "rtol_amax %g, ulp %g) at [%zu]; would pass with atol %.3g or "
+            "rtol %.3g",
             rlen ? "\n" : "", in->name, c.max_abs, c.i_abs,
             elem_get(in->type, d.host_out[a], c.i_abs),
             elem_get(in->type, d.host_ref[a], c.i_abs), c.max_rel, c.i_rel,
-            c.max_frac, in->rtol, in->atol, c.i_frac, c.need_atol, c.need_rtol);
+            c.max_frac, in->rtol, in->atol, in->rtol_amax, in->ulp, c.i_frac,
+            c.need_atol, c.need_rtol);
         if (w > 0 && (size_t)w < sizeof(result) - rlen)
             rlen += (size_t)w;
         if (c.ref_nan && rlen + 64 < sizeof(result))
