@@ -15,6 +15,7 @@
 #include <nvrtc.h>
 
 #include "devprops.h"
+#include "headers.h"
 #include "suite_util.h"
 #include "tap.h"
 
@@ -207,6 +208,32 @@ static bool ptx_has_entry(const char *ptx, const char *name)
     return n >= 0;
 }
 
+/* The toolkit headers a kernel may include, loaded once as the compile
+ * worker loads them (lib/worker/headers.h); an empty set without a
+ * toolkit include directory. */
+static kevo__headers *headers;
+
+static void headers_free(void)
+{
+    kevo__headers_free(headers);
+    headers = NULL;
+}
+
+static const kevo__headers *suite_headers(void)
+{
+    if (!headers) {
+        kevo_error err = KEVO__ERROR_INIT;
+        char *dir = kevo__headers_dir();
+        headers = kevo__headers_load(dir, &err);
+        if (!headers)
+            bail_out("loading the CUDA headers from %s: %s",
+                     dir ? dir : "(none)", err.text);
+        free(dir);
+        atexit(headers_free);
+    }
+    return headers;
+}
+
 /* Compiles once; fills the log, the image (on success) and, with names,
  * the lowered names. Returns the NVRTC result, or -1 on no memory. */
 static int compile_once(const kevo_candidate *cand, const char *const *opts,
@@ -215,9 +242,10 @@ static int compile_once(const kevo_candidate *cand, const char *const *opts,
     nvrtcProgram prog = NULL;
     const char *origin = kevo_candidate_origin(cand);
     const char *base = origin ? strrchr(origin, '/') : NULL;
+    const kevo__headers *h = suite_headers();
     base = base ? base + 1 : origin ? origin : "kernel.cu";
     nvrtcResult r = nvrtcCreateProgram(&prog, kevo_candidate_source(cand), base,
-                                       0, NULL, NULL);
+                                       (int)h->count, h->texts, h->names);
     int rc = -1;
     if (r != NVRTC_SUCCESS)
         return (int)r;

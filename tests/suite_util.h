@@ -83,7 +83,9 @@ typedef struct suite_build {
  * Compiles cand's source with NVRTC at its current assignment for arch
  * ("compute_90" gives PTX, "sm_90" a cubin when cubin is true), with
  * --gpu-architecture=ARCH --std=c++17 -DKEVO=1 and -DNAME=VALUE for every
- * parameter, and looks up every launched kernel's lowered name. Returns
+ * parameter, with the toolkit headers the compile worker offers (loaded
+ * once; <cuda_bf16.h>, <mma.h>, ...), and looks up every launched kernel's
+ * lowered name. Returns
  * false only when out of memory; the outcome is in out->status.
  */
 bool suite_compile(const kevo_candidate *cand, const char *arch, bool cubin,

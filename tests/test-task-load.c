@@ -326,7 +326,7 @@ static void test_suite(void)
     char *dir = path_of(tap_srcdir(), "examples/tasks");
     struct dirent **names;
     int n = list_json(dir, &names);
-    ok(n >= 9, "examples/tasks holds at least 9 tasks (%d)", n);
+    ok(n >= 13, "examples/tasks holds at least 13 tasks (%d)", n);
     for (int i = 0; i < n; i++) {
         char *path = path_of(dir, names[i]->d_name);
         free(round_trip(path, names[i]->d_name));
