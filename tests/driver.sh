@@ -36,10 +36,11 @@ check "tasks --help exits 0" $rc
 "$kevo" tasks "$srcdir/examples/tasks" > "$tmp/out" 2> "$tmp/err"; rc=$?
 check "kevo tasks validates the whole suite" $rc
 [ $rc -eq 0 ] || sed 's/^/# /' "$tmp/err"
-for t in saxpy reduce_sum transpose softmax layernorm stencil2d sgemm nbody histogram; do
+for t in saxpy reduce_sum transpose softmax layernorm stencil2d sgemm nbody histogram \
+         gemm_bf16 attention_bf16 rmsnorm_bf16 gemv_w4a16; do
   grep -q "^$t " "$tmp/out"; check "suite lists $t" $?
 done
-grep -q '^9 tasks checked, 9 valid, 0 invalid$' "$tmp/out"; check "summary line" $?
+grep -q '^13 tasks checked, 13 valid, 0 invalid$' "$tmp/out"; check "summary line" $?
 
 "$kevo" tasks --json "$srcdir/examples/tasks/saxpy.json" > "$tmp/out" 2>&1; rc=$?
 check "tasks --json exits 0" $rc

@@ -2,10 +2,10 @@
  * nvrtc-suite: compiles every reference and seed kernel of the task suite
  * (each examples/tasks/NAME.json) with NVRTC for compute_90 PTX, with no
  * GPU, offering the toolkit headers the compile worker offers (<mma.h>,
- * <cuda_bf16.h>, ...): the reference, the seed at its default parameters, and the seed at the
- * smallest and the largest value of each parameter (one at a time, the
- * others at their defaults). For each compile: no errors, every kernel the
- * launch block names is there, and each PTX entry takes exactly the
+ * <cuda_bf16.h>, ...): the reference, the seed at its default parameters, and
+ * the seed at the smallest and the largest value of each parameter (one at a
+ * time, the others at their defaults). For each compile: no errors, every
+ * kernel the launch block names is there, and each PTX entry takes exactly the
  * parameters the launch passes, each of the right size.
  */
 #include "config.h"

@@ -23,183 +23,9 @@
 
 #include "../suite_util.h"
 #include "../tap.h"
-#include "ipc.h"
-#include "procpool.h"
+#include "worker_client.h"
 
-#define REPLY_TIMEOUT_MS 300000
-
-static kevo__proc proc = KEVO__PROC_INIT;
 static char *worker;
-static char arch[32];
-static uint64_t next_id = 1;
-
-/* Starts the worker and reads its hello; the hello's JSON (the caller's),
- * or a skip when there is no GPU. */
-static json_t *start_worker(void)
-{
-    char *argv[] = {worker, "gpu", "--device", "0", NULL};
-    kevo__frame f = {0};
-    kevo_error err = KEVO__ERROR_INIT;
-    if (kevo__proc_spawn(&proc, worker, argv, &err) != KEVO_OK)
-        bail_out("cannot start %s: %s", worker, err.text);
-    if (kevo__ipc_recv(proc.from_fd, REPLY_TIMEOUT_MS, &f, &err) != KEVO_OK)
-        bail_out("no hello from the worker: %s", err.text);
-    if (!json_is_true(json_object_get(f.json, "ok"))) {
-        const char *why = json_string_value(json_object_get(f.json, "error"));
-        skip_all("the GPU worker has no GPU: %s", why ? why : "?");
-    }
-    json_t *hello = f.json;
-    f.json = NULL;
-    kevo__frame_clear(&f);
-    return hello;
-}
-
-/* Sends msg (taking it) with a payload and returns the reply, or NULL with
- * a diagnostic. */
-static json_t *call(json_t *msg, const void *payload, size_t len)
-{
-    kevo__frame f = {0};
-    kevo_error err = KEVO__ERROR_INIT;
-    json_t *reply = NULL;
-    if (!msg)
-        bail_out("out of memory");
-    if (kevo__ipc_send(proc.to_fd, msg, payload, len, REPLY_TIMEOUT_MS, &err) !=
-            KEVO_OK ||
-        kevo__ipc_recv(proc.from_fd, REPLY_TIMEOUT_MS, &f, &err) != KEVO_OK)
-        diag("no reply: %s", err.text);
-    else
-        reply = f.json;
-    f.json = NULL;
-    kevo__frame_clear(&f);
-    json_decref(msg);
-    return reply;
-}
-
-/* ---- tasks and candidates ---------------------------------------------- */
-
-typedef struct compiled {
-    char *cubin;
-    size_t size;
-    json_t *lowered; /* {"kernel": "lowered name"} */
-} compiled;
-
-static void compiled_free(compiled *c)
-{
-    free(c->cubin);
-    json_decref(c->lowered);
-    memset(c, 0, sizeof(*c));
-}
-
-static void compile_for_device(const kevo_candidate *cand, compiled *out)
-{
-    suite_build b;
-    memset(out, 0, sizeof(*out));
-    if (!suite_compile(cand, arch, true, &b))
-        bail_out("out of memory");
-    if (b.status != SUITE_COMPILED)
-        bail_out("%s does not compile for %s:\n%s",
-                 kevo_candidate_origin(cand) ? kevo_candidate_origin(cand)
-                                             : "a kernel",
-                 arch, b.log);
-    out->lowered = json_object();
-    for (size_t i = 0; i < b.nlaunches; i++)
-        json_object_set_new(out->lowered, kevo_candidate_launch_kernel(cand, i),
-                            json_string(b.lowered[i]));
-    out->cubin = b.image;
-    out->size = b.size;
-    b.image = NULL;
-    suite_build_free(&b);
-}
-
-typedef struct task_ctx {
-    kevo_task *task;
-    json_t *json;
-    compiled ref;
-    char key[64];
-} task_ctx;
-
-static void task_open(task_ctx *t, const char *name)
-{
-    char file[64];
-    kevo_error err = KEVO__ERROR_INIT;
-    char *text = NULL;
-    snprintf(file, sizeof(file), "examples/tasks/%s.json", name);
-    char *path = kevo__path_join(tap_srcdir(), file);
-    memset(t, 0, sizeof(*t));
-    if (!path || kevo_task_load(path, &t->task, &err) != KEVO_OK ||
-        kevo_task_to_json(t->task, &text, &err) != KEVO_OK)
-        bail_out("%s: %s", file, err.text);
-    t->json = json_loads(text, 0, NULL);
-    if (!t->json)
-        bail_out("%s: kevo_task_to_json wrote bad JSON", file);
-    compile_for_device(kevo_task_reference(t->task), &t->ref);
-    snprintf(t->key, sizeof(t->key), "gpu-worker-%s", name);
-    free(text);
-    free(path);
-}
-
-static void task_close(task_ctx *t)
-{
-    kevo_task_free(t->task);
-    json_decref(t->json);
-    compiled_free(&t->ref);
-}
-
-static kevo_candidate *candidate(const task_ctx *t, const char *source)
-{
-    kevo_candidate *c = NULL;
-    kevo_error err = KEVO__ERROR_INIT;
-    if (kevo_candidate_new_for_task(t->task, source, "test.cu", &c, &err) !=
-        KEVO_OK)
-        bail_out("a test kernel: %s", err.text);
-    return c;
-}
-
-/* Evaluates cand at the training shapes (compiled unless code is given);
- * the reply, or NULL. */
-static json_t *eval(const task_ctx *t, const kevo_candidate *cand,
-                    const compiled *code, bool profile)
-{
-    compiled own = {0};
-    if (!code) {
-        compile_for_device(cand, &own);
-        code = &own;
-    }
-    json_t *msg = json_pack(
-        "{s:s, s:I, s:O, s:s, s:o, s:s, s:[I,I], s:I, s:I, "
-        "s:{s:i, s:i, s:i, s:f, s:f, s:b}, s:b, s:b, s:O, s:O}",
-        "op", "eval", "id", (json_int_t)next_id++, "task", t->json, "task_key",
-        t->key, "candidate", kevo__candidate_to_json(cand), "set", "train",
-        "seeds", (json_int_t)12345, (json_int_t)67890, "reference_cubin_bytes",
-        (json_int_t)t->ref.size, "candidate_cubin_bytes",
-        (json_int_t)code->size, "timing", "warmup", 1, "min_reps", 5,
-        "max_reps", 40, "target_spread", 0.02, "cap_ms", 300.0, "enabled", 1,
-        "profile", profile, "flush_l2", 1, "reference_kernels", t->ref.lowered,
-        "candidate_kernels", code->lowered);
-    unsigned char *payload = malloc(t->ref.size + code->size);
-    if (!payload)
-        bail_out("out of memory");
-    memcpy(payload, t->ref.cubin, t->ref.size);
-    memcpy(payload + t->ref.size, code->cubin, code->size);
-    json_t *reply = call(msg, payload, t->ref.size + code->size);
-    free(payload);
-    compiled_free(&own);
-    return reply;
-}
-
-static const char *verdict(const json_t *reply)
-{
-    const char *v = json_string_value(json_object_get(reply, "verdict"));
-    return v ? v : "(none)";
-}
-
-static const char *reason(const json_t *reply)
-{
-    const char *r = json_string_value(json_object_get(reply, "reason"));
-    if (!r)
-        r = json_string_value(json_object_get(reply, "error"));
-    return r ? r : "";
-}
 
 /* ---- the checks -------------------------------------------------------- */
 
@@ -207,11 +33,11 @@ static void check_hello(const json_t *hello)
 {
     const json_t *d = json_object_get(hello, "device");
     int64_t cc = json_integer_value(json_object_get(d, "cc"));
-    snprintf(arch, sizeof(arch), "sm_%" PRId64, cc);
+    snprintf(wk_arch, sizeof(wk_arch), "sm_%" PRId64, cc);
     ok(cc >= 50 && json_integer_value(json_object_get(d, "sm_count")) > 0 &&
            json_integer_value(json_object_get(d, "l2_bytes")) > 0,
        "hello: %s, %s, %" PRId64 " SMs",
-       json_string_value(json_object_get(d, "name")), arch,
+       json_string_value(json_object_get(d, "name")), wk_arch,
        (int64_t)json_integer_value(json_object_get(d, "sm_count")));
     diag("CUPTI: %s (timer %s)%s%s",
          json_is_true(json_object_get(hello, "cupti")) ? "yes" : "no",
@@ -225,10 +51,10 @@ static void check_hello(const json_t *hello)
 static void check_peaks(void)
 {
     json_t *reply =
-        call(json_pack("{s:s, s:I, s:[s,s,s,s,s,s]}", "op", "peaks", "id",
-                       (json_int_t)next_id++, "which", "bandwidth", "fp32",
-                       "fp64", "tf32", "fp16", "bf16"),
-             NULL, 0);
+        wk_call(json_pack("{s:s, s:I, s:[s,s,s,s,s,s]}", "op", "peaks", "id",
+                          (json_int_t)wk_next_id++, "which", "bandwidth",
+                          "fp32", "fp64", "tf32", "fp16", "bf16"),
+                NULL, 0);
     const json_t *p = json_object_get(reply, "peaks");
     const json_t *errors = json_object_get(reply, "errors");
     double bw = json_number_value(json_object_get(p, "bandwidth"));
@@ -250,15 +76,16 @@ static void check_peaks(void)
 }
 
 /* The checks of a correct evaluation at every training shape. */
-static void check_ok(const task_ctx *t, const json_t *reply, const char *what,
+static void check_ok(const wk_task *t, const json_t *reply, const char *what,
                      size_t kernels)
 {
     const json_t *shapes = json_object_get(reply, "shapes");
     size_t n = kevo_task_shape_count(t->task, KEVO_SHAPES_TRAIN), i;
     const json_t *s;
-    if (!ok(strcmp(verdict(reply), "ok") == 0 && json_array_size(shapes) == n,
+    if (!ok(strcmp(wk_verdict(reply), "ok") == 0 &&
+                json_array_size(shapes) == n,
             "%s: verdict ok at the %zu training shapes", what, n))
-        diag("verdict %s: %s", verdict(reply), reason(reply));
+        diag("verdict %s: %s", wk_verdict(reply), wk_reason(reply));
     json_array_foreach (shapes, i, s) {
         const json_t *tm = json_object_get(s, "time");
         const json_t *samples = json_object_get(tm, "samples");
@@ -398,7 +225,7 @@ static const char oob_source[] =
     "}\n";
 
 /* A kernel of the adversarial corpus (tests/adversarial). */
-static kevo_candidate *corpus_kernel(const task_ctx *t, const char *file)
+static kevo_candidate *corpus_kernel(const wk_task *t, const char *file)
 {
     char name[128], *text = NULL;
     kevo_error err = KEVO__ERROR_INIT;
@@ -406,7 +233,7 @@ static kevo_candidate *corpus_kernel(const task_ctx *t, const char *file)
     char *path = kevo__path_join(tap_srcdir(), name);
     if (!path || kevo__read_file(path, true, &text, NULL, &err) != KEVO_OK)
         bail_out("%s: %s", name, err.text);
-    kevo_candidate *c = candidate(t, text);
+    kevo_candidate *c = wk_candidate(t, text);
     free(text);
     free(path);
     return c;
@@ -415,18 +242,18 @@ static kevo_candidate *corpus_kernel(const task_ctx *t, const char *file)
 /* Evaluates a kernel (source text, or a corpus file when file is set)
  * that must get verdict with needle in its reason; the reply (the
  * caller's). */
-static json_t *expect(const task_ctx *t, const char *source, const char *file,
+static json_t *expect(const wk_task *t, const char *source, const char *file,
                       const char *want, const char *needle, const char *what)
 {
-    kevo_candidate *c = file ? corpus_kernel(t, file) : candidate(t, source);
-    json_t *r = eval(t, c, NULL, false);
-    is_str(verdict(r), want, "%s: %s", what, want);
-    like_str(reason(r), needle, "%s: the reason says '%s'", what, needle);
+    kevo_candidate *c = file ? corpus_kernel(t, file) : wk_candidate(t, source);
+    json_t *r = wk_eval(t, c, NULL, false);
+    is_str(wk_verdict(r), want, "%s: %s", what, want);
+    like_str(wk_reason(r), needle, "%s: the reason says '%s'", what, needle);
     kevo_candidate_free(c);
     return r;
 }
 
-static void check_failures(const task_ctx *saxpy, const compiled *seed_code)
+static void check_failures(const wk_task *saxpy, const wk_compiled *seed_code)
 {
     json_decref(expect(saxpy, NULL, "unwritten.cu", "wrong", "NaN",
                        "every 4096th element unwritten"));
@@ -449,73 +276,72 @@ static void check_failures(const task_ctx *saxpy, const compiled *seed_code)
     json_decref(expect(saxpy, bounds_source, NULL, "launch_error",
                        "saxpy_bounds",
                        "more threads than the kernel's bounds"));
-    r = eval(saxpy, kevo_task_seed(saxpy->task), seed_code, false);
-    is_str(verdict(r), "ok", "after the launch error the worker still works");
+    r = wk_eval(saxpy, kevo_task_seed(saxpy->task), seed_code, false);
+    is_str(wk_verdict(r), "ok",
+           "after the launch error the worker still works");
     json_decref(r);
     json_decref(expect(saxpy, smem_source, NULL, "rejected", "shared memory",
                        "1 MiB of shared memory"));
     json_decref(expect(saxpy, reserved_source, NULL, "rejected",
                        "kevo_internal_", "a kevo_internal_ kernel"));
 
-    r = call(json_pack("{s:s, s:I}", "op", "eval", "id", (json_int_t)next_id++),
-             NULL, 0);
-    ok(r && json_is_false(json_object_get(r, "ok")) &&
-           strstr(reason(r), "task"),
-       "a malformed eval: ok false, saying what is missing (%s)", reason(r));
-    json_decref(r);
-    r = call(
-        json_pack("{s:s, s:I}", "op", "nonsense", "id", (json_int_t)next_id++),
+    r = wk_call(
+        json_pack("{s:s, s:I}", "op", "eval", "id", (json_int_t)wk_next_id++),
         NULL, 0);
-    like_str(reason(r), "unknown op", "an unknown op gets an error reply");
+    ok(r && json_is_false(json_object_get(r, "ok")) &&
+           strstr(wk_reason(r), "task"),
+       "a malformed eval: ok false, saying what is missing (%s)", wk_reason(r));
+    json_decref(r);
+    r = wk_call(json_pack("{s:s, s:I}", "op", "nonsense", "id",
+                          (json_int_t)wk_next_id++),
+                NULL, 0);
+    like_str(wk_reason(r), "unknown op", "an unknown op gets an error reply");
     json_decref(r);
 
     r = expect(saxpy, oob_source, NULL, "fault", "CUDA_ERROR_ILLEGAL_ADDRESS",
                "an out-of-bounds write");
-    like_str(reason(r), "train shape 0", "the fault's reason names the shape");
+    like_str(wk_reason(r), "train shape 0",
+             "the fault's reason names the shape");
     json_decref(r);
     int status = -1;
-    kevo__proc_finish(&proc, 30000, &status);
+    kevo__proc_finish(&wk_proc, 30000, &status);
     ok(WIFEXITED(status) && WEXITSTATUS(status) == 4,
        "after the fault the worker exits with status 4");
 }
 
 int main(void)
 {
-    const char *w = getenv("KEVO_WORKER");
-    const char *b = getenv("KEVO_BUILDDIR");
-    worker = w && *w
-                 ? kevo__strdup(w)
-                 : kevo__path_join(b && *b ? b : ".", "lib/worker/kevo-worker");
-    json_t *hello = start_worker();
+    worker = wk_worker_path();
+    json_t *hello = wk_start(worker);
     check_hello(hello);
     json_decref(hello);
     check_peaks();
 
-    task_ctx saxpy, reduce;
-    task_open(&saxpy, "saxpy");
-    task_open(&reduce, "reduce_sum");
-    compiled saxpy_seed, reduce_seed;
-    compile_for_device(kevo_task_seed(saxpy.task), &saxpy_seed);
-    compile_for_device(kevo_task_seed(reduce.task), &reduce_seed);
+    wk_task saxpy, reduce;
+    wk_task_open(&saxpy, "saxpy");
+    wk_task_open(&reduce, "reduce_sum");
+    wk_compiled saxpy_seed, reduce_seed;
+    wk_compile(kevo_task_seed(saxpy.task), &saxpy_seed);
+    wk_compile(kevo_task_seed(reduce.task), &reduce_seed);
 
-    json_t *r = eval(&saxpy, kevo_task_seed(saxpy.task), &saxpy_seed, true);
+    json_t *r = wk_eval(&saxpy, kevo_task_seed(saxpy.task), &saxpy_seed, true);
     check_ok(&saxpy, r, "saxpy seed", 1);
     json_decref(r);
-    r = eval(&reduce, kevo_task_seed(reduce.task), &reduce_seed, true);
+    r = wk_eval(&reduce, kevo_task_seed(reduce.task), &reduce_seed, true);
     check_ok(&reduce, r, "reduce_sum seed", 2);
     json_decref(r);
     /* The same seeds again: the reference comes from the cache. */
-    r = eval(&saxpy, kevo_task_seed(saxpy.task), &saxpy_seed, false);
+    r = wk_eval(&saxpy, kevo_task_seed(saxpy.task), &saxpy_seed, false);
     check_ok(&saxpy, r, "saxpy seed, cached reference", 1);
     json_decref(r);
 
     check_failures(&saxpy, &saxpy_seed);
 
-    compiled_free(&saxpy_seed);
-    compiled_free(&reduce_seed);
-    task_close(&saxpy);
-    task_close(&reduce);
-    kevo__proc_kill(&proc, NULL);
+    wk_compiled_free(&saxpy_seed);
+    wk_compiled_free(&reduce_seed);
+    wk_task_close(&saxpy);
+    wk_task_close(&reduce);
+    kevo__proc_kill(&wk_proc, NULL);
     free(worker);
     return done_testing();
 }
