@@ -59,6 +59,16 @@ kevo_status kevo__error_errno(kevo_error *err, int errnum, const char *path,
         .size = sizeof(kevo_error)                                             \
     }
 
+/* ---- element types (dtype.c) ------------------------------------------- */
+
+/* The gap from the finite value v to the next value of larger magnitude in
+ * type (2^(e - 7) for a bf16 value in [2^e, 2^(e+1)), 2^(e - 10) for f16,
+ * 2^(e - 23) for f32, 2^(e - 52) for f64; the subnormals' gap below the
+ * normal range; 1 for the integer types): the unit of a tolerance's ulp
+ * term (kevo_task_set_tolerance_full). The worker's compare kernels compute
+ * the same (kv_ulp in lib/worker/kernels.cu.h). */
+double kevo__dtype_ulp(kevo_dtype type, double v);
+
 /* ---- strings (strbuf.c) ------------------------------------------------ */
 
 /* A growable string. Zero-initialise it; kevo__buf_free releases it. Once an

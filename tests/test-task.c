@@ -936,6 +936,32 @@ static void test_dtypes(void)
     kevo_task_free(t);
 }
 
+/* The unit of the ulp term in each type. */
+static void test_dtype_ulp(void)
+{
+    is_double(kevo__dtype_ulp(KEVO_DTYPE_BF16, 1.0), ldexp(1, -7), 0,
+              "bf16: ulp(1) = 2^-7");
+    is_double(kevo__dtype_ulp(KEVO_DTYPE_BF16, -3.0), ldexp(1, -6), 0,
+              "bf16: ulp(-3) = 2^-6");
+    is_double(kevo__dtype_ulp(KEVO_DTYPE_BF16, 1.9921875), ldexp(1, -7), 0,
+              "bf16: ulp of the last value below 2 = 2^-7");
+    is_double(kevo__dtype_ulp(KEVO_DTYPE_BF16, 0.0), ldexp(1, -133), 0,
+              "bf16: ulp(0), the subnormal gap 2^-133");
+    is_double(kevo__dtype_ulp(KEVO_DTYPE_BF16, 3.3895313892515355e38),
+              ldexp(1, 120), 0, "bf16: ulp of the largest value = 2^120");
+    is_double(kevo__dtype_ulp(KEVO_DTYPE_F16, 65504.0), 32.0, 0,
+              "f16: ulp(65504) = 32");
+    is_double(kevo__dtype_ulp(KEVO_DTYPE_F16, ldexp(1, -20)), ldexp(1, -24), 0,
+              "f16: a subnormal's ulp = 2^-24");
+    is_double(kevo__dtype_ulp(KEVO_DTYPE_F16, ldexp(1, -14)), ldexp(1, -24), 0,
+              "f16: ulp of the least normal = 2^-24");
+    is_double(kevo__dtype_ulp(KEVO_DTYPE_F32, 1.0), ldexp(1, -23), 0,
+              "f32: ulp(1) = 2^-23");
+    is_double(kevo__dtype_ulp(KEVO_DTYPE_F64, 1.0), ldexp(1, -52), 0,
+              "f64: ulp(1) = 2^-52");
+    is_double(kevo__dtype_ulp(KEVO_DTYPE_I32, 12345.0), 1.0, 0, "i32: ulp = 1");
+}
+
 int main(void)
 {
     test_new();
@@ -950,5 +976,6 @@ int main(void)
     kevo_task_free(t);
     test_validate_errors();
     test_dtypes();
+    test_dtype_ulp();
     return done_testing();
 }

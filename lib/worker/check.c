@@ -139,24 +139,6 @@ const char *kevo__value_text(kevo_dtype type, double x, char *buf, size_t size)
     return buf;
 }
 
-/* The gap from finite v to the next value of larger magnitude in type (as
- * kv_ulp in kernels.cu.h). */
-static double ulp_of(kevo_dtype type, double v)
-{
-    int mant, emin, e = 0;
-    switch (type) {
-    case KEVO_DTYPE_F16: mant = 10, emin = -14; break;
-    case KEVO_DTYPE_BF16: mant = 7, emin = -126; break;
-    case KEVO_DTYPE_F32: mant = 23, emin = -126; break;
-    case KEVO_DTYPE_F64: mant = 52, emin = -1022; break;
-    default: return 1.0;
-    }
-    if (v != 0)
-        frexp(fabs(v), &e);
-    e = v != 0 && e - 1 > emin ? e - 1 : emin;
-    return ldexp(1.0, e - mant);
-}
-
 const char *kevo__tolerance_text(const kevo_arg_info *in, const kevo__cmp *c,
                                  char *buf, size_t size)
 {
@@ -171,9 +153,9 @@ const char *kevo__tolerance_text(const kevo_arg_info *in, const kevo__cmp *c,
         len += (size_t)snprintf(
             buf + len, size - len, " + %g ulp (ulp(want) in %s: %s)", in->ulp,
             kevo_dtype_name(in->type),
-            kevo__number_text(isfinite(c->want) ? ulp_of(in->type, c->want)
-                                                : NAN,
-                              u, sizeof(u)));
+            kevo__number_text(
+                isfinite(c->want) ? kevo__dtype_ulp(in->type, c->want) : NAN, u,
+                sizeof(u)));
     if ((in->rtol_amax > 0 || in->ulp > 0) && len < size)
         snprintf(buf + len, size - len, " = %s",
                  kevo__number_text(c->tol, t, sizeof(t)));

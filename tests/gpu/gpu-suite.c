@@ -572,23 +572,6 @@ typedef struct compare {
     bool ref_nan;     /* the reference itself produced a NaN */
 } compare;
 
-/* The gap from finite v to the next value of larger magnitude in type t
- * (the unit of the tolerance's ulp term, kevo_task_set_tolerance_full). */
-static double ulp_in(kevo_dtype t, double v)
-{
-    int mant, emin, e = 0;
-    switch (t) {
-    case KEVO_DTYPE_F16: mant = 10, emin = -14; break;
-    case KEVO_DTYPE_BF16: mant = 7, emin = -126; break;
-    case KEVO_DTYPE_F32: mant = 23, emin = -126; break;
-    case KEVO_DTYPE_F64: mant = 52, emin = -1022; break;
-    default: return 1.0;
-    }
-    if (v != 0)
-        frexp(fabs(v), &e);
-    return ldexp(1.0, (v != 0 && e - 1 > emin ? e - 1 : emin) - mant);
-}
-
 static void compare_output(const kevo_arg_info *a, const void *ref,
                            const void *got, size_t n, compare *c)
 {
@@ -607,7 +590,7 @@ static void compare_output(const kevo_arg_info *a, const void *ref,
         double r = elem_get(a->type, ref, i), g = elem_get(a->type, got, i);
         double d, tol = atol + a->rtol * fabs(r), frac;
         if (a->ulp > 0 && isfinite(r))
-            tol += a->ulp * ulp_in(a->type, r);
+            tol += a->ulp * kevo__dtype_ulp(a->type, r);
         if (fl && isnan(r)) {
             c->ref_nan = true;
             d = INFINITY;
