@@ -13,6 +13,8 @@
 
 #include <kevo/report.h>
 
+#include "../fitness/fitness.h"
+#include "devprops.h"
 #include "search_private.h"
 
 static const char *const stop_names[] = {
@@ -373,6 +375,32 @@ kevo_status kevo__search_prepare(kevo_search *s, kevo_error *err)
     return KEVO_OK;
 }
 
+/* The device operators plan for: the evaluator's GPU, its properties for
+ * checks and, for prompts, its name and measured ceilings (bandwidth,
+ * launch latency, the FP32 and FP64 peaks, which are measured at start,
+ * and the peak the task counts its flops against). */
+static kevo_status set_device(kevo_search *s, kevo_error *err)
+{
+    const kevo_vars *props = kevo_evaluator_device(s->ev);
+    char *json = NULL;
+    if (props) {
+        kevo_peak peak = kevo_task_peak(s->task);
+        kevo_ceilings c = {.bandwidth = kevo_evaluator_bandwidth(s->ev),
+                           .launch = kevo_evaluator_latency(s->ev)};
+        c.peak[KEVO_PEAK_FP32] = kevo_evaluator_peak(s->ev, KEVO_PEAK_FP32);
+        c.peak[KEVO_PEAK_FP64] = kevo_evaluator_peak(s->ev, KEVO_PEAK_FP64);
+        if ((unsigned)peak < KEVO__PEAK_COUNT)
+            c.peak[peak] = kevo_evaluator_peak(s->ev, peak);
+        json = kevo__devprops_json(kevo_evaluator_device_name(s->ev), props, &c,
+                                   peak);
+        if (!json)
+            return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    }
+    kevo_status rc = kevo_operator_host_set_device(s->host, props, json, err);
+    free(json);
+    return rc;
+}
+
 static kevo_status start(kevo_search *s, kevo_error *err)
 {
     if (!s->ev && !s->score)
@@ -389,8 +417,7 @@ static kevo_status start(kevo_search *s, kevo_error *err)
     if (rc == KEVO_OK)
         rc = kevo_operator_host_set_archive(s->host, s->islands[0], err);
     if (rc == KEVO_OK && s->ev)
-        rc = kevo_operator_host_set_device(
-            s->host, kevo_evaluator_device(s->ev), NULL, err);
+        rc = set_device(s, err);
     if (rc != KEVO_OK)
         return rc;
     s->started_flag = true;

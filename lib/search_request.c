@@ -77,6 +77,68 @@ static size_t pick_operator(kevo_search *s)
     return s->nops - 1;
 }
 
+/* The chance that a request carries a second parent, for crossover. Most
+ * requests mutate one parent: a crossover pays off only now and then, and
+ * its prompt is longer. */
+#define CROSSOVER_RATE 0.25
+
+/* Whether the elite in cell c of a suits as a second parent beside parent
+ * (in cell pc): another cell, and another kernel for an operator that
+ * writes code, or the same kernel with another assignment for one that
+ * only tunes parameters (the only crossover it can make). */
+static bool crossover_mate(const kevo_archive *a, size_t c, size_t pc,
+                           const kevo_candidate *parent, bool writes_code)
+{
+    if (c == pc)
+        return false;
+    const kevo_candidate *m = kevo_archive_candidate(a, c);
+    bool same_source =
+        strcmp(kevo_candidate_source(m), kevo_candidate_source(parent)) == 0;
+    return writes_code ? !same_source
+                       : same_source && kevo_candidate_hash(m) !=
+                                            kevo_candidate_hash(parent);
+}
+
+/* The cell of the n-th (from 0) mate of crossover_mate's kind. */
+static size_t nth_mate(const kevo_archive *a, size_t pc,
+                       const kevo_candidate *parent, bool writes_code,
+                       uint64_t n)
+{
+    for (size_t c = kevo_archive_first(a); c != KEVO_NO_CELL;
+         c = kevo_archive_next(a, c)) {
+        if (crossover_mate(a, c, pc, parent, writes_code) && n-- == 0)
+            return c;
+    }
+    return KEVO_NO_CELL;
+}
+
+/* A second parent for a request whose parent sits in cell pc of a: with
+ * probability CROSSOVER_RATE, the fitter of two mates drawn at random
+ * (crossover_mate); KEVO_NO_CELL for none. writes_code: the operator takes
+ * prompts (it writes code). */
+static size_t pick_second_parent(kevo_search *s, const kevo_archive *a,
+                                 size_t pc, bool writes_code)
+{
+    if (kevo_rng_uniform(s->rng) >= CROSSOVER_RATE)
+        return KEVO_NO_CELL;
+    const kevo_candidate *parent = kevo_archive_candidate(a, pc);
+    uint64_t n = 0;
+    for (size_t c = kevo_archive_first(a); c != KEVO_NO_CELL;
+         c = kevo_archive_next(a, c))
+        n += crossover_mate(a, c, pc, parent, writes_code);
+    if (n == 0)
+        return KEVO_NO_CELL;
+    size_t best = KEVO_NO_CELL;
+    for (int draw = 0; draw < 2; draw++) {
+        size_t c = nth_mate(a, pc, parent, writes_code,
+                            kevo_rng_uniform_int(s->rng, n));
+        if (best == KEVO_NO_CELL ||
+            kevo_archive_fitness(a, c) > kevo_archive_fitness(a, best))
+            best = c;
+    }
+    return best;
+}
+
 /* Sends one request for children. *sent is false when no island has a
  * parent yet. */
 kevo_status kevo__search_request(kevo_search *s, bool *sent, kevo_error *err)
@@ -128,19 +190,29 @@ kevo_status kevo__search_request(kevo_search *s, bool *sent, kevo_error *err)
             return rc;
         }
     }
+    /* The second parent is shown once: not again among the
+     * inspirations. */
+    size_t second = pick_second_parent(s, a, cell, o->prompts);
+    const kevo_candidate *mate =
+        second != KEVO_NO_CELL ? kevo_archive_candidate(a, second) : NULL;
+    size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        insp[i].candidate = kevo_archive_candidate(a, cells[i]);
-        insp[i].summary_json =
-            kevo__search_note_get(s, kevo_candidate_id(insp[i].candidate));
+        if (cells[i] == second)
+            continue;
+        insp[m].candidate = kevo_archive_candidate(a, cells[i]);
+        insp[m].summary_json =
+            kevo__search_note_get(s, kevo_candidate_id(insp[m].candidate));
+        m++;
     }
     kevo_operator_request req = {
         .size = sizeof req,
         .parent = parent,
         .parent_summary_json = kevo__search_note_get(s, r.parent_id),
-        .inspirations = n ? insp : NULL,
-        .n_inspirations = n,
-        .second_parent = n ? insp[0].candidate : NULL,
-        .second_summary_json = n ? insp[0].summary_json : NULL,
+        .inspirations = m ? insp : NULL,
+        .n_inspirations = m,
+        .second_parent = mate,
+        .second_summary_json =
+            mate ? kevo__search_note_get(s, kevo_candidate_id(mate)) : NULL,
         .prompt_json = prompt_json,
         .prompt_id = r.prompt,
         .n_children = (uint32_t)s->opt[KEVO_SEARCH_CHILDREN]};
