@@ -243,10 +243,10 @@ static kevo_ceilings h100_ceilings(void)
     char *text = slurp("tests/data/eval", "h100_sgemm_result.json");
     json_t *root = json_loads(text, 0, NULL);
     json_t *c = json_object_get(root, "ceilings");
-    kevo_ceilings out = {json_number_value(json_object_get(c, "bandwidth")),
-                         {json_number_value(json_object_get(c, "peak_value")),
-                          0, 0, 0, 0},
-                         json_number_value(json_object_get(c, "launch"))};
+    kevo_ceilings out = {
+        json_number_value(json_object_get(c, "bandwidth")),
+        {json_number_value(json_object_get(c, "peak_value")), 0, 0, 0, 0},
+        json_number_value(json_object_get(c, "launch"))};
     if (!(out.bandwidth > 0 && out.peak[KEVO_PEAK_FP32] > 0))
         bail_out("h100_sgemm_result.json has no ceilings");
     json_decref(root);
@@ -292,8 +292,8 @@ static char *outside_fences(const char *text)
 static void no_json(const sent *s, const char *what)
 {
     char *u = outside_fences(s->user), *y = outside_fences(s->system);
-    static const char *const marks[] = {"{\"", "\":", "\",", "[{", "\\n",
-                                        "\\\"", "\"}"};
+    static const char *const marks[] = {"{\"", "\":",  "\",", "[{",
+                                        "\\n", "\\\"", "\"}"};
     for (size_t i = 0; i < sizeof marks / sizeof *marks; i++) {
         const char *hit = strstr(u, marks[i]);
         ok(!hit && !strstr(y, marks[i]), "%s: no '%s' outside code", what,
@@ -301,8 +301,8 @@ static void no_json(const sent *s, const char *what)
         if (hit)
             diag("at: %.80s", hit > u + 40 ? hit - 40 : u);
     }
-    is_uint(json_bytes(s->user) + json_bytes(s->system), 0,
-            "%s: no JSON dump", what);
+    is_uint(json_bytes(s->user) + json_bytes(s->system), 0, "%s: no JSON dump",
+            what);
     free(u);
     free(y);
 }
@@ -575,9 +575,10 @@ static void test_rules(void)
              "rule: the launch form");
     kevo_buf props = {0};
     for (size_t i = 0; kevo__devprop_name(i); i++)
-        kevo__buf_printf(&props, "%s%s", i == 0 ? "" : kevo__devprop_name(i + 1)
-                                                           ? ", "
-                                                           : " and ",
+        kevo__buf_printf(&props, "%s%s",
+                         i == 0                      ? ""
+                         : kevo__devprop_name(i + 1) ? ", "
+                                                     : " and ",
                          kevo__devprop_name(i));
     like_str(system, props.data, "rule: every device property, by name");
     kevo__buf_free(&props);
@@ -685,6 +686,225 @@ static void test_rules(void)
     free(user);
 }
 
+/* ---- summaries of other forms --------------------------------------------
+ */
+
+/* A host of its own may give summaries of another form (flat keys, a
+ * number for fitness): they are shown key by key, still without JSON, and
+ * held-out keys never appear. */
+static void test_other_forms(void)
+{
+    kevo_buf log = {0};
+    kevo__buf_puts(&log, "info: compiling\n");
+    for (int i = 0; i < 50; i++)
+        kevo__buf_printf(&log, "kernel.cu(%d): warning #%d: unused\n", i, i);
+    kevo__buf_puts(&log, "kernel.cu(99): error: identifier undefined\n"
+                         "note: nothing\n");
+    json_t *sum = json_pack(
+        "{s:f, s:s, s:[{s:{s:i}, s:f, s:s, s:I, s:I}], s:s, s:{s:f}, s:[i,i]}",
+        "fitness", 0.42, "verdict", "ok", "shapes", "dims", "n", 4096,
+        "efficiency", 0.42, "bound", "memory", "dram_bytes", (json_int_t)60000,
+        "model_bytes", (json_int_t)49152, "compile_log", log.data, "held_out",
+        "fitness", 0.1, "tiles", 4, 8);
+    char *sum_text = json_dumps(sum, JSON_PRESERVE_ORDER);
+    json_decref(sum);
+    kevo__buf_free(&log);
+
+    llm_prompt_candidate insp[2] = {
+        {"__global__ void other1() {}\n", "{\"fitness\": 0.61, \"cell\": 3}",
+         NULL, NULL},
+        {"__global__ void other2() {}\n", "{\"fitness\": 0.33}", NULL, NULL},
+    };
+    llm_prompt_input in = {
+        .task_name = "saxpy",
+        .task_description = "z = a x + y",
+        .task_args = "x: f32 buffer, in, count n\nn: i32 scalar = n\n",
+        .task_dims = "{\"dims\": [\"n\"], \"shapes\": [{\"n\": 4096}]}",
+        .task_cost = "bytes: 12*n\nflops: 2*n\npeak: fp32\n",
+        .device_json = "{\"name\": \"H100\", \"dram_gbps\": 3350, "
+                       "\"held_out_peak\": 7}",
+        .parent = {"/* kevo:launch\n * k<<<1, 1>>>()\n */\n__global__ void "
+                   "k() {}\n",
+                   sum_text, "{\"BLOCK\": 256}",
+                   "{\"params\": [{\"name\": \"BLOCK\", \"values\": [128, "
+                   "256], \"default\": 256}], \"constraints\": [\"BLOCK <= "
+                   "n\"]}"},
+        .inspirations = insp,
+        .n_inspirations = 2,
+        .target_cell_json = "{\"memory\": \"vector\", \"block_size\": 512}",
+        .sections_json = "{\"strategy\": \"Use float4 loads.\", \"pitfalls\": "
+                         "\"Mind the tail.\"}",
+        .format = LLM_FORMAT_EITHER,
+        .max_log_lines = 5,
+        .max_inspirations = 1,
+    };
+    char *system = NULL, *user = NULL, err[256];
+    ok(kevo__llm_prompt_build(&in, &system, &user, err, sizeof(err)),
+       "the prompt builds");
+    sent s = {system, user};
+    no_json(&s, "other forms");
+    like_str(user, "# Task: saxpy", "task name");
+    like_str(user, "z = a x + y", "task description");
+    like_str(user, "x: f32 buffer, in, count n", "argument list");
+    like_str(user, "- n=4096\n", "training shapes");
+    like_str(user, "bytes: 12*n", "cost model");
+    like_str(user, "## Device\nH100\n- dram_gbps: 3350\n",
+             "a device of another form, key by key");
+    like_str(user, "__global__ void k() {}", "parent source");
+    like_str(user, "Parameter values: BLOCK=256\n", "assignment");
+    like_str(user,
+             "Tunable parameters (declared by the task, not in the source): "
+             "BLOCK in {128, 256} = 256; require BLOCK <= n\n",
+             "a parameter space the source does not declare");
+    like_str(user,
+             "- n=4096: efficiency 0.420, memory-bound, dram_bytes 60000, "
+             "model_bytes 49152\n",
+             "a shape of another form");
+    like_str(user, "- tiles: 4, 8\n", "an unknown key, without JSON");
+    like_str(user, "kernel.cu(99): error: identifier undefined",
+             "compile error kept");
+    like_str(user, "warning #3: unused", "first warnings kept");
+    ok(!strstr(user, "warning #4:"),
+       "warnings past the room errors leave left out");
+    like_str(user, "(46 more error and warning lines left out)",
+             "the count of lines left out");
+    ok(!strstr(user, "info: compiling") && !strstr(user, "note: nothing"),
+       "other log lines left out");
+    ok(!strstr(user, "held_out") && !strstr(user, "0.1\n") &&
+           !strstr(user, "7\n"),
+       "held-out keys never appear");
+    like_str(user, "## Variant 1 (fitness 0.61)\n", "inspiration with score");
+    like_str(user, "Its evaluation: fitness 0.61; cell 3\n",
+             "an inspiration's summary of another form, in brief");
+    ok(!strstr(user, "other2"), "inspirations capped at max_inspirations");
+    like_str(user, "block_size: 512", "target cell");
+    like_str(user, "## Strategy\nUse float4 loads.", "meta-prompt section");
+    like_str(user, "## Pitfalls\nMind the tail.", "second section");
+    like_str(user, "<<<<<<< SEARCH", "edit format described");
+    like_str(user, "```cuda", "fence format described");
+    free(system);
+    free(user);
+
+    in.format = LLM_FORMAT_WHOLE;
+    ok(kevo__llm_prompt_build(&in, &system, &user, err, sizeof(err)),
+       "the whole-kernel prompt builds");
+    ok(!strstr(user, "<<<<<<< SEARCH"), "no edit format when whole asked");
+    free(system);
+    free(user);
+
+    in.sections_json = "[\"not\", \"an object\"]";
+    ok(!kevo__llm_prompt_build(&in, &system, &user, err, sizeof(err)),
+       "sections that are not an object are refused");
+    like_str(err, "not a JSON object of named sections", "why");
+    free(sum_text);
+
+    char *d = kevo__llm_distill_log("ok\nall good\n", 10);
+    is_str(d, "", "a clean log distils to nothing");
+    free(d);
+    d = kevo__llm_eval_text(NULL, NULL, 5);
+    is_str(d, "", "no summary, no text");
+    free(d);
+}
+
+/* ---- variants beside the parent -------------------------------------------
+ */
+
+/* The summary the search keeps for cand when the GPU worker answers with
+ * tests/data/eval/FILE (a worker message for the sgemm seed) and NVRTC with
+ * the seed's PTX and log. */
+static char *sgemm_summary(const kevo_task *task, const kevo_candidate *cand,
+                           const char *file)
+{
+    char *msg_text = slurp("tests/data/eval", file);
+    char *ptx = slurp("tests/data/ptx", "sgemm_seed.ptx");
+    char *log = slurp("tests/data/ptx", "sgemm_seed.log");
+    json_t *msg = NULL;
+    kevo_error err = KEVO__ERROR_INIT;
+    if (kevo__json_parse(msg_text, file, &msg, &err) != KEVO_OK)
+        bail_out("%s", err.text);
+    const kevo_ceilings ceilings = h100_ceilings();
+    kevo_compile_info info = {true, NULL, log, ptx, strlen(ptx), 0.1, false};
+    kevo_eval_context ctx = {&ceilings, NULL, NULL, 0};
+    kevo_eval_result *res = NULL;
+    char *json = NULL;
+    if (kevo__eval_result_new(task, cand, KEVO_SHAPES_TRAIN, msg, &info, &ctx,
+                              &res, &err) != KEVO_OK ||
+        kevo_eval_result_to_json(res, &json, &err) != KEVO_OK)
+        bail_out("%s: %s", file, err.text);
+    kevo_eval_result_free(res);
+    json_decref(msg);
+    free(msg_text);
+    free(ptx);
+    free(log);
+    return json;
+}
+
+static void test_variants(void)
+{
+    kevo_task *task = load_task("sgemm");
+    const kevo_candidate *seed = kevo_task_seed(task);
+    char *h100 = slurp("tests/data/eval", "h100_sgemm_result.json");
+    char *other = sgemm_summary(task, seed, "sgemm_train_ok.json");
+    char *device = h100_device(KEVO_PEAK_FP32);
+    kevo_buf src = {0};
+    kevo__buf_printf(&src, "// a variant\n%s", kevo_candidate_source(seed));
+    llm_prompt_candidate insp[1] = {
+        {src.data, other,
+         "{\"BM\": 128, \"BN\": 64, \"BK\": 8, \"TM\": 8, "
+         "\"TN\": 4}",
+         NULL},
+    };
+    llm_prompt_candidate second = {src.data, other, NULL, NULL};
+    llm_prompt_input in = {
+        .task_name = "sgemm",
+        .device_json = device,
+        .parent = {kevo_candidate_source(seed), h100,
+                   "{\"BM\": 64, \"BN\": 64, \"BK\": 8, \"TM\": 4, \"TN\": 4}",
+                   NULL},
+        .second_parent = &second,
+        .inspirations = insp,
+        .n_inspirations = 1,
+        .format = LLM_FORMAT_WHOLE,
+        .max_log_lines = 10,
+        .max_inspirations = 4,
+    };
+    char *system = NULL, *user = NULL, err[256];
+    ok(kevo__llm_prompt_build(&in, &system, &user, err, sizeof(err)),
+       "a prompt with a second parent and a variant builds");
+    sent s = {system, user};
+    dump("sgemm-variants.txt", &s);
+    no_json(&s, "variants");
+    like_str(user, "\n# Second parent (fitness ", "the second parent's title");
+    like_str(user, "Write a crossover of the two",
+             "a crossover is asked for when there is a second parent");
+    like_str(user, "## Variant 1 (fitness ", "the variant's fitness");
+    like_str(user,
+             "Differs from the current kernel: BM=128 (current 64); TM=8 "
+             "(current 4)",
+             "what sets the variant apart: its parameters");
+    const char *v1 = strstr(user, "## Variant 1");
+    ok(v1 && strstr(v1, "```cuda\n// a variant\n"),
+       "a variant with its own source shows it");
+    ok(v1 && strstr(v1, "Its evaluation: correct on every shape; fitness ") &&
+           strstr(v1, "per shape, in the order above: efficiency "),
+       "and its evaluation in brief");
+    free(system);
+    free(user);
+
+    in.second_parent = NULL;
+    ok(kevo__llm_prompt_build(&in, &system, &user, err, sizeof(err)),
+       "a prompt without a second parent builds");
+    ok(!strstr(user, "crossover") && !strstr(user, "Second parent"),
+       "no crossover is asked for without a second parent");
+    free(system);
+    free(user);
+    kevo__buf_free(&src);
+    free(device);
+    free(other);
+    free(h100);
+    kevo_task_free(task);
+}
+
 int main(void)
 {
     const char *builddir = getenv("KEVO_BUILDDIR");
@@ -700,6 +920,8 @@ int main(void)
     test_compile_error();
     test_wrong();
     test_rules();
+    test_other_forms();
+    test_variants();
     loopback_stop(srv);
     return done_testing();
 }

@@ -218,8 +218,7 @@ static void put_space(kevo_buf *b, const char *params_json, const char *source)
         kevo__buf_puts(b, "Tunable parameters (declared by the task, not in "
                           "the source):");
         json_array_foreach (params, i, p) {
-            const char *name =
-                json_string_value(json_object_get(p, "name"));
+            const char *name = json_string_value(json_object_get(p, "name"));
             kevo__buf_printf(b, "%s%s in {", i ? "; " : " ", name ? name : "?");
             kevo__llm_put_value(b, json_object_get(p, "values"));
             kevo__buf_puts(b, "}");

@@ -39,9 +39,9 @@ typedef struct llm_prompt_candidate {
 typedef struct llm_prompt_input {
     const char *task_name;
     const char *task_description;
-    const char *task_args; /* a line per argument */
-    const char *task_dims; /* {"dims": [...], "shapes": [{...}, ...]} */
-    const char *task_cost; /* "bytes: EXPR\nflops: EXPR\npeak: fp32\n" */
+    const char *task_args;   /* a line per argument */
+    const char *task_dims;   /* {"dims": [...], "shapes": [{...}, ...]} */
+    const char *task_cost;   /* "bytes: EXPR\nflops: EXPR\npeak: fp32\n" */
     const char *device_json; /* the host's device_json() */
     llm_prompt_candidate parent;
     const llm_prompt_candidate *second_parent; /* crossover, or NULL */

@@ -89,8 +89,8 @@ typedef struct distill {
 } distill;
 
 /* Calls fn on each line of log (without its line ending). */
-static void each_line(const char *log, void (*fn)(distill *, const char *, size_t),
-                      distill *d)
+static void each_line(const char *log,
+                      void (*fn)(distill *, const char *, size_t), distill *d)
 {
     const char *p = log;
     while (*p) {
@@ -165,6 +165,8 @@ bool kevo__llm_hidden_key(const char *key)
 
 static void put_value_at(kevo_buf *b, json_t *v, int depth)
 {
+    if (!v)
+        return;
     switch (json_typeof(v)) {
     case JSON_STRING:
         kevo__buf_append(b, json_string_value(v), json_string_length(v));
@@ -295,13 +297,20 @@ static bool positive(double x)
 #define SMEM_DEFAULT 49152
 
 /* Keys of the device object shown by put_device itself. */
-static const char *const device_keys[] = {
-    "name",          "cc",          "sm_count",
-    "warp_size",     "max_threads_per_block",
-    "max_threads_per_sm",           "max_smem_per_block",
-    "smem_per_sm",   "regs_per_sm", "l2_bytes",
-    "bandwidth",     "launch_latency",
-    "peaks",         "peak"};
+static const char *const device_keys[] = {"name",
+                                          "cc",
+                                          "sm_count",
+                                          "warp_size",
+                                          "max_threads_per_block",
+                                          "max_threads_per_sm",
+                                          "max_smem_per_block",
+                                          "smem_per_sm",
+                                          "regs_per_sm",
+                                          "l2_bytes",
+                                          "bandwidth",
+                                          "launch_latency",
+                                          "peaks",
+                                          "peak"};
 
 static bool device_key(const char *key)
 {
@@ -321,7 +330,8 @@ void kevo__llm_put_device(kevo_buf *b, const char *device_json)
         return;
     }
     const char *name = str_at(d, "name");
-    kevo__buf_printf(b, "%s\n", name ? name : "(unnamed GPU)");
+    if (name)
+        kevo__buf_printf(b, "%s\n", name);
     double cc = num_at(d, "cc"), sms = num_at(d, "sm_count"),
            warp = num_at(d, "warp_size");
     if (positive(cc) || positive(sms)) {
@@ -361,8 +371,8 @@ void kevo__llm_put_device(kevo_buf *b, const char *device_json)
         kevo__buf_puts(b, "- per block: ");
         if (positive(tb))
             kevo__buf_printf(b, "%.0f threads, ", tb);
-        double regs = positive(rsm) && rsm < REGS_PER_BLOCK ? rsm
-                                                            : REGS_PER_BLOCK;
+        double regs =
+            positive(rsm) && rsm < REGS_PER_BLOCK ? rsm : REGS_PER_BLOCK;
         kevo__buf_printf(b, "%.0f registers (at most %d a thread)", regs,
                          REGS_PER_THREAD);
         if (positive(sb) && sb > SMEM_DEFAULT) {
@@ -389,8 +399,9 @@ void kevo__llm_put_device(kevo_buf *b, const char *device_json)
         const char *sep = "";
         kevo__buf_puts(b, "- measured: ");
         if (positive(bw)) {
-            kevo__buf_printf(b, "memory bandwidth %.0f GB/s (bytes read plus "
-                                "written)",
+            kevo__buf_printf(b,
+                             "memory bandwidth %.0f GB/s (bytes read plus "
+                             "written)",
                              bw / 1e9);
             sep = ", ";
         }
@@ -404,8 +415,9 @@ void kevo__llm_put_device(kevo_buf *b, const char *device_json)
             sep = ", ";
         }
         if (positive(lat))
-            kevo__buf_printf(b, "%slaunch latency %.1f us (the least time of "
-                                "any shape)",
+            kevo__buf_printf(b,
+                             "%slaunch latency %.1f us (the least time of "
+                             "any shape)",
                              sep, lat * 1e6);
         kevo__buf_puts(b, "\n");
     }
@@ -503,12 +515,12 @@ static double shape_time(json_t *shape)
 
 /* Keys of a shape put_shape shows or leaves out on purpose. */
 static const char *const shape_known[] = {
-    "dims",           "shape",        "set",          "index",
-    "correct",        "ok",           "verdict",      "time",
-    "time_ms",        "time_us",      "efficiency",   "bound",
-    "gbytes_per_s",   "gflops_per_s", "bytes",        "flops",
-    "floor",          "score",        "suspicious",   "max_abs_err",
-    "max_rel_err",    "bad_elements", "worst",        "profile",
+    "dims",           "shape",        "set",        "index",
+    "correct",        "ok",           "verdict",    "time",
+    "time_ms",        "time_us",      "efficiency", "bound",
+    "gbytes_per_s",   "gflops_per_s", "bytes",      "flops",
+    "floor",          "score",        "suspicious", "max_abs_err",
+    "max_rel_err",    "bad_elements", "worst",      "profile",
     "reference_time", "seed_time"};
 
 static bool shape_key_known(const char *key)
@@ -684,15 +696,14 @@ static void put_kernel(kevo_buf *b, json_t *k)
 {
     const char *name = str_at(k, "kernel");
     kevo__buf_printf(b, "- kernel %s:", name ? name : "?");
-    json_t *grid = json_object_get(k, "grid"), *block = json_object_get(k, "block");
+    json_t *grid = json_object_get(k, "grid"),
+           *block = json_object_get(k, "block");
     if (json_is_array(grid) && json_is_array(block)) {
-        kevo__buf_printf(b, " grid %.0fx%.0fx%.0f, block %.0fx%.0fx%.0f;",
-                         num(json_array_get(grid, 0)),
-                         num(json_array_get(grid, 1)),
-                         num(json_array_get(grid, 2)),
-                         num(json_array_get(block, 0)),
-                         num(json_array_get(block, 1)),
-                         num(json_array_get(block, 2)));
+        kevo__buf_printf(
+            b, " grid %.0fx%.0fx%.0f, block %.0fx%.0fx%.0f;",
+            num(json_array_get(grid, 0)), num(json_array_get(grid, 1)),
+            num(json_array_get(grid, 2)), num(json_array_get(block, 0)),
+            num(json_array_get(block, 1)), num(json_array_get(block, 2)));
     }
     double regs = num_at(k, "registers"), spill = num_at(k, "spill_stores"),
            st = num_at(k, "static_smem"), dyn = num_at(k, "dyn_smem"),
@@ -725,11 +736,10 @@ static void put_kernel(kevo_buf *b, json_t *k)
 
 /* Keys of a summary put_evaluation shows or leaves out on purpose. */
 static const char *const summary_known[] = {
-    "verdict",     "reason",   "failed_shape", "describe_error",
-    "fitness",     "speedup",  "shapes",       "kernels",
-    "descriptors", "compile",  "candidate",    "ceilings",
-    "seconds",     "ticket",   "task",         "set",
-    "suspicious",  "ok",       "compile_log",  "log"};
+    "verdict",   "reason",     "failed_shape", "describe_error", "fitness",
+    "speedup",   "shapes",     "kernels",      "descriptors",    "compile",
+    "candidate", "ceilings",   "seconds",      "ticket",         "task",
+    "set",       "suspicious", "ok",           "compile_log",    "log"};
 
 static bool summary_key_known(const char *key)
 {
@@ -802,8 +812,9 @@ void kevo__llm_put_evaluation(kevo_buf *b, const char *summary_json,
     put_outcome(b, root);
     const char *de = str_at(root, "describe_error");
     if (de)
-        kevo__buf_printf(b, "(the compiled code could not be described: "
-                            "%s)\n",
+        kevo__buf_printf(b,
+                         "(the compiled code could not be described: "
+                         "%s)\n",
                          de);
     json_t *shapes = json_object_get(root, "shapes");
     size_t i;
@@ -955,9 +966,8 @@ void kevo__llm_put_differences(kevo_buf *b, const char *summary_json,
                                const char *parent_assignment_json)
 {
     json_t *root = summary_json ? json_loads(summary_json, 0, NULL) : NULL;
-    json_t *proot = parent_summary_json
-                        ? json_loads(parent_summary_json, 0, NULL)
-                        : NULL;
+    json_t *proot =
+        parent_summary_json ? json_loads(parent_summary_json, 0, NULL) : NULL;
     json_t *a = assignment_of(assignment_json, root);
     json_t *pa = assignment_of(parent_assignment_json, proot);
     diff d = {b, 0};
@@ -976,9 +986,9 @@ void kevo__llm_put_differences(kevo_buf *b, const char *summary_json,
             kevo__buf_puts(b, ")");
         }
     }
-    diff_num(&d, "kernels", (double)json_array_size(json_object_get(root, "kernels")),
-             (double)json_array_size(json_object_get(proot, "kernels")),
-             0);
+    diff_num(&d, "kernels",
+             (double)json_array_size(json_object_get(root, "kernels")),
+             (double)json_array_size(json_object_get(proot, "kernels")), 0);
     json_t *k = main_kernel(root), *pk = main_kernel(proot);
     diff_num(&d, "threads per block", num_at(k, "threads"),
              num_at(pk, "threads"), 0);
@@ -997,8 +1007,8 @@ void kevo__llm_put_differences(kevo_buf *b, const char *summary_json,
                  num_at(pf, features[i].key), 0);
     double m = num_at(json_object_get(root, "descriptors"), "memory"),
            pm = num_at(json_object_get(proot, "descriptors"), "memory");
-    if (isfinite(m) && isfinite(pm) && m != pm && m >= 0 && m < 4 &&
-        pm >= 0 && pm < 4) {
+    if (isfinite(m) && isfinite(pm) && m != pm && m >= 0 && m < 4 && pm >= 0 &&
+        pm < 4) {
         diff_sep(&d);
         kevo__buf_printf(b, "memory strategy %s (current %s)",
                          memory_levels[(int)m], memory_levels[(int)pm]);
