@@ -905,6 +905,43 @@ static void test_variants(void)
     kevo_task_free(task);
 }
 
+/* The revision prompt shows its children's real evaluations in words too:
+ * its only JSON is the block of sections the model must echo. */
+static void test_revision(void)
+{
+    kevo_task *task = load_task("sgemm");
+    char *best = slurp("tests/data/eval", "h100_sgemm_result.json");
+    char *worst = slurp("tests/data/eval", "sgemm_compile_error.json");
+    llm_revision_input in = {
+        .task_name = "sgemm",
+        .prompt_name = "tiles",
+        .sections_json = "{\"strategy\": \"Tile.\"}",
+        .record_json = "{\"uses\": 4, \"children\": 4, \"entered\": 1, "
+                       "\"beat_parent\": 1, \"best_fitness\": 0.17, "
+                       "\"worst_fitness\": 0}",
+        .best = {kevo_candidate_source(kevo_task_seed(task)), best, NULL, NULL},
+        .worst = {"// broken\n", worst, NULL, NULL},
+        .max_log_lines = 4,
+    };
+    char *system = NULL, *user = NULL, err[256];
+    ok(kevo__llm_revision_prompt_build(&in, &system, &user, err, sizeof err),
+       "the revision prompt builds");
+    sent s = {system, user};
+    dump("revision.txt", &s);
+    no_json(&s, "revision");
+    like_str(user, "Its evaluation: correct on every shape; fitness 0.1726",
+             "the best child's evaluation in words");
+    like_str(user, "Its evaluation: FAILED (compile_error)",
+             "the worst child's failure");
+    like_str(user, "```json\n{\n  \"strategy\": \"Tile.\"\n}\n```",
+             "the sections, once, as JSON to echo");
+    free(system);
+    free(user);
+    free(best);
+    free(worst);
+    kevo_task_free(task);
+}
+
 int main(void)
 {
     const char *builddir = getenv("KEVO_BUILDDIR");
@@ -922,6 +959,7 @@ int main(void)
     test_rules();
     test_other_forms();
     test_variants();
+    test_revision();
     loopback_stop(srv);
     return done_testing();
 }

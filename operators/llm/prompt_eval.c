@@ -1,6 +1,5 @@
 /*
- * prompt_eval.c: what the prompt says of an evaluation and of the device,
- * in plain lines.
+ * prompt_eval.c: what the prompt says of an evaluation, in plain lines.
  *
  * An evaluation summary is the JSON of kevo_eval_result_to_json() (the
  * search keeps one beside each elite): verdict and reason, fitness,
@@ -13,147 +12,18 @@
  */
 #include "config.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <jansson.h>
 
 #include "prompt.h"
 
-/* A log line longer than this is cut. */
-#define LOG_LINE_MAX 300
 /* A value shown inline is cut to this many bytes. */
 #define INLINE_MAX 400
 /* Nested values deeper than this are shown as "...". */
 #define DEPTH_MAX 3
-
-/* ---- the compile log ----------------------------------------------------- */
-
-/* NVRTC's closing count ("2 errors detected in the compilation of ...") and
- * its remarks say nothing a model needs. */
-static bool log_noise(const char *s, size_t n)
-{
-    while (n > 0 && isspace((unsigned char)*s)) {
-        s++;
-        n--;
-    }
-    if (n >= 7 && strncasecmp(s, "Remark:", 7) == 0)
-        return true;
-    for (size_t i = 0; i + 8 <= n; i++) {
-        if (strncmp(s + i, "detected", 8) == 0 &&
-            (strncmp(s, "1 error", 7) == 0 || isdigit((unsigned char)*s)))
-            return true;
-    }
-    return false;
-}
-
-/* 2 for a line that says error, 1 for one that says warning, else 0. */
-static int log_line_rank(const char *s, size_t n)
-{
-    int rank = 0;
-    if (log_noise(s, n))
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        if (n - i >= 5 && strncasecmp(s + i, "error", 5) == 0)
-            return 2;
-        if (n - i >= 7 && strncasecmp(s + i, "warning", 7) == 0)
-            rank = 1;
-    }
-    return rank;
-}
-
-/* NVRTC quotes the source line after a diagnostic, indented, and marks the
- * column on the next line with a lone '^': the quoted line is kept with
- * its diagnostic, the marker is not. */
-static bool is_quote(const char *s, size_t n)
-{
-    if (n == 0 || !isspace((unsigned char)s[0]))
-        return false;
-    bool text = false;
-    for (size_t i = 0; i < n; i++) {
-        if (!isspace((unsigned char)s[i]) && s[i] != '^')
-            text = true;
-    }
-    return text;
-}
-
-typedef struct distill {
-    kevo_buf *out;
-    size_t errors, warnings;         /* diagnostics of each rank seen */
-    size_t error_room, warning_room; /* diagnostics of each rank to keep */
-    size_t dropped;
-    bool kept_last; /* the line before was a diagnostic that was kept */
-} distill;
-
-/* Calls fn on each line of log (without its line ending). */
-static void each_line(const char *log,
-                      void (*fn)(distill *, const char *, size_t), distill *d)
-{
-    const char *p = log;
-    while (*p) {
-        const char *eol = strchr(p, '\n');
-        size_t n = eol ? (size_t)(eol - p) : strlen(p);
-        size_t m = n;
-        if (m > 0 && p[m - 1] == '\r')
-            m--;
-        fn(d, p, m);
-        p += eol ? n + 1 : n;
-    }
-}
-
-static void count_line(distill *d, const char *s, size_t n)
-{
-    int rank = log_line_rank(s, n);
-    if (rank == 2)
-        d->errors++;
-    else if (rank == 1)
-        d->warnings++;
-}
-
-static void put_cut(kevo_buf *b, const char *s, size_t n)
-{
-    size_t m = n < LOG_LINE_MAX ? n : LOG_LINE_MAX;
-    kevo__buf_append(b, s, m);
-    kevo__buf_puts(b, m < n ? " ...\n" : "\n");
-}
-
-static void keep_line(distill *d, const char *s, size_t n)
-{
-    int rank = log_line_rank(s, n);
-    if (rank == 0) {
-        if (d->kept_last && is_quote(s, n))
-            put_cut(d->out, s, n);
-        d->kept_last = false;
-        return;
-    }
-    size_t *room = rank == 2 ? &d->error_room : &d->warning_room;
-    d->kept_last = *room > 0;
-    if (*room == 0) {
-        d->dropped++;
-        return;
-    }
-    (*room)--;
-    put_cut(d->out, s, n);
-}
-
-char *kevo__llm_distill_log(const char *log, size_t max_lines)
-{
-    kevo_buf b = {0};
-    distill d = {.out = &b};
-    kevo__buf_puts(&b, "");
-    /* Errors first: warnings fill what room the errors leave. */
-    each_line(log ? log : "", count_line, &d);
-    d.error_room = d.errors < max_lines ? d.errors : max_lines;
-    d.warning_room = max_lines - d.error_room;
-    each_line(log ? log : "", keep_line, &d);
-    if (d.dropped)
-        kevo__buf_printf(&b, "(%zu more error and warning lines left out)\n",
-                         d.dropped);
-    return kevo__buf_take(&b);
-}
 
 /* ---- values and numbers -------------------------------------------------- */
 
@@ -234,14 +104,14 @@ void kevo__llm_put_value(kevo_buf *b, json_t *v)
 }
 
 /* A number of json, or NaN when it is not one. */
-static double num(json_t *v)
+double kevo__llm_num(json_t *v)
 {
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static double num_at(json_t *o, const char *key)
+double kevo__llm_num_at(json_t *o, const char *key)
 {
-    return num(json_object_get(o, key));
+    return kevo__llm_num(json_object_get(o, key));
 }
 
 static const char *str_at(json_t *o, const char *key)
@@ -272,7 +142,7 @@ static void put_bytes(kevo_buf *b, double x)
 }
 
 /* Bytes as CUDA states memory sizes: KiB and MiB. */
-static void put_binary(kevo_buf *b, double x)
+void kevo__llm_put_kib(kevo_buf *b, double x)
 {
     if (x >= 1048576 && fmod(x, 1048576) == 0)
         kevo__buf_printf(b, "%.0f MiB", x / 1048576);
@@ -282,164 +152,9 @@ static void put_binary(kevo_buf *b, double x)
         kevo__buf_printf(b, "%.0f B", x);
 }
 
-/* ---- the device ---------------------------------------------------------- */
-
-static bool positive(double x)
+bool kevo__llm_positive(double x)
 {
     return isfinite(x) && x > 0;
-}
-
-/* The largest number of registers a block may use on every device since
- * compute capability 3.0, and a thread's. */
-#define REGS_PER_BLOCK 65536
-#define REGS_PER_THREAD 255
-/* The shared memory a block gets without opting in. */
-#define SMEM_DEFAULT 49152
-
-/* Keys of the device object shown by put_device itself. */
-static const char *const device_keys[] = {"name",
-                                          "cc",
-                                          "sm_count",
-                                          "warp_size",
-                                          "max_threads_per_block",
-                                          "max_threads_per_sm",
-                                          "max_smem_per_block",
-                                          "smem_per_sm",
-                                          "regs_per_sm",
-                                          "l2_bytes",
-                                          "bandwidth",
-                                          "launch_latency",
-                                          "peaks",
-                                          "peak"};
-
-static bool device_key(const char *key)
-{
-    for (size_t i = 0; i < sizeof device_keys / sizeof *device_keys; i++) {
-        if (strcmp(key, device_keys[i]) == 0)
-            return true;
-    }
-    return false;
-}
-
-void kevo__llm_put_device(kevo_buf *b, const char *device_json)
-{
-    json_t *d = json_loads(device_json, 0, NULL);
-    if (!json_is_object(d)) {
-        json_decref(d);
-        kevo__buf_printf(b, "%s\n", device_json);
-        return;
-    }
-    const char *name = str_at(d, "name");
-    if (name)
-        kevo__buf_printf(b, "%s\n", name);
-    double cc = num_at(d, "cc"), sms = num_at(d, "sm_count"),
-           warp = num_at(d, "warp_size");
-    if (positive(cc) || positive(sms)) {
-        kevo__buf_puts(b, "- ");
-        if (positive(cc))
-            kevo__buf_printf(b, "compute capability %d.%d%s", (int)cc / 10,
-                             (int)cc % 10, positive(sms) ? ", " : "");
-        if (positive(sms))
-            kevo__buf_printf(b, "%.0f SMs", sms);
-        if (positive(warp))
-            kevo__buf_printf(b, ", warp of %.0f threads", warp);
-        kevo__buf_puts(b, "\n");
-    }
-    double tsm = num_at(d, "max_threads_per_sm"),
-           rsm = num_at(d, "regs_per_sm"), ssm = num_at(d, "smem_per_sm");
-    if (positive(tsm) || positive(rsm) || positive(ssm)) {
-        const char *sep = "";
-        kevo__buf_puts(b, "- per SM: ");
-        if (positive(tsm)) {
-            kevo__buf_printf(b, "%.0f threads", tsm);
-            sep = ", ";
-        }
-        if (positive(rsm)) {
-            kevo__buf_printf(b, "%s%.0f registers", sep, rsm);
-            sep = ", ";
-        }
-        if (positive(ssm)) {
-            kevo__buf_printf(b, "%s", sep);
-            put_binary(b, ssm);
-            kevo__buf_puts(b, " of shared memory");
-        }
-        kevo__buf_puts(b, "\n");
-    }
-    double tb = num_at(d, "max_threads_per_block"),
-           sb = num_at(d, "max_smem_per_block");
-    if (positive(tb) || positive(sb)) {
-        kevo__buf_puts(b, "- per block: ");
-        if (positive(tb))
-            kevo__buf_printf(b, "%.0f threads, ", tb);
-        double regs =
-            positive(rsm) && rsm < REGS_PER_BLOCK ? rsm : REGS_PER_BLOCK;
-        kevo__buf_printf(b, "%.0f registers (at most %d a thread)", regs,
-                         REGS_PER_THREAD);
-        if (positive(sb) && sb > SMEM_DEFAULT) {
-            kevo__buf_puts(b, ", shared memory 48 KiB by default and up to ");
-            put_binary(b, sb);
-            kevo__buf_puts(b, " with the opt-in, which kevo makes for you "
-                              "when a launch asks for more than 48 KiB");
-        } else if (positive(sb)) {
-            kevo__buf_puts(b, ", shared memory up to ");
-            put_binary(b, sb);
-        }
-        kevo__buf_puts(b, "\n");
-    }
-    double l2 = num_at(d, "l2_bytes");
-    if (positive(l2)) {
-        kevo__buf_puts(b, "- L2 cache: ");
-        put_binary(b, l2);
-        kevo__buf_puts(b, "\n");
-    }
-
-    double bw = num_at(d, "bandwidth"), lat = num_at(d, "launch_latency");
-    json_t *peaks = json_object_get(d, "peaks");
-    if (positive(bw) || positive(lat) || json_object_size(peaks) > 0) {
-        const char *sep = "";
-        kevo__buf_puts(b, "- measured: ");
-        if (positive(bw)) {
-            kevo__buf_printf(b,
-                             "memory bandwidth %.0f GB/s (bytes read plus "
-                             "written)",
-                             bw / 1e9);
-            sep = ", ";
-        }
-        const char *kind;
-        json_t *v;
-        json_object_foreach (peaks, kind, v) {
-            if (!positive(num(v)))
-                continue;
-            kevo__buf_printf(b, "%s%s peak %.1f TFLOP/s", sep, kind,
-                             num(v) / 1e12);
-            sep = ", ";
-        }
-        if (positive(lat))
-            kevo__buf_printf(b,
-                             "%slaunch latency %.1f us (the least time of "
-                             "any shape)",
-                             sep, lat * 1e6);
-        kevo__buf_puts(b, "\n");
-    }
-    const char *kind = str_at(d, "peak");
-    double peak = kind ? num(json_object_get(peaks, kind)) : NAN;
-    if (positive(bw) && positive(peak))
-        kevo__buf_printf(b,
-                         "- ridge point: %.1f flop/byte (the %s peak over "
-                         "the bandwidth): a shape whose cost model has more "
-                         "flops per byte is compute-bound, fewer "
-                         "memory-bound\n",
-                         peak / bw, kind);
-    const char *key;
-    json_t *v;
-    json_object_foreach (d, key, v) {
-        if (device_key(key) || kevo__llm_hidden_key(key))
-            continue;
-        kevo__buf_printf(b, "- %s: ", key);
-        kevo__llm_put_value(b, v);
-        kevo__buf_puts(b, "\n");
-    }
-    json_decref(d);
 }
 
 /* ---- an evaluation ------------------------------------------------------- */
@@ -448,7 +163,7 @@ void kevo__llm_put_device(kevo_buf *b, const char *device_json)
 static double fitness_of(json_t *root)
 {
     json_t *f = json_object_get(root, "fitness");
-    return json_is_object(f) ? num_at(f, "value") : num(f);
+    return json_is_object(f) ? kevo__llm_num_at(f, "value") : kevo__llm_num(f);
 }
 
 bool kevo__llm_summary_fitness(const char *summary_json, double *fitness)
@@ -471,7 +186,7 @@ static void put_dims(kevo_buf *b, json_t *shape, json_t *names)
         if (dims)
             kevo__llm_put_value(b, dims);
         else
-            kevo__buf_printf(b, "shape %.0f", num_at(shape, "index"));
+            kevo__buf_printf(b, "shape %.0f", kevo__llm_num_at(shape, "index"));
         return;
     }
     bool first = true;
@@ -506,10 +221,11 @@ static double shape_time(json_t *shape)
 {
     json_t *t = json_object_get(shape, "time");
     if (json_is_object(t))
-        return num_at(t, "median");
+        return kevo__llm_num_at(t, "median");
     if (json_is_number(t))
-        return num(t);
-    double ms = num_at(shape, "time_ms"), us = num_at(shape, "time_us");
+        return kevo__llm_num(t);
+    double ms = kevo__llm_num_at(shape, "time_ms"),
+           us = kevo__llm_num_at(shape, "time_us");
     return isfinite(ms) ? ms * 1e-3 : isfinite(us) ? us * 1e-6 : NAN;
 }
 
@@ -537,11 +253,12 @@ static bool shape_key_known(const char *key)
 static void put_worst(kevo_buf *b, json_t *shape)
 {
     json_t *w = json_object_get(shape, "worst");
-    double bad = num_at(shape, "bad_elements");
+    double bad = kevo__llm_num_at(shape, "bad_elements");
     if (json_is_object(w) && str_at(w, "arg")) {
-        double got = num_at(w, "got"), want = num_at(w, "want");
+        double got = kevo__llm_num_at(w, "got"),
+               want = kevo__llm_num_at(w, "want");
         kevo__buf_printf(b, ": %s[%.0f] = ", str_at(w, "arg"),
-                         num_at(w, "index"));
+                         kevo__llm_num_at(w, "index"));
         if (isnan(got))
             kevo__buf_puts(b, "nan (or never written)");
         else
@@ -551,7 +268,7 @@ static void put_worst(kevo_buf *b, json_t *shape)
         else
             kevo__buf_puts(b, ", want nan");
     }
-    if (positive(bad))
+    if (kevo__llm_positive(bad))
         kevo__buf_printf(b, " (%.0f bad element%s)", bad, bad == 1 ? "" : "s");
 }
 
@@ -580,7 +297,7 @@ static void put_shape(kevo_buf *b, json_t *shape, json_t *names)
         put_seconds(b, t);
         sep = ", ";
     }
-    double eff = num_at(shape, "efficiency");
+    double eff = kevo__llm_num_at(shape, "efficiency");
     if (isfinite(eff)) {
         kevo__buf_printf(b, "%sefficiency %.3f", sep, eff);
         sep = ", ";
@@ -590,8 +307,8 @@ static void put_shape(kevo_buf *b, json_t *shape, json_t *names)
         kevo__buf_printf(b, "%s%s-bound", sep, bound);
         sep = ", ";
     }
-    double gbs = num_at(shape, "gbytes_per_s"),
-           gfs = num_at(shape, "gflops_per_s");
+    double gbs = kevo__llm_num_at(shape, "gbytes_per_s"),
+           gfs = kevo__llm_num_at(shape, "gflops_per_s");
     if (isfinite(gbs)) {
         kevo__buf_printf(b, "%s%.1f GB/s", sep, gbs);
         sep = ", ";
@@ -601,20 +318,20 @@ static void put_shape(kevo_buf *b, json_t *shape, json_t *names)
         sep = ", ";
     }
     json_t *prof = json_object_get(shape, "profile");
-    double rd = num_at(prof, "dram_read_bytes"),
-           wr = num_at(prof, "dram_write_bytes"),
-           model = num_at(shape, "bytes");
+    double rd = kevo__llm_num_at(prof, "dram_read_bytes"),
+           wr = kevo__llm_num_at(prof, "dram_write_bytes"),
+           model = kevo__llm_num_at(shape, "bytes");
     if (isfinite(rd) && isfinite(wr)) {
         kevo__buf_printf(b, "%sDRAM traffic ", sep);
         put_bytes(b, rd + wr);
-        if (positive(model)) {
+        if (kevo__llm_positive(model)) {
             kevo__buf_puts(b, " against the cost model's ");
             put_bytes(b, model);
             kevo__buf_printf(b, " (%.2fx)", (rd + wr) / model);
         }
         sep = ", ";
     }
-    double occ = num_at(prof, "achieved_occupancy");
+    double occ = kevo__llm_num_at(prof, "achieved_occupancy");
     if (isfinite(occ))
         kevo__buf_printf(b, "%sachieved occupancy %.2f", sep, occ);
     const char *key;
@@ -666,14 +383,14 @@ static void put_features(kevo_buf *b, json_t *f)
     const size_t nf = sizeof features / sizeof *features;
     size_t used = 0, unused = 0, k = 0;
     for (size_t i = 0; i < nf; i++) {
-        double n = num_at(f, features[i].key);
-        used += positive(n);
+        double n = kevo__llm_num_at(f, features[i].key);
+        used += kevo__llm_positive(n);
         unused += n == 0 && feature_always(features[i].key);
     }
     kevo__buf_puts(b, "; PTX: ");
     for (size_t i = 0; i < nf; i++) {
-        double n = num_at(f, features[i].key);
-        if (positive(n))
+        double n = kevo__llm_num_at(f, features[i].key);
+        if (kevo__llm_positive(n))
             kevo__buf_printf(b, "%s%.0f %s", k++ ? ", " : "", n,
                              features[i].text);
     }
@@ -681,7 +398,8 @@ static void put_features(kevo_buf *b, json_t *f)
         kevo__buf_puts(b, used ? "; no " : "no ");
     k = 0;
     for (size_t i = 0; i < nf; i++) {
-        if (num_at(f, features[i].key) != 0 || !feature_always(features[i].key))
+        if (kevo__llm_num_at(f, features[i].key) != 0 ||
+            !feature_always(features[i].key))
             continue;
         k++;
         kevo__buf_printf(b, "%s%s",
@@ -699,27 +417,33 @@ static void put_kernel(kevo_buf *b, json_t *k)
     json_t *grid = json_object_get(k, "grid"),
            *block = json_object_get(k, "block");
     if (json_is_array(grid) && json_is_array(block)) {
-        kevo__buf_printf(
-            b, " grid %.0fx%.0fx%.0f, block %.0fx%.0fx%.0f;",
-            num(json_array_get(grid, 0)), num(json_array_get(grid, 1)),
-            num(json_array_get(grid, 2)), num(json_array_get(block, 0)),
-            num(json_array_get(block, 1)), num(json_array_get(block, 2)));
+        kevo__buf_printf(b, " grid %.0fx%.0fx%.0f, block %.0fx%.0fx%.0f;",
+                         kevo__llm_num(json_array_get(grid, 0)),
+                         kevo__llm_num(json_array_get(grid, 1)),
+                         kevo__llm_num(json_array_get(grid, 2)),
+                         kevo__llm_num(json_array_get(block, 0)),
+                         kevo__llm_num(json_array_get(block, 1)),
+                         kevo__llm_num(json_array_get(block, 2)));
     }
-    double regs = num_at(k, "registers"), spill = num_at(k, "spill_stores"),
-           st = num_at(k, "static_smem"), dyn = num_at(k, "dyn_smem"),
-           occ = num_at(k, "occupancy");
+    double regs = kevo__llm_num_at(k, "registers"),
+           spill = kevo__llm_num_at(k, "spill_stores"),
+           st = kevo__llm_num_at(k, "static_smem"),
+           dyn = kevo__llm_num_at(k, "dyn_smem"),
+           occ = kevo__llm_num_at(k, "occupancy");
     if (isfinite(regs))
         kevo__buf_printf(b, " %.0f registers", regs);
-    if (positive(spill))
+    if (kevo__llm_positive(spill))
         kevo__buf_printf(b, ", %.0f bytes spilled to local memory", spill);
     else if (spill == 0)
         kevo__buf_puts(b, ", no spills");
-    if ((isfinite(st) || isfinite(dyn)) && !positive(st) && !positive(dyn)) {
+    if ((isfinite(st) || isfinite(dyn)) && !kevo__llm_positive(st) &&
+        !kevo__llm_positive(dyn)) {
         kevo__buf_puts(b, ", no shared memory");
     } else if (isfinite(st) || isfinite(dyn)) {
         kevo__buf_puts(b, ", shared memory ");
-        put_binary(b, (isfinite(st) ? st : 0) + (isfinite(dyn) ? dyn : 0));
-        if (positive(dyn))
+        kevo__llm_put_kib(b,
+                          (isfinite(st) ? st : 0) + (isfinite(dyn) ? dyn : 0));
+        if (kevo__llm_positive(dyn))
             kevo__buf_printf(b, " (%.0f B dynamic)", dyn);
     }
     if (isfinite(occ)) {
@@ -785,8 +509,8 @@ static void put_outcome(kevo_buf *b, json_t *root)
             kevo__buf_puts(b, " (geometric mean of the efficiencies)");
     }
     json_t *sp = json_object_get(root, "speedup");
-    double seed = num_at(sp, "seed");
-    if (positive(seed))
+    double seed = kevo__llm_num_at(sp, "seed");
+    if (kevo__llm_positive(seed))
         kevo__buf_printf(b, "; %.2fx the speed of the task's seed", seed);
     json_t *fo = json_object_get(root, "fitness");
     if (json_is_true(json_object_get(fo, "suspicious")) ||
@@ -882,7 +606,7 @@ void kevo__llm_put_brief(kevo_buf *b, const char *summary_json)
         size_t i;
         json_t *v;
         json_array_foreach (shapes, i, v) {
-            double eff = num_at(v, "efficiency");
+            double eff = kevo__llm_num_at(v, "efficiency");
             double t = shape_time(v);
             kevo__buf_printf(b, "%s", i ? ", " : sep);
             if (i == 0)
@@ -990,23 +714,24 @@ void kevo__llm_put_differences(kevo_buf *b, const char *summary_json,
              (double)json_array_size(json_object_get(root, "kernels")),
              (double)json_array_size(json_object_get(proot, "kernels")), 0);
     json_t *k = main_kernel(root), *pk = main_kernel(proot);
-    diff_num(&d, "threads per block", num_at(k, "threads"),
-             num_at(pk, "threads"), 0);
-    diff_num(&d, "registers", num_at(k, "registers"), num_at(pk, "registers"),
-             0);
-    diff_num(&d, "bytes spilled", num_at(k, "spill_stores"),
-             num_at(pk, "spill_stores"), 0);
-    diff_num(&d, "shared memory bytes", num_at(k, "shared_bytes"),
-             num_at(pk, "shared_bytes"), 0);
-    diff_num(&d, "occupancy", num_at(k, "occupancy"), num_at(pk, "occupancy"),
-             2);
+    diff_num(&d, "threads per block", kevo__llm_num_at(k, "threads"),
+             kevo__llm_num_at(pk, "threads"), 0);
+    diff_num(&d, "registers", kevo__llm_num_at(k, "registers"),
+             kevo__llm_num_at(pk, "registers"), 0);
+    diff_num(&d, "bytes spilled", kevo__llm_num_at(k, "spill_stores"),
+             kevo__llm_num_at(pk, "spill_stores"), 0);
+    diff_num(&d, "shared memory bytes", kevo__llm_num_at(k, "shared_bytes"),
+             kevo__llm_num_at(pk, "shared_bytes"), 0);
+    diff_num(&d, "occupancy", kevo__llm_num_at(k, "occupancy"),
+             kevo__llm_num_at(pk, "occupancy"), 2);
     json_t *f = json_object_get(k, "features"),
            *pf = json_object_get(pk, "features");
     for (size_t i = 0; i < sizeof features / sizeof *features; i++)
-        diff_num(&d, features[i].text, num_at(f, features[i].key),
-                 num_at(pf, features[i].key), 0);
-    double m = num_at(json_object_get(root, "descriptors"), "memory"),
-           pm = num_at(json_object_get(proot, "descriptors"), "memory");
+        diff_num(&d, features[i].text, kevo__llm_num_at(f, features[i].key),
+                 kevo__llm_num_at(pf, features[i].key), 0);
+    double m = kevo__llm_num_at(json_object_get(root, "descriptors"), "memory"),
+           pm = kevo__llm_num_at(json_object_get(proot, "descriptors"),
+                                 "memory");
     if (isfinite(m) && isfinite(pm) && m != pm && m >= 0 && m < 4 && pm >= 0 &&
         pm < 4) {
         diff_sep(&d);

@@ -1,9 +1,9 @@
 /*
- * prompt_eval.h: evaluations and the device in the words of a prompt
- * (prompt_eval.c). An evaluation summary is the JSON that
- * kevo_eval_result_to_json() writes (the search keeps one beside each
- * elite); a summary of another form is shown key by key. The device is
- * the JSON object the host's device_json() gives (kevo-operator(7)).
+ * prompt_eval.h: evaluations (prompt_eval.c), the device (prompt_device.c)
+ * and compile logs (prompt_log.c) in the words of a prompt. An evaluation
+ * summary is the JSON that kevo_eval_result_to_json() writes (the search keeps
+ * one beside each elite); a summary of another form is shown key by key. The
+ * device is the JSON object the host's device_json() gives (kevo-operator(7)).
  * Nothing here writes JSON: objects become "key value" lists, arrays
  * comma-separated lists. Keys whose name starts with "held_out" never
  * appear.
@@ -18,6 +18,8 @@
 
 #include "buf.h"
 
+/* ---- prompt_eval.c ---- */
+
 /* True for a key that is never shown (a held-out figure). */
 bool kevo__llm_hidden_key(const char *key);
 
@@ -26,6 +28,18 @@ bool kevo__llm_hidden_key(const char *key);
  * parentheses, cut after a few hundred bytes. */
 void kevo__llm_put_value(kevo_buf *b, json_t *v);
 
+/* A number of v, or NaN when it is not one; of member key of o. */
+double kevo__llm_num(json_t *v);
+double kevo__llm_num_at(json_t *o, const char *key);
+
+/* True for a finite number above 0 (a figure that is known). */
+bool kevo__llm_positive(double x);
+
+/* A size in bytes as CUDA states memory sizes: "48 KiB", "50 MiB". */
+void kevo__llm_put_kib(kevo_buf *b, double bytes);
+
+/* ---- prompt_device.c ---- */
+
 /* The device: a line with its name, then "- " lines: compute capability
  * and SMs; threads, registers and shared memory per SM; per block, with
  * the 48 KiB default and the opt-in maximum of shared memory; L2; the
@@ -33,6 +47,8 @@ void kevo__llm_put_value(kevo_buf *b, json_t *v);
  * point of the task's peak. Text that is not a JSON object is shown as it
  * is. */
 void kevo__llm_put_device(kevo_buf *b, const char *device_json);
+
+/* ---- prompt_eval.c ---- */
 
 /* An evaluation in full: a line saying how it ended (the verdict and
  * reason of a failure) and its fitness; a line per shape (dims, WRONG with
@@ -69,6 +85,8 @@ bool kevo__llm_summary_fitness(const char *summary_json, double *fitness);
  * of memory. For a turn that tells the model how its kernel fared. */
 char *kevo__llm_eval_text(const char *summary_json, const char *task_dims,
                           size_t max_log_lines);
+
+/* ---- prompt_log.c ---- */
 
 /* The compile log's error and warning lines, at most max_lines of them
  * (each cut to 300 bytes), errors first, each with the source line NVRTC
