@@ -153,18 +153,10 @@ static void put_dims(kevo_buf *b, const char *json)
                       "other shapes too):\n");
     json_array_foreach (shapes, i, v) {
         kevo__buf_puts(b, "- ");
-        if (json_is_object(v)) {
-            const char *key;
-            json_t *d;
-            bool first = true;
-            json_object_foreach (v, key, d) {
-                kevo__buf_printf(b, "%s%s=", first ? "" : ", ", key);
-                kevo__llm_put_value(b, d);
-                first = false;
-            }
-        } else {
+        if (json_is_object(v))
+            kevo__llm_put_pairs(b, v);
+        else
             kevo__llm_put_value(b, v);
-        }
         kevo__buf_puts(b, "\n");
     }
     json_decref(root);
@@ -180,26 +172,14 @@ static void put_source(kevo_buf *b, const char *source)
     kevo__buf_puts(b, "```\n");
 }
 
-/* Whether json is an assignment with at least one value. */
-static bool has_assignment(const char *json)
-{
-    json_t *a = json ? json_loads(json, 0, NULL) : NULL;
-    bool any = json_is_object(a) && json_object_size(a) > 0;
-    json_decref(a);
-    return any;
-}
-
-/* "BM=64, BN=64" of an assignment object. */
+/* "Parameter values: BM=64, BN=64" of an assignment that has values. */
 static void put_assignment(kevo_buf *b, const char *json)
 {
     json_t *a = json ? json_loads(json, 0, NULL) : NULL;
-    const char *key;
-    json_t *v;
-    bool first = true;
-    json_object_foreach (a, key, v) {
-        kevo__buf_printf(b, "%s%s=", first ? "" : ", ", key);
-        kevo__llm_put_value(b, v);
-        first = false;
+    if (json_is_object(a) && json_object_size(a) > 0) {
+        kevo__buf_puts(b, "Parameter values: ");
+        kevo__llm_put_pairs(b, a);
+        kevo__buf_puts(b, "\n");
     }
     json_decref(a);
 }
@@ -258,11 +238,7 @@ static void put_parent(kevo_buf *b, const llm_prompt_input *in)
     kevo__buf_puts(b, "\n# Current kernel");
     put_fitness_title(b, c->summary_json);
     kevo__buf_puts(b, "\n");
-    if (has_assignment(c->assignment_json)) {
-        kevo__buf_puts(b, "Parameter values: ");
-        put_assignment(b, c->assignment_json);
-        kevo__buf_puts(b, "\n");
-    }
+    put_assignment(b, c->assignment_json);
     put_space(b, c->params_json, c->source);
     put_source(b, c->source ? c->source : "");
     if (c->summary_json) {

@@ -103,6 +103,20 @@ void kevo__llm_put_value(kevo_buf *b, json_t *v)
     put_value_at(b, v, 0);
 }
 
+void kevo__llm_put_pairs(kevo_buf *b, json_t *o)
+{
+    const char *key;
+    json_t *v;
+    bool first = true;
+    json_object_foreach (o, key, v) {
+        if (kevo__llm_hidden_key(key))
+            continue;
+        kevo__buf_printf(b, "%s%s=", first ? "" : ", ", key);
+        kevo__llm_put_value(b, v);
+        first = false;
+    }
+}
+
 /* A number of json, or NaN when it is not one. */
 double kevo__llm_num(json_t *v)
 {
@@ -189,30 +203,19 @@ static void put_dims(kevo_buf *b, json_t *shape, json_t *names)
             kevo__buf_printf(b, "shape %.0f", kevo__llm_num_at(shape, "index"));
         return;
     }
-    bool first = true;
+    json_t *ordered = json_object();
     size_t i;
     json_t *name;
     json_array_foreach (names, i, name) {
-        json_t *v = json_object_get(dims, json_string_value(name));
-        if (!v)
-            continue;
-        kevo__buf_printf(b, "%s%s=", first ? "" : ", ",
-                         json_string_value(name));
-        kevo__llm_put_value(b, v);
-        first = false;
+        const char *n = json_string_value(name);
+        json_t *v = n ? json_object_get(dims, n) : NULL;
+        if (ordered && v)
+            json_object_set(ordered, n, v);
     }
-    const char *key;
-    json_t *v;
-    json_object_foreach (dims, key, v) {
-        bool shown = false;
-        json_array_foreach (names, i, name)
-            shown = shown || strcmp(key, json_string_value(name)) == 0;
-        if (shown)
-            continue;
-        kevo__buf_printf(b, "%s%s=", first ? "" : ", ", key);
-        kevo__llm_put_value(b, v);
-        first = false;
-    }
+    if (!ordered || json_object_update_missing(ordered, dims) != 0)
+        b->failed = true;
+    kevo__llm_put_pairs(b, ordered);
+    json_decref(ordered);
 }
 
 /* The median time of a shape: "time" as an object (the result's form) or

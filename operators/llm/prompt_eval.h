@@ -28,6 +28,9 @@ bool kevo__llm_hidden_key(const char *key);
  * parentheses, cut after a few hundred bytes. */
 void kevo__llm_put_value(kevo_buf *b, json_t *v);
 
+/* An object as "key=value, key=value" (dims, an assignment). */
+void kevo__llm_put_pairs(kevo_buf *b, json_t *o);
+
 /* A number of v, or NaN when it is not one; of member key of o. */
 double kevo__llm_num(json_t *v);
 double kevo__llm_num_at(json_t *o, const char *key);
