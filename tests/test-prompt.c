@@ -515,6 +515,9 @@ static void test_wrong(void)
              "the shape before it keeps its time and efficiency");
     like_str(s.user, "memory-bound", "and its bound");
     like_str(s.user, "- kernel saxpy: ", "the kernel's line");
+    ok(!strstr(s.user, "paired") && !strstr(s.user, "spread") &&
+           !strstr(s.user, "l2_explained"),
+       "the figures only the machinery needs are left out");
     like_str(s.user, "<<<<<<< SEARCH", "the edit format the config asks for");
     sent_free(&s);
     free(device);

@@ -232,15 +232,26 @@ static double shape_time(json_t *shape)
     return isfinite(ms) ? ms * 1e-3 : isfinite(us) ? us * 1e-6 : NAN;
 }
 
+/* Whether root is a kevo evaluation (kevo_eval_result_to_json()): then
+ * only the keys this file knows are shown, the others being for the
+ * machinery; a summary of another form is shown key by key. */
+static bool kevo_form(json_t *root)
+{
+    return json_object_get(root, "verdict") &&
+           json_object_get(root, "ceilings") &&
+           json_is_object(json_object_get(root, "fitness"));
+}
+
 /* Keys of a shape put_shape shows or leaves out on purpose. */
 static const char *const shape_known[] = {
-    "dims",           "shape",        "set",        "index",
-    "correct",        "ok",           "verdict",    "time",
-    "time_ms",        "time_us",      "efficiency", "bound",
-    "gbytes_per_s",   "gflops_per_s", "bytes",      "flops",
-    "floor",          "score",        "suspicious", "max_abs_err",
-    "max_rel_err",    "bad_elements", "worst",      "profile",
-    "reference_time", "seed_time"};
+    "dims",           "shape",        "set",         "index",
+    "correct",        "ok",           "verdict",     "time",
+    "time_ms",        "time_us",      "efficiency",  "bound",
+    "gbytes_per_s",   "gflops_per_s", "bytes",       "flops",
+    "floor",          "score",        "suspicious",  "max_abs_err",
+    "max_rel_err",    "bad_elements", "worst",       "profile",
+    "reference_time", "seed_time",    "seed_spread", "reference_spread",
+    "paired",         "l2_explained"};
 
 static bool shape_key_known(const char *key)
 {
@@ -275,7 +286,7 @@ static void put_worst(kevo_buf *b, json_t *shape)
         kevo__buf_printf(b, " (%.0f bad element%s)", bad, bad == 1 ? "" : "s");
 }
 
-static void put_shape(kevo_buf *b, json_t *shape, json_t *names)
+static void put_shape(kevo_buf *b, json_t *shape, json_t *names, bool strict)
 {
     kevo__buf_puts(b, "- ");
     if (!json_is_object(shape)) {
@@ -335,12 +346,19 @@ static void put_shape(kevo_buf *b, json_t *shape, json_t *names)
         sep = ", ";
     }
     double occ = kevo__llm_num_at(prof, "achieved_occupancy");
-    if (isfinite(occ))
+    if (isfinite(occ)) {
         kevo__buf_printf(b, "%sachieved occupancy %.2f", sep, occ);
+        sep = ", ";
+    }
+    if (json_is_true(json_object_get(shape, "l2_explained")))
+        kevo__buf_printf(b,
+                         "%sabove 1 because the outputs stay in L2 and "
+                         "reach DRAM after the timed run",
+                         sep);
     const char *key;
     json_t *v;
     json_object_foreach (shape, key, v) {
-        if (shape_key_known(key) || kevo__llm_hidden_key(key))
+        if (strict || shape_key_known(key) || kevo__llm_hidden_key(key))
             continue;
         kevo__buf_printf(b, "%s%s ", sep, key);
         kevo__llm_put_value(b, v);
@@ -546,14 +564,15 @@ void kevo__llm_put_evaluation(kevo_buf *b, const char *summary_json,
     json_t *shapes = json_object_get(root, "shapes");
     size_t i;
     json_t *v;
+    bool strict = kevo_form(root);
     json_array_foreach (shapes, i, v)
-        put_shape(b, v, json_is_array(names) ? names : NULL);
+        put_shape(b, v, json_is_array(names) ? names : NULL, strict);
     json_t *kernels = json_object_get(root, "kernels");
     json_array_foreach (kernels, i, v)
         put_kernel(b, v);
     const char *key;
     json_object_foreach (root, key, v) {
-        if (summary_key_known(key) || kevo__llm_hidden_key(key) ||
+        if (strict || summary_key_known(key) || kevo__llm_hidden_key(key) ||
             (json_is_string(v) && strstr(key, "log")))
             continue;
         kevo__buf_printf(b, "- %s: ", key);
@@ -625,8 +644,8 @@ void kevo__llm_put_brief(kevo_buf *b, const char *summary_json)
         const char *key;
         json_t *v2;
         json_object_foreach (root, key, v2) {
-            if (summary_key_known(key) || kevo__llm_hidden_key(key) ||
-                strstr(key, "log"))
+            if (kevo_form(root) || summary_key_known(key) ||
+                kevo__llm_hidden_key(key) || strstr(key, "log"))
                 continue;
             kevo__buf_printf(b, "; %s ", key);
             kevo__llm_put_value(b, v2);
