@@ -8,9 +8,10 @@
  * (kevo_eval_result_to_json()): a real H100 evaluation of the sgemm seed
  * (tests/data/eval/h100_sgemm_result.json), a real NVRTC compile error of
  * an sgemm variant (sgemm_compile_error.json, made by the evaluator in
- * compile-only mode), and a wrong saxpy result built by the library from
- * the GPU worker's result message (saxpy_train_wrong.json) and the seed's
- * real NVRTC output (tests/data/ptx).
+ * compile-only mode), the saxpy seed as kevo eval measured it on an H200
+ * (h200_saxpy_seed_eval.json), and a wrong saxpy result built by the
+ * library from the GPU worker's result message (saxpy_train_wrong.json)
+ * and the seed's real NVRTC output (tests/data/ptx).
  *
  * A prompt fails the test when it holds a JSON dump outside its code
  * fences, lacks the device, or misses one of the rules kevo enforces; each
@@ -525,6 +526,57 @@ static void test_wrong(void)
     kevo_task_free(task);
 }
 
+/* The saxpy seed as kevo eval measured it on an H200
+ * (h200_saxpy_seed_eval.json: its training result, and the device's
+ * ceilings with the launch latency; the nominal device's properties stand
+ * in for the H200's, which the file does not hold): the held-out half of
+ * the file never reaches the prompt. */
+static void test_h200(void)
+{
+    kevo_task *task = load_task("saxpy");
+    char *text = slurp("tests/data/eval", "h200_saxpy_seed_eval.json");
+    json_t *root = json_loads(text, 0, NULL);
+    json_t *train = json_object_get(root, "train");
+    json_t *c = json_object_get(train, "ceilings");
+    char *summary = json_dumps(train, JSON_PRESERVE_ORDER);
+    kevo_ceilings ceil = {
+        json_number_value(json_object_get(c, "bandwidth")),
+        {json_number_value(json_object_get(c, "peak_value")), 0, 0, 0, 0},
+        json_number_value(json_object_get(c, "launch"))};
+    kevo_vars *props = kevo_vars_new();
+    if (!summary || !props || kevo__devprops_nominal(props) != KEVO_OK)
+        bail_out("h200_saxpy_seed_eval.json: no training result");
+    char *device =
+        kevo__devprops_json(json_string_value(json_object_get(root, "device")),
+                            props, &ceil, KEVO_PEAK_FP32);
+    kevo_operator_request req = {
+        .parent = kevo_task_seed(task),
+        .parent_summary_json = summary,
+        .n_children = 1,
+    };
+    sent s = send_request(task, device, &req, NULL);
+    dump("saxpy-h200.txt", &s);
+    no_json(&s, "h200");
+    like_str(s.user, "\n## Device\nNVIDIA H200\n", "the device's name");
+    like_str(s.user,
+             "- measured: memory bandwidth 4212 GB/s (bytes read plus "
+             "written), fp32 peak 64.4 TFLOP/s, launch latency 0.6 us",
+             "its ceilings with the launch latency");
+    like_str(s.user, "- ridge point: 15.3 flop/byte", "its ridge point");
+    like_str(s.user, "# Current kernel (fitness 0.7578)", "the fitness");
+    like_str(s.user, "- n=1000000: 4.5 us, efficiency 0.636, memory-bound",
+             "the smallest shape");
+    ok(!strstr(s.user, "held") && !strstr(s.user, "gate"),
+       "nothing of the held-out evaluation");
+    sent_free(&s);
+    free(device);
+    kevo_vars_free(props);
+    free(summary);
+    json_decref(root);
+    free(text);
+    kevo_task_free(task);
+}
+
 /* ---- the rules, checked against the code that enforces them -------------
  */
 
@@ -959,6 +1011,7 @@ int main(void)
     test_sgemm();
     test_compile_error();
     test_wrong();
+    test_h200();
     test_rules();
     test_other_forms();
     test_variants();
