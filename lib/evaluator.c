@@ -26,6 +26,7 @@
 #include "gpu_client.h"
 #include "include_scan.h"
 #include "launch_args.h"
+#include "launch_check.h"
 
 #define NOPTS (KEVO_EVAL_SEED + 1)
 #define NSTRS (KEVO_EVAL_FITNESS + 1)
@@ -679,14 +680,29 @@ static kevo_status compiled(kevo_evaluator *ev, kevo__compile_result *cr,
         if (tr->ref_job != cr->id)
             continue;
         tr->ref_job = 0;
+        kevo_error mismatch = KEVO__ERROR_INIT;
+        char *why = NULL;
         if (!cr->ok) {
+            why = kevo__launch_missing_kernel(kevo_task_reference(tr->task),
+                                              cr->error);
             tr->ref_error =
                 kevo__asprintf("the task's reference does not compile: %s",
-                               cr->error ? cr->error : "compile error");
-            kevo__compile_result_free(cr);
+                               why         ? why
+                               : cr->error ? cr->error
+                                           : "compile error");
+        } else if (kevo__launch_check_ptx(tr->task,
+                                          kevo_task_reference(tr->task),
+                                          cr->ptx, cr->ptx_len, cr->lowered,
+                                          cr->nlowered, &mismatch) != KEVO_OK) {
+            tr->ref_error = kevo__asprintf(
+                "the task's reference does not match its launches: %s",
+                mismatch.text);
         } else {
             tr->ref = cr;
+            cr = NULL;
         }
+        free(why);
+        kevo__compile_result_free(cr);
         return KEVO_OK;
     }
     job *j = job_by_compile(ev, cr->id);
@@ -695,17 +711,31 @@ static kevo_status compiled(kevo_evaluator *ev, kevo__compile_result *cr,
         return KEVO_OK;
     }
     j->compiled = cr;
-    if (!cr->ok)
-        return finish_failure(ev, j, KEVO_VERDICT_COMPILE_ERROR,
-                              cr->error ? cr->error : "compile error", err);
+    if (!cr->ok) {
+        char *why = kevo__launch_missing_kernel(j->cand, cr->error);
+        kevo_status rc = finish_failure(ev, j, KEVO_VERDICT_COMPILE_ERROR,
+                                        why         ? why
+                                        : cr->error ? cr->error
+                                                    : "compile error",
+                                        err);
+        free(why);
+        return rc;
+    }
+    kevo_error mismatch = KEVO__ERROR_INIT;
+    kevo_status rc =
+        kevo__launch_check_ptx(j->tr->task, j->cand, cr->ptx, cr->ptx_len,
+                               cr->lowered, cr->nlowered, &mismatch);
+    if (rc == KEVO_ENOMEM)
+        return kevo__error_set(err, rc, "out of memory");
+    if (rc != KEVO_OK)
+        return finish_failure(ev, j, KEVO_VERDICT_REJECTED, mismatch.text, err);
     if (j->flags & KEVO_EVAL_COMPILE) {
         kevo_eval_result *res = NULL;
         kevo_compile_info ci;
         figures f;
         figures_of(ev, &f);
-        kevo_status rc =
-            kevo__eval_result_new(j->tr->task, j->cand, job_set(j), NULL,
-                                  compile_info(cr, &ci), &f.ctx, &res, err);
+        rc = kevo__eval_result_new(j->tr->task, j->cand, job_set(j), NULL,
+                                   compile_info(cr, &ci), &f.ctx, &res, err);
         if (rc != KEVO_OK)
             return rc;
         job_finish(ev, j, res);
