@@ -52,19 +52,19 @@ static kevo_status range_error(const kevo_candidate *cand, const kevo_launch *l,
     char where[512];
     const kevo_launch_arg *la = &l->args[a];
     const char *hint =
-        v < 0 ? "; a negative value needs a signed type, (i32) or (i64)"
-        : type == KEVO_DTYPE_I32
-            ? "; pass it as (i64) (or (u32) up to 4294967295) to a kernel "
+        v < 0 ? "a negative value needs a signed type: cast it to (i32) or "
+                "(i64) and take a kernel parameter of that type"
+        : !la->has_cast
+            ? "an expression without a cast is passed as i32: cast it to "
+              "(i64) (or (u32) for values below 2^32) and take a kernel "
               "parameter of that type"
-            : "; pass it as (i64) or (u64) to a 64-bit kernel parameter";
+            : "cast it to (i64) and take a 64-bit kernel parameter";
     return kevo__error_set_at(
         err, KEVO_EINVALID, cand->origin, l->line, 0,
-        "%sargument %zu '%s' of '%s' is %" PRId64 ", which %s (%s) does not "
-        "hold%s",
-        kevo__launch_place(cand, l->line, where, sizeof where), a + 1, la->text,
-        l->kernel, v, kevo_dtype_name(type),
-        la->has_cast ? "its cast" : "the type of an expression without a cast",
-        hint);
+        "%sargument %zu '%s' of '%s' is %" PRId64 ", which %s does not hold "
+        "(%s)",
+        kevo__launch_place(cand, l->line, where, sizeof where), a + 1,
+        la->text, l->kernel, v, kevo_dtype_name(type), hint);
 }
 
 /* The index of the task argument called name, or -1. */
