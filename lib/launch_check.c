@@ -217,7 +217,7 @@ char *kevo__launch_missing_kernel(const kevo_candidate *cand, const char *error)
         char where[512];
         return kevo__asprintf(
             "%skernel '%s' (launch %zu) is not defined in %s: the source has "
-            "no function of that name",
+            "no __global__ function of that name",
             kevo__launch_place(cand, l->line, where, sizeof where), l->kernel,
             i + 1, name + n + sizeof post - 1);
     }
