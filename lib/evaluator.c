@@ -684,7 +684,7 @@ static kevo_status compiled(kevo_evaluator *ev, kevo__compile_result *cr,
         char *why = NULL;
         if (!cr->ok) {
             why = kevo__launch_missing_kernel(kevo_task_reference(tr->task),
-                                              cr->error);
+                                              cr->error, cr->log);
             tr->ref_error =
                 kevo__asprintf("the task's reference does not compile: %s",
                                why         ? why
@@ -712,7 +712,7 @@ static kevo_status compiled(kevo_evaluator *ev, kevo__compile_result *cr,
     }
     j->compiled = cr;
     if (!cr->ok) {
-        char *why = kevo__launch_missing_kernel(j->cand, cr->error);
+        char *why = kevo__launch_missing_kernel(j->cand, cr->error, cr->log);
         kevo_status rc = finish_failure(ev, j, KEVO_VERDICT_COMPILE_ERROR,
                                         why         ? why
                                         : cr->error ? cr->error

@@ -202,7 +202,19 @@ kevo_status kevo__launch_check_ptx(const kevo_task *task,
     return rc;
 }
 
-char *kevo__launch_missing_kernel(const kevo_candidate *cand, const char *error)
+/* Whether NVRTC's log says text about name: the text, then the name
+ * quoted as the log quotes it. */
+static bool log_says(const char *log, const char *text, const char *quote,
+                     const char *name)
+{
+    char *needle = kevo__asprintf("%s%s%s\"", text, quote, name);
+    bool found = needle && log && strstr(log, needle);
+    free(needle);
+    return found;
+}
+
+char *kevo__launch_missing_kernel(const kevo_candidate *cand, const char *error,
+                                  const char *log)
 {
     static const char pre[] = "kernel '", post[] = "' is not defined in ";
     if (!error || strncmp(error, pre, sizeof pre - 1) != 0)
@@ -214,12 +226,25 @@ char *kevo__launch_missing_kernel(const kevo_candidate *cand, const char *error)
         if (strncmp(name, l->kernel, n) != 0 ||
             strncmp(name + n, post, sizeof post - 1) != 0)
             continue;
+        const char *file = name + n + sizeof post - 1;
         char where[512];
-        return kevo__asprintf(
-            "%skernel '%s' (launch %zu) is not defined in %s: the source has "
-            "no __global__ function of that name",
-            kevo__launch_place(cand, l->line, where, sizeof where), l->kernel,
-            i + 1, name + n + sizeof post - 1);
+        kevo__launch_place(cand, l->line, where, sizeof where);
+        if (log_says(log,
+                     "non-__global__ function. Input name expression was: ",
+                     "\" ", l->kernel))
+            return kevo__asprintf("%s'%s' (launch %zu) is not a __global__ "
+                                  "function in %s: only kernels can be "
+                                  "launched",
+                                  where, l->kernel, i + 1, file);
+        if (log_says(log, "instance of overloaded function ", "\"", l->kernel))
+            return kevo__asprintf("%skernel '%s' (launch %zu) is overloaded "
+                                  "in %s: kernels are launched by name, so "
+                                  "give each a name of its own",
+                                  where, l->kernel, i + 1, file);
+        return kevo__asprintf("%skernel '%s' (launch %zu) is not defined in "
+                              "%s: the source has no __global__ function of "
+                              "that name",
+                              where, l->kernel, i + 1, file);
     }
     return NULL;
 }

@@ -36,14 +36,16 @@ kevo_status kevo__launch_check_ptx(const kevo_task *task,
                                    size_t nlowered, kevo_error *err);
 
 /*
- * The compile pool's message for a launched kernel that the source does
- * not define ("kernel 'K' is not defined in NAME") rewritten to name the
- * launch block's line, in a new string: "seed.cu:3: kevo:launch: kernel
- * 'saxpyy' (launch 1) is not defined in seed.cu". NULL when error is not
- * that message for a kernel of cand, or on no memory.
+ * The compile pool's message for a launched kernel that NVRTC could not
+ * find ("kernel 'K' is not defined in NAME") rewritten to name the launch
+ * block's line and, from NVRTC's log (may be NULL), why, in a new string:
+ * "seed.cu:3: kevo:launch: kernel 'saxpyy' (launch 1) is not defined in
+ * seed.cu: ...", or that K is not a __global__ function, or that it is
+ * overloaded. NULL when error is not that message for a kernel of cand,
+ * or on no memory.
  */
-char *kevo__launch_missing_kernel(const kevo_candidate *cand,
-                                  const char *error);
+char *kevo__launch_missing_kernel(const kevo_candidate *cand, const char *error,
+                                  const char *log);
 
 /* The C type that holds one value of type: "float", "__half", "int",
  * "unsigned long long", ...; "?" outside the enum. Static. */

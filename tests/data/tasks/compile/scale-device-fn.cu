@@ -1,4 +1,4 @@
-// expect compile_error: scale-device-fn.cu:3: kevo:launch: kernel 'scale' (launch 1) is not defined in scale-device-fn.cu: the source has no __global__ function of that name
+// expect compile_error: scale-device-fn.cu:3: kevo:launch: 'scale' (launch 1) is not a __global__ function in scale-device-fn.cu: only kernels can be launched
 /* kevo:launch
  *   scale<<<ceil_div(n, 256), 256>>>(x, y, alpha, n)
  */
