@@ -7,11 +7,11 @@
  *     // expect rejected: scale-few-args.cu:4: kevo:launch: kernel ...
  *     // expect ok
  * The cases: a kernel-name typo, a __device__ function launched, an
- * overloaded kernel, too few
- * and too many arguments, a float scalar for an int parameter, a buffer
- * for an int parameter, an i32 scalar and an i32 expression for 64-bit
- * parameters, a mismatch in a second launch, NVRTC's own error, and
- * kernels that are right (a C++ kernel with casts; every scalar type).
+ * overloaded kernel, too few and too many arguments, a float scalar for
+ * an int parameter, a buffer for an int parameter, an i32 scalar and an
+ * i32 expression for 64-bit parameters, a mismatch in a second launch,
+ * NVRTC's own error, and kernels that are right (a C++ kernel with
+ * casts; every scalar type).
  */
 #include "config.h"
 
