@@ -63,8 +63,8 @@ static kevo_status range_error(const kevo_candidate *cand, const kevo_launch *l,
         err, KEVO_EINVALID, cand->origin, l->line, 0,
         "%sargument %zu '%s' of '%s' is %" PRId64 ", which %s does not hold "
         "(%s)",
-        kevo__launch_place(cand, l->line, where, sizeof where), a + 1,
-        la->text, l->kernel, v, kevo_dtype_name(type), hint);
+        kevo__launch_place(cand, l->line, where, sizeof where), a + 1, la->text,
+        l->kernel, v, kevo_dtype_name(type), hint);
 }
 
 /* The index of the task argument called name, or -1. */
