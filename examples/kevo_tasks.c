@@ -140,8 +140,8 @@ static kevo_evaluator *start_compiler(const char *arch)
         kevo_evaluator_start(ev, KEVO_EVAL_START_COMPILE_ONLY, &err) !=
             KEVO_OK) {
         fprintf(stderr,
-                "%s: not compiling the kernels (no NVRTC to compile with: "
-                "%s); the other checks are done\n",
+                "%s: not compiling the kernels, NVRTC is not at hand (%s); "
+                "every other check is done\n",
                 program, err.text[0] ? err.text : kevo_strerror(err.code));
         kevo_evaluator_free(ev);
         return NULL;
@@ -399,9 +399,7 @@ int cmd_tasks(int argc, char **argv)
     if (!json)
         printf("%zu task%s checked, %zu valid, %zu invalid%s\n", checked,
                checked == 1 ? "" : "s", checked - invalid, invalid,
-               !compile    ? " (kernels not compiled)"
-               : !compiled ? " (kernels not compiled: no NVRTC)"
-                           : "");
+               compiled ? "" : " (kernels not compiled)");
     if (invalid)
         status = EXIT_INVALID;
 done:
