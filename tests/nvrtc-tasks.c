@@ -1,7 +1,8 @@
 /*
  * nvrtc-tasks: kernels compiled by the evaluator's compile-only mode (real
- * kevo-worker compile processes, real NVRTC, no GPU) and their launches
- * checked against the compiled kernels. Every tests/data/tasks/compile/
+ * kevo-worker compile processes, real NVRTC, no GPU; the compile cache as
+ * every command has it) and their launches checked against the compiled
+ * kernels. Every tests/data/tasks/compile/
  * TASK-CASE.cu is a kernel for TASK.json whose first line says the verdict
  * it must get and a text its reason must hold:
  *     // expect rejected: scale-few-args.cu:4: kevo:launch: kernel ...
@@ -15,14 +16,10 @@
  */
 #include "config.h"
 
-#define _XOPEN_SOURCE_EXTENDED 1
 #include <dirent.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <kevo/eval.h>
 
@@ -103,32 +100,17 @@ static void free_case(test_case *c)
     free(c->reason);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag,
-                        struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 int main(void)
 {
     char *dir = path_of(tap_srcdir(), "tests/data/tasks/compile");
-    char cache[] = "/tmp/kevo-nvrtc-tasks-XXXXXX";
     kevo_error err = KEVO__ERROR_INIT;
     kevo_evaluator *ev = NULL;
-    if (!mkdtemp(cache))
-        bail_out("mkdtemp failed");
     if (kevo_evaluator_new(&ev, &err) != KEVO_OK ||
-        kevo_evaluator_set_string(ev, KEVO_EVAL_CACHE_DIR, cache, &err) !=
-            KEVO_OK ||
         kevo_evaluator_set_string(ev, KEVO_EVAL_ARCH, "sm_90", &err) != KEVO_OK)
         bail_out("%s", err.text);
     if (kevo_evaluator_start(ev, KEVO_EVAL_START_COMPILE_ONLY, &err) !=
         KEVO_OK) {
         kevo_evaluator_free(ev);
-        nftw(cache, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
         skip_all("no compile processes (%s)", err.text);
     }
 
@@ -177,7 +159,6 @@ int main(void)
         free_case(&cases[i]);
     }
     kevo_evaluator_free(ev);
-    nftw(cache, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
     free(dir);
     return done_testing();
 }
