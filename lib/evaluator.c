@@ -28,7 +28,7 @@
 #include "launch_args.h"
 #include "launch_check.h"
 
-#define NOPTS (KEVO_EVAL_SEED + 1)
+#define NOPTS (KEVO_EVAL_PAIRED_SPREAD_PPM + 1)
 #define NSTRS (KEVO_EVAL_FITNESS + 1)
 #define NSETS 2
 #define MAX_SEEDS 64
@@ -46,8 +46,22 @@ typedef struct taskrec {
     double *ref_times[NSETS];  /* per shape, NaN where unknown */
     double *seed_times[NSETS]; /* per shape, NaN where unknown */
     bool seed_queued[NSETS];
+    bool seed_done[NSETS];     /* the seed's evaluation of the set ended */
+    unsigned char *seed_cubin; /* the seed compiled, for paired timing */
+    size_t seed_cubin_len;
+    json_t *seed_kernels; /* its kernels' lowered names */
     struct taskrec *next;
 } taskrec;
+
+typedef struct job job;
+
+/* Candidates evaluated together (kevo_evaluator_submit_group()): their
+ * jobs, in submission order. */
+typedef struct group {
+    job **member;
+    size_t n;
+    size_t refs; /* jobs that still point here */
+} group;
 
 typedef enum job_state {
     JOB_COMPILING = 0, /* waiting for the compile pool */
@@ -56,7 +70,7 @@ typedef enum job_state {
     JOB_DONE = 3       /* result made */
 } job_state;
 
-typedef struct job {
+struct job {
     uint64_t ticket;
     taskrec *tr;
     kevo_candidate *cand;
@@ -67,8 +81,14 @@ typedef struct job {
     kevo__compile_result *compiled;
     int64_t submitted_ms;
     kevo_eval_result *result;
+    group *grp; /* NULL for a job on its own */
+    /* Once running: the group's other members sent with it, in the
+     * message's order, and whether the seed went last, for the pairing. */
+    job **sent;
+    size_t nsent;
+    bool seed_sent;
     struct job *next;
-} job;
+};
 
 struct kevo_evaluator {
     int64_t opt[NOPTS];
@@ -302,6 +322,8 @@ double kevo_evaluator_bandwidth(const kevo_evaluator *ev)
 static void taskrec_free(taskrec *tr)
 {
     json_decref(tr->json);
+    free(tr->seed_cubin);
+    json_decref(tr->seed_kernels);
     kevo__compile_result_free(tr->ref);
     free(tr->ref_error);
     for (int s = 0; s < NSETS; s++) {
@@ -519,6 +541,17 @@ static void job_free(job *j)
 {
     if (!j)
         return;
+    if (j->grp) {
+        for (size_t i = 0; i < j->grp->n; i++) {
+            if (j->grp->member[i] == j)
+                j->grp->member[i] = NULL;
+        }
+        if (--j->grp->refs == 0) {
+            free(j->grp->member);
+            free(j->grp);
+        }
+    }
+    free(j->sent);
     kevo_candidate_free(j->cand);
     kevo__compile_result_free(j->compiled);
     kevo_eval_result_free(j->result);
@@ -529,6 +562,14 @@ static kevo_shape_set job_set(const job *j)
 {
     return (j->flags & KEVO_EVAL_HELD_OUT) ? KEVO_SHAPES_HELD_OUT
                                            : KEVO_SHAPES_TRAIN;
+}
+
+/* True when j evaluates the task's seed. */
+static bool is_seed_job(const job *j)
+{
+    const kevo_candidate *seed = kevo_task_seed(j->tr->task);
+    return j->hidden ||
+           (seed && kevo_candidate_hash(seed) == kevo_candidate_hash(j->cand));
 }
 
 /* Finishes j with res (taken). Hidden seed jobs leave their times in the
@@ -544,13 +585,21 @@ static void job_finish(kevo_evaluator *ev, job *j, kevo_eval_result *res)
     ev->finished++;
     kevo_shape_set set = job_set(j);
     /* The seed's times are the baseline, whether the seed ran hidden or
-     * was submitted (a search's first evaluation). */
-    const kevo_candidate *seed = kevo_task_seed(j->tr->task);
-    bool is_seed = j->hidden || (seed && kevo_candidate_hash(seed) ==
-                                             kevo_candidate_hash(j->cand));
-    if (is_seed && kevo_eval_result_verdict(res) == KEVO_VERDICT_OK)
-        kevo__eval_result_times(res, KEVO_BASELINE_SEED, j->tr->seed_times[set],
-                                kevo_task_shape_count(j->tr->task, set));
+     * was submitted (a search's first evaluation): at the shapes where it
+     * was correct, even when it failed at a later one. */
+    if (is_seed_job(j) &&
+        !(j->flags & (KEVO_EVAL_COMPILE | KEVO_EVAL_NO_TIMING))) {
+        size_t n = kevo_task_shape_count(j->tr->task, set);
+        double *t = nan_array(n);
+        kevo__eval_result_times(res, KEVO_BASELINE_SEED, t, n);
+        for (size_t i = 0; t && i < res->nshapes; i++) {
+            const kevo_shape_result *r = &res->shapes[i].r;
+            if (r->index < n && r->correct && t[r->index] > 0)
+                j->tr->seed_times[set][r->index] = t[r->index];
+        }
+        free(t);
+        j->tr->seed_done[set] = true;
+    }
 }
 
 /* A result that says the candidate failed before the GPU saw it. */
@@ -569,6 +618,18 @@ static kevo_status finish_failure(kevo_evaluator *ev, job *j,
         return rc;
     job_finish(ev, j, res);
     return KEVO_OK;
+}
+
+/* A failure of the evaluation j was sent in: j and the members of its
+ * group that went with it get it. */
+static kevo_status finish_sent(kevo_evaluator *ev, job *j, kevo_verdict verdict,
+                               const char *reason, kevo_error *err)
+{
+    kevo_status rc = KEVO_OK;
+    for (size_t i = 0; i < j->nsent && rc == KEVO_OK; i++)
+        rc = finish_failure(ev, j->sent[i], verdict, reason, err);
+    j->nsent = 0;
+    return rc == KEVO_OK ? finish_failure(ev, j, verdict, reason, err) : rc;
 }
 
 static job *job_add(kevo_evaluator *ev, taskrec *tr, const kevo_candidate *cand,
@@ -609,16 +670,19 @@ static job *job_add(kevo_evaluator *ev, taskrec *tr, const kevo_candidate *cand,
     return j;
 }
 
-kevo_status kevo_evaluator_submit(kevo_evaluator *ev, const kevo_task *task,
-                                  const kevo_candidate *cand, unsigned flags,
-                                  uint64_t *ticket, kevo_error *err)
+/* Submits the n candidates of cands as one group (n > 1) or one job. */
+static kevo_status submit_jobs(kevo_evaluator *ev, const kevo_task *task,
+                               const kevo_candidate *const *cands, size_t n,
+                               unsigned flags, uint64_t *tickets,
+                               kevo_error *err)
 {
-    if (ticket)
-        *ticket = 0;
+    for (size_t i = 0; tickets && i < n; i++)
+        tickets[i] = 0;
     if (!ev->started)
         return kevo__error_set(err, KEVO_ESTATE,
                                "the evaluator has not started");
-    if (flags & ~(KEVO_EVAL_HELD_OUT | KEVO_EVAL_NO_TIMING | KEVO_EVAL_COMPILE))
+    if (flags & ~(KEVO_EVAL_HELD_OUT | KEVO_EVAL_NO_TIMING | KEVO_EVAL_COMPILE |
+                  KEVO_EVAL_PAIRED))
         return kevo__error_set(err, KEVO_EINVAL, "unknown flags 0x%x", flags);
     if (ev->compile_only)
         flags |= KEVO_EVAL_COMPILE;
@@ -636,21 +700,75 @@ kevo_status kevo_evaluator_submit(kevo_evaluator *ev, const kevo_task *task,
     kevo_shape_set set =
         (flags & KEVO_EVAL_HELD_OUT) ? KEVO_SHAPES_HELD_OUT : KEVO_SHAPES_TRAIN;
     const kevo_candidate *seed = kevo_task_seed(task);
+    uint64_t seed_hash = seed ? kevo_candidate_hash(seed) : 0;
+    bool has_seed = false;
+    for (size_t i = 0; seed && i < n; i++)
+        has_seed = has_seed || kevo_candidate_hash(cands[i]) == seed_hash;
     if (!(flags & (KEVO_EVAL_COMPILE | KEVO_EVAL_NO_TIMING)) && seed &&
-        !tr->seed_queued[set] &&
-        kevo_candidate_hash(seed) != kevo_candidate_hash(cand)) {
+        !tr->seed_queued[set] && !has_seed) {
         tr->seed_queued[set] = true;
-        if (!job_add(ev, tr, seed, flags, true, err))
+        if (!job_add(ev, tr, seed, flags & ~KEVO_EVAL_PAIRED, true, err))
             return err ? err->code : KEVO_ENOMEM;
     }
-    if (seed && kevo_candidate_hash(seed) == kevo_candidate_hash(cand))
+    if (has_seed)
         tr->seed_queued[set] = true;
-    job *j = job_add(ev, tr, cand, flags, false, err);
-    if (!j)
-        return err ? err->code : KEVO_ENOMEM;
-    if (ticket)
-        *ticket = j->ticket;
-    return KEVO_OK;
+    group *grp = NULL;
+    if (n > 1 && (!(grp = calloc(1, sizeof *grp)) ||
+                  !(grp->member = calloc(n, sizeof *grp->member)))) {
+        free(grp);
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    }
+    kevo_status rc = KEVO_OK;
+    for (size_t i = 0; i < n; i++) {
+        job *j = job_add(ev, tr, cands[i], flags, false, err);
+        if (!j) {
+            rc = err ? err->code : KEVO_ENOMEM;
+            break;
+        }
+        if (tickets)
+            tickets[i] = j->ticket;
+        if (grp) {
+            j->grp = grp;
+            grp->member[grp->n++] = j;
+            grp->refs++;
+        }
+    }
+    if (grp && grp->refs == 0) {
+        free(grp->member);
+        free(grp);
+    }
+    return rc;
+}
+
+kevo_status kevo_evaluator_submit(kevo_evaluator *ev, const kevo_task *task,
+                                  const kevo_candidate *cand, unsigned flags,
+                                  uint64_t *ticket, kevo_error *err)
+{
+    return submit_jobs(ev, task, &cand, 1, flags, ticket, err);
+}
+
+kevo_status kevo_evaluator_submit_group(kevo_evaluator *ev,
+                                        const kevo_task *task,
+                                        const kevo_candidate *const *cands,
+                                        size_t n, unsigned flags,
+                                        uint64_t *tickets, kevo_error *err)
+{
+    for (size_t i = 0; cands && i < n; i++) {
+        if (!cands[i])
+            return kevo__error_set(err, KEVO_EINVAL,
+                                   "kevo_evaluator_submit_group: candidate "
+                                   "%zu is NULL",
+                                   i);
+    }
+    if (!cands || n == 0)
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "kevo_evaluator_submit_group: no candidates");
+    if (flags & (KEVO_EVAL_COMPILE | KEVO_EVAL_NO_TIMING))
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "kevo_evaluator_submit_group: a group is "
+                               "timed: KEVO_EVAL_COMPILE and "
+                               "KEVO_EVAL_NO_TIMING do not apply");
+    return submit_jobs(ev, task, cands, n, flags, tickets, err);
 }
 
 size_t kevo_evaluator_pending(const kevo_evaluator *ev)
@@ -670,6 +788,19 @@ static job *job_by_compile(kevo_evaluator *ev, uint64_t id)
             return j;
     }
     return NULL;
+}
+
+static json_t *kernel_names(const kevo_candidate *cand,
+                            const kevo__compile_result *cr)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; o && i < kevo_candidate_launch_count(cand); i++) {
+        const char *name = kevo_candidate_launch_kernel(cand, i);
+        const char *low =
+            i < cr->nlowered && cr->lowered[i] ? cr->lowered[i] : name;
+        json_object_set_new(o, name, json_string(low));
+    }
+    return o;
 }
 
 /* A compile finished: the task's reference or a job's candidate. */
@@ -729,6 +860,18 @@ static kevo_status compiled(kevo_evaluator *ev, kevo__compile_result *cr,
         return kevo__error_set(err, rc, "out of memory");
     if (rc != KEVO_OK)
         return finish_failure(ev, j, KEVO_VERDICT_REJECTED, mismatch.text, err);
+    if (is_seed_job(j) && !j->tr->seed_cubin && cr->cubin_len > 0) {
+        taskrec *tr = j->tr;
+        tr->seed_kernels = kernel_names(j->cand, cr);
+        tr->seed_cubin = malloc(cr->cubin_len);
+        if (!tr->seed_cubin || !tr->seed_kernels) {
+            free(tr->seed_cubin);
+            tr->seed_cubin = NULL;
+            return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+        }
+        memcpy(tr->seed_cubin, cr->cubin, cr->cubin_len);
+        tr->seed_cubin_len = cr->cubin_len;
+    }
     if (j->flags & KEVO_EVAL_COMPILE) {
         kevo_eval_result *res = NULL;
         kevo_compile_info ci;
@@ -745,20 +888,35 @@ static kevo_status compiled(kevo_evaluator *ev, kevo__compile_result *cr,
     return KEVO_OK;
 }
 
-static json_t *kernel_names(const kevo_candidate *cand,
-                            const kevo__compile_result *cr)
+/* True when j's timing is paired with other kernels: a group, or the
+ * seed and the reference beside it. */
+static bool multi_timed(const job *j)
 {
-    json_t *o = json_object();
-    for (size_t i = 0; o && i < kevo_candidate_launch_count(cand); i++) {
-        const char *name = kevo_candidate_launch_kernel(cand, i);
-        const char *low =
-            i < cr->nlowered && cr->lowered[i] ? cr->lowered[i] : name;
-        json_object_set_new(o, name, json_string(low));
+    return j->nsent > 0 || j->seed_sent || (j->flags & KEVO_EVAL_PAIRED);
+}
+
+/* The companion entry of a job sent beside the leader (check: it is
+ * checked like the candidate), or of the seed at the shapes where it is
+ * correct (shapes: the array, taken). */
+static json_t *companion_json(const kevo_candidate *cand, size_t cubin_bytes,
+                              json_t *kernels, bool check, json_t *shapes)
+{
+    json_t *c = kevo__candidate_to_json(cand);
+    json_t *o =
+        json_pack("{s:o, s:I, s:o, s:b}", "candidate", c ? c : json_null(),
+                  "cubin_bytes", (json_int_t)cubin_bytes, "kernels",
+                  kernels ? kernels : json_null(), "check", check);
+    if (o && shapes && json_object_set_new(o, "shapes", shapes)) {
+        json_decref(o);
+        return NULL;
     }
+    if (!o)
+        json_decref(shapes);
     return o;
 }
 
-/* The eval message of j, and its deadline. */
+/* The eval message of j (with its group's members j->sent and, with
+ * j->seed_sent, the seed), and its deadline. */
 static json_t *eval_message(kevo_evaluator *ev, job *j, bool time_reference,
                             int64_t *deadline)
 {
@@ -770,6 +928,16 @@ static json_t *eval_message(kevo_evaluator *ev, job *j, bool time_reference,
     size_t a = (size_t)kevo_rng_uniform_int(ev->rng, k);
     size_t b = (a + 1 + (size_t)kevo_rng_uniform_int(ev->rng, k - 1)) % k;
     bool timing = !(j->flags & KEVO_EVAL_NO_TIMING);
+    int64_t min_reps = ev->opt[KEVO_EVAL_MIN_REPS];
+    double spread = (double)ev->opt[KEVO_EVAL_TARGET_SPREAD_PPM] / 1e6;
+    if (multi_timed(j)) {
+        /* Kernels timed to be compared in pairs: to a finer precision. */
+        int64_t pm = ev->opt[KEVO_EVAL_PAIRED_MIN_REPS];
+        double ps = (double)ev->opt[KEVO_EVAL_PAIRED_SPREAD_PPM] / 1e6;
+        min_reps = pm > min_reps ? pm : min_reps;
+        spread = ps < spread ? ps : spread;
+    }
+    int64_t max_reps = ev->opt[KEVO_EVAL_MAX_REPS];
     char key[17];
     snprintf(key, sizeof key, "%016" PRIx64, tr->key);
     json_t *cand = kevo__candidate_to_json(j->cand);
@@ -783,24 +951,98 @@ static json_t *eval_message(kevo_evaluator *ev, job *j, bool time_reference,
         (json_int_t)(tr->seeds[set][b] >> 1), "reference_cubin_bytes",
         (json_int_t)tr->ref->cubin_len, "candidate_cubin_bytes",
         (json_int_t)j->compiled->cubin_len, "timing", "warmup",
-        (json_int_t)ev->opt[KEVO_EVAL_WARMUP], "min_reps",
-        (json_int_t)ev->opt[KEVO_EVAL_MIN_REPS], "max_reps",
-        (json_int_t)ev->opt[KEVO_EVAL_MAX_REPS], "target_spread",
-        (double)ev->opt[KEVO_EVAL_TARGET_SPREAD_PPM] / 1e6, "cap_ms",
+        (json_int_t)ev->opt[KEVO_EVAL_WARMUP], "min_reps", (json_int_t)min_reps,
+        "max_reps", (json_int_t)(max_reps > min_reps ? max_reps : min_reps),
+        "target_spread", spread, "cap_ms",
         (json_int_t)ev->opt[KEVO_EVAL_TIME_CAP_MS], "enabled", timing,
         "profile", ev->opt[KEVO_EVAL_PROFILE] != 0 && timing, "flush_l2",
         ev->opt[KEVO_EVAL_FLUSH_L2] != 0, "time_reference",
         time_reference && timing, "reference_kernels",
         kernel_names(kevo_task_reference(tr->task), tr->ref),
         "candidate_kernels", kernel_names(j->cand, j->compiled));
+    if (msg && (j->nsent > 0 || j->seed_sent)) {
+        json_t *arr = json_array();
+        for (size_t i = 0; arr && i < j->nsent; i++) {
+            job *m = j->sent[i];
+            if (json_array_append_new(
+                    arr, companion_json(m->cand, m->compiled->cubin_len,
+                                        kernel_names(m->cand, m->compiled),
+                                        true, NULL))) {
+                json_decref(arr);
+                arr = NULL;
+            }
+        }
+        if (arr && j->seed_sent) {
+            size_t n = kevo_task_shape_count(tr->task, set);
+            json_t *shapes = json_array();
+            for (size_t i = 0; shapes && i < n; i++) {
+                if (tr->seed_times[set][i] > 0)
+                    json_array_append_new(shapes, json_integer((json_int_t)i));
+            }
+            if (!shapes ||
+                json_array_append_new(
+                    arr, companion_json(
+                             kevo_task_seed(tr->task), tr->seed_cubin_len,
+                             json_incref(tr->seed_kernels), false, shapes))) {
+                json_decref(arr);
+                arr = NULL;
+            }
+        }
+        if (!arr || json_object_set_new(msg, "companions", arr)) {
+            json_decref(msg);
+            msg = NULL;
+        }
+    }
     size_t nshapes = kevo_task_shape_count(tr->task, set);
+    size_t plans = 1 + j->nsent + j->seed_sent + (time_reference ? 1 : 0);
     int64_t per_shape =
-        timing ? ev->opt[KEVO_EVAL_TIME_CAP_MS] * (time_reference ? 2 : 1) : 0;
+        timing ? ev->opt[KEVO_EVAL_TIME_CAP_MS] * (int64_t)plans : 0;
     if (ev->opt[KEVO_EVAL_PROFILE] && timing)
         per_shape += 5000;
     *deadline = kevo__now_ms() + ev->opt[KEVO_EVAL_RUN_TIMEOUT_MS] +
                 (int64_t)nshapes * per_shape;
     return msg;
+}
+
+/* Whether j can go to the GPU now: every other unfinished member of its
+ * group is compiled too, and a paired job waits for the seed's own
+ * evaluation of the set (its correctness decides where it is timed). */
+static bool can_dispatch(const job *j)
+{
+    for (size_t i = 0; j->grp && i < j->grp->n; i++) {
+        const job *m = j->grp->member[i];
+        if (m && m != j && m->state != JOB_DONE && m->state != JOB_READY)
+            return false;
+    }
+    kevo_shape_set set = job_set(j);
+    return !(j->flags & KEVO_EVAL_PAIRED) || is_seed_job(j) ||
+           !kevo_task_seed(j->tr->task) || j->tr->seed_done[set];
+}
+
+/* Fills j->sent with the members of its group that go with it, and
+ * j->seed_sent. */
+static bool choose_companions(job *j)
+{
+    j->nsent = 0;
+    j->seed_sent = false;
+    if (j->grp) {
+        free(j->sent);
+        if (!(j->sent = calloc(j->grp->n, sizeof *j->sent)))
+            return false;
+        for (size_t i = 0; i < j->grp->n; i++) {
+            job *m = j->grp->member[i];
+            if (m && m != j && m->state == JOB_READY) {
+                j->sent[j->nsent++] = m;
+                m->state = JOB_RUNNING;
+            }
+        }
+    }
+    bool seed_member = is_seed_job(j);
+    for (size_t i = 0; i < j->nsent; i++)
+        seed_member = seed_member || is_seed_job(j->sent[i]);
+    j->seed_sent = (j->flags & KEVO_EVAL_PAIRED) && !seed_member &&
+                   j->tr->seed_cubin != NULL;
+    return true;
 }
 
 /* Sends the first ready job whose reference is compiled to the GPU. */
@@ -809,7 +1051,7 @@ static kevo_status dispatch(kevo_evaluator *ev, kevo_error *err)
     if (!ev->gpu || kevo__gpu_client_busy(ev->gpu))
         return KEVO_OK;
     for (job *j = ev->jobs; j; j = j->next) {
-        if (j->state != JOB_READY)
+        if (j->state != JOB_READY || !can_dispatch(j))
             continue;
         taskrec *tr = j->tr;
         if (tr->ref_job)
@@ -819,20 +1061,35 @@ static kevo_status dispatch(kevo_evaluator *ev, kevo_error *err)
                                   tr->ref_error ? tr->ref_error
                                                 : "the task has no reference",
                                   err);
+        if (!choose_companions(j))
+            return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         kevo_shape_set set = job_set(j);
-        bool time_ref = !tr->ref_timed[set];
+        bool time_ref = !tr->ref_timed[set] || (j->flags & KEVO_EVAL_PAIRED);
         int64_t deadline;
         json_t *msg = eval_message(ev, j, time_ref, &deadline);
         size_t len = tr->ref->cubin_len + j->compiled->cubin_len;
+        for (size_t i = 0; i < j->nsent; i++)
+            len += j->sent[i]->compiled->cubin_len;
+        if (j->seed_sent)
+            len += tr->seed_cubin_len;
         unsigned char *payload = malloc(len ? len : 1);
         if (!msg || !payload) {
             json_decref(msg);
             free(payload);
             return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         }
-        memcpy(payload, tr->ref->cubin, tr->ref->cubin_len);
-        memcpy(payload + tr->ref->cubin_len, j->compiled->cubin,
-               j->compiled->cubin_len);
+        unsigned char *at = payload;
+        memcpy(at, tr->ref->cubin, tr->ref->cubin_len);
+        at += tr->ref->cubin_len;
+        memcpy(at, j->compiled->cubin, j->compiled->cubin_len);
+        at += j->compiled->cubin_len;
+        for (size_t i = 0; i < j->nsent; i++) {
+            memcpy(at, j->sent[i]->compiled->cubin,
+                   j->sent[i]->compiled->cubin_len);
+            at += j->sent[i]->compiled->cubin_len;
+        }
+        if (j->seed_sent)
+            memcpy(at, tr->seed_cubin, tr->seed_cubin_len);
         kevo_error send_err;
         kevo_error_init(&send_err);
         kevo_status rc = kevo__gpu_client_send(ev->gpu, msg, payload, len,
@@ -840,8 +1097,8 @@ static kevo_status dispatch(kevo_evaluator *ev, kevo_error *err)
         json_decref(msg);
         free(payload);
         if (rc != KEVO_OK)
-            return finish_failure(ev, j, KEVO_VERDICT_WORKER_DIED,
-                                  send_err.text, err);
+            return finish_sent(ev, j, KEVO_VERDICT_WORKER_DIED, send_err.text,
+                               err);
         if (time_ref && !(j->flags & KEVO_EVAL_NO_TIMING))
             tr->ref_timed[set] = true;
         j->state = JOB_RUNNING;
@@ -868,6 +1125,147 @@ static void take_reference_times(taskrec *tr, kevo_shape_set set,
     free(t);
 }
 
+/* The pairing of a reply: per shape of the set, the seed's time and
+ * spread (from its companion entry, the last) and the reference's (timed
+ * beside the candidate), NaN where not measured. */
+typedef struct pairing {
+    double *seed_t, *seed_s, *ref_t, *ref_s;
+    size_t n;
+} pairing;
+
+static void pairing_free(pairing *p)
+{
+    free(p->seed_t);
+    free(p->seed_s);
+    free(p->ref_t);
+    free(p->ref_s);
+}
+
+/* Reads a "time" object's median and spread, if any. */
+static void read_median(const json_t *t, double *median, double *spread)
+{
+    const json_t *m = json_object_get(t, "median");
+    const json_t *sp = json_object_get(t, "spread");
+    if (json_is_number(m) && json_number_value(m) > 0)
+        *median = json_number_value(m);
+    if (json_is_number(sp) && json_number_value(sp) >= 0)
+        *spread = json_number_value(sp);
+}
+
+static bool pairing_read(pairing *p, const job *j, const json_t *reply)
+{
+    p->n = kevo_task_shape_count(j->tr->task, job_set(j));
+    p->seed_t = nan_array(p->n);
+    p->seed_s = nan_array(p->n);
+    p->ref_t = nan_array(p->n);
+    p->ref_s = nan_array(p->n);
+    if (!p->seed_t || !p->seed_s || !p->ref_t || !p->ref_s)
+        return false;
+    size_t i;
+    const json_t *sh;
+    json_array_foreach (json_object_get(reply, "shapes"), i, sh) {
+        json_int_t k = json_integer_value(json_object_get(sh, "index"));
+        if (k >= 0 && (size_t)k < p->n)
+            read_median(json_object_get(sh, "reference_time"), &p->ref_t[k],
+                        &p->ref_s[k]);
+    }
+    const json_t *comp = json_object_get(reply, "companions");
+    const json_t *seed =
+        j->seed_sent ? json_array_get(comp, json_array_size(comp) - 1) : NULL;
+    json_array_foreach (json_object_get(seed, "shapes"), i, sh) {
+        json_int_t k = json_integer_value(json_object_get(sh, "index"));
+        if (k >= 0 && (size_t)k < p->n &&
+            json_is_true(json_object_get(sh, "correct")))
+            read_median(json_object_get(sh, "time"), &p->seed_t[k],
+                        &p->seed_s[k]);
+    }
+    return true;
+}
+
+/* Applies the pairing to res: the seed's own result is its own baseline. */
+static void pairing_apply(const pairing *p, const job *m, kevo_eval_result *res)
+{
+    if (is_seed_job(m)) {
+        double *t = nan_array(p->n);
+        if (t)
+            kevo__eval_result_times(res, KEVO_BASELINE_SEED, t, p->n);
+        double *sp = nan_array(p->n);
+        for (size_t i = 0; sp && i < res->nshapes; i++) {
+            if (res->shapes[i].r.index < p->n)
+                sp[res->shapes[i].r.index] = res->shapes[i].r.time_spread;
+        }
+        if (t && sp)
+            kevo__eval_result_set_paired(res, KEVO_BASELINE_SEED, t, sp, p->n);
+        free(t);
+        free(sp);
+    } else {
+        kevo__eval_result_set_paired(res, KEVO_BASELINE_SEED, p->seed_t,
+                                     p->seed_s, p->n);
+    }
+    kevo__eval_result_set_paired(res, KEVO_BASELINE_REFERENCE, p->ref_t,
+                                 p->ref_s, p->n);
+}
+
+/* The result of member m, sent beside j, from its entry in the reply's
+ * companions (k-th), or the failure that ended j before m was done. */
+static kevo_status member_result(kevo_evaluator *ev, job *j, size_t k,
+                                 const json_t *reply,
+                                 const kevo_eval_result *lead, const pairing *p,
+                                 kevo_error *err)
+{
+    job *m = j->sent[k];
+    const json_t *entry =
+        json_array_get(json_object_get(reply, "companions"), k);
+    size_t nset = kevo_task_shape_count(j->tr->task, job_set(j));
+    const char *verdict = json_string_value(json_object_get(entry, "verdict"));
+    if (!entry || !verdict ||
+        (json_array_size(json_object_get(entry, "shapes")) < nset &&
+         strcmp(verdict, "ok") == 0)) {
+        /* Left unfinished by the candidate it was timed with. */
+        char *why = kevo__asprintf(
+            "not evaluated to the end: candidate %" PRIu64
+            " of its group failed first (%s: %s)",
+            kevo_candidate_id(j->cand),
+            kevo_verdict_name(kevo_eval_result_verdict(lead)),
+            kevo_eval_result_reason(lead) ? kevo_eval_result_reason(lead) : "");
+        kevo_status rc = finish_failure(ev, m, KEVO_VERDICT_WORKER_DIED,
+                                        why ? why : "not evaluated", err);
+        free(why);
+        return rc;
+    }
+    json_t *msg = json_deep_copy(entry);
+    json_object_set(msg, "timer", json_object_get(reply, "timer"));
+    kevo_eval_result *res = NULL;
+    kevo_compile_info ci;
+    figures f;
+    figures_of(ev, &f);
+    kevo_status rc =
+        msg ? kevo__eval_result_new(j->tr->task, m->cand, job_set(m), msg,
+                                    compile_info(m->compiled, &ci), &f.ctx,
+                                    &res, err)
+            : kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    json_decref(msg);
+    if (rc == KEVO_EWORKER) {
+        char why[KEVO_ERROR_TEXT_SIZE + 64];
+        snprintf(why, sizeof why, "the GPU worker's reply is malformed: %s",
+                 err ? err->text : "");
+        if (err)
+            kevo_error_init(err);
+        return finish_failure(ev, m, KEVO_VERDICT_WORKER_DIED, why, err);
+    }
+    if (rc != KEVO_OK)
+        return rc;
+    size_t n = kevo_task_shape_count(j->tr->task, job_set(j));
+    kevo__eval_result_set_baseline(res, KEVO_BASELINE_SEED,
+                                   j->tr->seed_times[job_set(j)], n, NULL);
+    kevo__eval_result_set_baseline(res, KEVO_BASELINE_REFERENCE,
+                                   j->tr->ref_times[job_set(j)], n, NULL);
+    if (m->flags & KEVO_EVAL_PAIRED)
+        pairing_apply(p, m, res);
+    job_finish(ev, m, res);
+    return KEVO_OK;
+}
+
 /* The GPU's reply to the running job, or its failure. */
 static kevo_status gpu_step(kevo_evaluator *ev, int timeout_ms, kevo_error *err)
 {
@@ -882,11 +1280,11 @@ static kevo_status gpu_step(kevo_evaluator *ev, int timeout_ms, kevo_error *err)
         return KEVO_OK;
     ev->running = NULL;
     if (rc == KEVO_ETIMEDOUT)
-        return finish_failure(ev, j, KEVO_VERDICT_TIMEOUT, gerr.text, err);
+        return finish_sent(ev, j, KEVO_VERDICT_TIMEOUT, gerr.text, err);
     if (rc != KEVO_OK) {
         /* A worker that died without a verdict: a fault of the kernel as
          * far as anyone can tell, with how the process ended. */
-        return finish_failure(ev, j, KEVO_VERDICT_WORKER_DIED, gerr.text, err);
+        return finish_sent(ev, j, KEVO_VERDICT_WORKER_DIED, gerr.text, err);
     }
     kevo_shape_set set = job_set(j);
     kevo_eval_result *res = NULL;
@@ -896,15 +1294,15 @@ static kevo_status gpu_step(kevo_evaluator *ev, int timeout_ms, kevo_error *err)
     rc = kevo__eval_result_new(j->tr->task, j->cand, set, reply,
                                compile_info(j->compiled, &ci), &f.ctx, &res,
                                err);
-    json_decref(reply);
     if (rc != KEVO_OK) {
+        json_decref(reply);
         char why[KEVO_ERROR_TEXT_SIZE + 64];
         snprintf(why, sizeof why, "the GPU worker's reply is malformed: %s",
                  err ? err->text : "");
         if (err)
             kevo_error_init(err);
         kevo__gpu_client_restart(ev->gpu, NULL);
-        return finish_failure(ev, j, KEVO_VERDICT_WORKER_DIED, why, err);
+        return finish_sent(ev, j, KEVO_VERDICT_WORKER_DIED, why, err);
     }
     take_reference_times(j->tr, set, res);
     size_t nshapes = kevo_task_shape_count(j->tr->task, set);
@@ -912,14 +1310,29 @@ static kevo_status gpu_step(kevo_evaluator *ev, int timeout_ms, kevo_error *err)
                                    j->tr->seed_times[set], nshapes, NULL);
     kevo__eval_result_set_baseline(res, KEVO_BASELINE_REFERENCE,
                                    j->tr->ref_times[set], nshapes, NULL);
+    pairing p = {0};
+    if ((j->flags & KEVO_EVAL_PAIRED) && !pairing_read(&p, j, reply)) {
+        pairing_free(&p);
+        json_decref(reply);
+        kevo_eval_result_free(res);
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    }
+    if (j->flags & KEVO_EVAL_PAIRED)
+        pairing_apply(&p, j, res);
     if (kevo_eval_result_verdict(res) == KEVO_VERDICT_FAULT) {
         /* The worker ends itself after a fault; start the next one now. */
         kevo_error rerr;
         kevo_error_init(&rerr);
         kevo__gpu_client_restart(ev->gpu, &rerr);
     }
+    rc = KEVO_OK;
+    for (size_t k = 0; k < j->nsent && rc == KEVO_OK; k++)
+        rc = member_result(ev, j, k, reply, res, &p, err);
+    j->nsent = 0;
+    pairing_free(&p);
+    json_decref(reply);
     job_finish(ev, j, res);
-    return KEVO_OK;
+    return rc;
 }
 
 /* One round: collect compiles, dispatch to the GPU, read the GPU, waiting
@@ -1107,6 +1520,25 @@ double kevo_evaluator_peak(kevo_evaluator *ev, kevo_peak peak)
     if (!which || ensure_ceiling(ev, which, NULL) != KEVO_OK)
         return 0;
     return kevo__ceilings_peak(&ev->ceilings, peak);
+}
+
+/* ---- the gate ----------------------------------------------------------- */
+
+void kevo__evaluator_gate_settings(const kevo_evaluator *ev, double *slack,
+                                   double *floor)
+{
+    int64_t ns = ev->opt[KEVO_EVAL_GATE_FLOOR_NS];
+    *slack = (double)ev->opt[KEVO_EVAL_GATE_SLACK_PPM] / 1e6;
+    *floor = ns >= 0 ? (double)ns * 1e-9 : kevo_evaluator_latency(ev);
+}
+
+bool kevo_evaluator_gate_check(const kevo_evaluator *ev,
+                               const kevo_eval_result *held_out, char *why,
+                               size_t why_size)
+{
+    double slack, floor;
+    kevo__evaluator_gate_settings(ev, &slack, &floor);
+    return kevo_gate_check(held_out, slack, floor, why, why_size);
 }
 
 /* ---- free --------------------------------------------------------------- */

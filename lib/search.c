@@ -90,6 +90,7 @@ void kevo_search_free(kevo_search *s)
         kevo_eval_result_free(s->gates[i].held);
     }
     free(s->gates);
+    free(s->finalists);
     kevo_candidate_free(s->champion_cand);
     for (size_t i = 0; i < s->nobs; i++) {
         kevo_vars_free(s->obs[i].params);
@@ -271,6 +272,45 @@ kevo_status kevo__search_submit(kevo_search *s, kevo__job_kind kind,
     }
     s->jobs[s->njobs++] = job;
     return KEVO_OK;
+}
+
+kevo_status kevo__search_submit_group(kevo_search *s, kevo__job_kind kind,
+                                      kevo_candidate **cands, size_t n,
+                                      unsigned flags, kevo_error *err)
+{
+    kevo_status rc = KEVO_OK;
+    uint64_t *tickets = calloc(n ? n : 1, sizeof *tickets);
+    if (!tickets || s->njobs + n > s->cjobs) {
+        size_t c = s->cjobs ? s->cjobs : 16;
+        while (c < s->njobs + n)
+            c *= 2;
+        kevo__search_job *j = tickets ? realloc(s->jobs, c * sizeof *j) : NULL;
+        if (!j)
+            rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+        else {
+            s->jobs = j;
+            s->cjobs = c;
+        }
+    }
+    if (rc == KEVO_OK)
+        rc = kevo_evaluator_submit_group(s->ev, s->task,
+                                         (const kevo_candidate *const *)cands,
+                                         n, flags, tickets, err);
+    for (size_t i = 0; i < n; i++) {
+        if (rc != KEVO_OK) {
+            kevo_candidate_free(cands[i]);
+            continue;
+        }
+        kevo__search_job job = {0};
+        job.kind = kind;
+        job.cand = cands[i];
+        job.ticket = tickets[i];
+        job.parent_cell = KEVO_NO_CELL;
+        job.parent_fitness = NAN;
+        s->jobs[s->njobs++] = job;
+    }
+    free(tickets);
+    return rc;
 }
 
 /* ---- the start ----------------------------------------------------------- */
@@ -538,19 +578,38 @@ static int by_fitness(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* The final gating: the best elites, fittest first, until one passes or
- * gate_top were tried. Sets *done when nothing more is to be gated. */
-static kevo_status final_gate(kevo_search *s, bool *done, kevo_error *err)
+/* The candidate of finalist id: its elite, or the seed; a new copy, NULL
+ * when out of memory or gone. */
+static kevo_candidate *finalist_candidate(kevo_search *s, uint64_t id)
 {
-    *done = false;
-    if (s->njobs > 0)
-        return KEVO_OK; /* a gate is under way */
+    size_t island, cell;
+    if (kevo__search_find_elite(s, id, &island, &cell))
+        return kevo_candidate_copy(
+            kevo_archive_candidate(s->islands[island], cell));
+    if (id != KEVO__SEARCH_SEED_ID || !kevo_task_seed(s->task))
+        return NULL;
+    kevo_candidate *c = kevo_candidate_copy(kevo_task_seed(s->task));
+    if (c)
+        kevo_candidate_set_id(c, id);
+    return c;
+}
+
+/* The finalists: the gate_top fittest elites (one of each, whatever its
+ * islands) and the seed, which passes against itself when it is correct:
+ * a search whose seed is correct ends with a champion at least as fast. */
+static kevo_status choose_finalists(kevo_search *s, kevo_error *err)
+{
     size_t total = 0;
     for (size_t i = 0; i < s->nislands; i++)
         total += kevo_archive_size(s->islands[i]);
     ranked *r = calloc(total ? total : 1, sizeof *r);
-    if (!r)
+    free(s->finalists);
+    s->nfinalists = 0;
+    s->finalists = calloc(total + 1, sizeof *s->finalists);
+    if (!r || !s->finalists) {
+        free(r);
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    }
     size_t n = 0;
     for (size_t i = 0; i < s->nislands; i++) {
         const kevo_archive *a = s->islands[i];
@@ -564,28 +623,122 @@ static kevo_status final_gate(kevo_search *s, bool *done, kevo_error *err)
         }
     }
     qsort(r, n, sizeof *r, by_fitness);
-    kevo_status rc = KEVO_OK;
     size_t top = (size_t)s->opt[KEVO_SEARCH_GATE_TOP];
-    *done = true;
-    for (size_t i = 0, seen = 0; i < n && seen < top; i++) {
-        if (i > 0 && r[i].id == r[i - 1].id)
-            continue; /* migrated copies */
-        seen++;
-        if (r[i].fitness <= 0)
-            break;
-        kevo__search_gate *g = kevo__search_gate_find(s, r[i].id);
-        if (g && g->done && g->passed && g->train) {
-            break; /* the fittest that passes */
+    bool seed = false;
+    for (size_t i = 0; i < n && s->nfinalists < top; i++) {
+        if ((i > 0 && r[i].id == r[i - 1].id) || !(r[i].fitness > 0))
+            continue; /* migrated copies; failures */
+        s->finalists[s->nfinalists++] = r[i].id;
+        seed = seed || r[i].id == KEVO__SEARCH_SEED_ID;
+        kevo__search_gate *g = kevo__search_gate_get(s, r[i].id, r[i].fitness);
+        if (!g) {
+            free(r);
+            return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         }
-        if (g && g->done && !g->passed)
-            continue;
-        const kevo_candidate *c =
-            kevo_archive_candidate(s->islands[r[i].island], r[i].cell);
-        rc = kevo__search_gate_start(s, c, r[i].fitness, NULL, err);
-        *done = false;
-        break;
     }
     free(r);
+    if (!seed && kevo_task_seed(s->task))
+        s->finalists[s->nfinalists++] = KEVO__SEARCH_SEED_ID;
+    return KEVO_OK;
+}
+
+/* Times the finalists again, together, interleaved, so that near-ties are
+ * decided by paired times rather than by the noise of separate ones.
+ * *sent is false when there is nothing to compare. */
+static kevo_status retime(kevo_search *s, bool *sent, kevo_error *err)
+{
+    *sent = false;
+    kevo_status rc = choose_finalists(s, err);
+    if (rc != KEVO_OK || s->nfinalists < 2)
+        return rc;
+    kevo_candidate **c = calloc(s->nfinalists, sizeof *c);
+    if (!c)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < s->nfinalists; i++) {
+        kevo__search_gate *g = kevo__search_gate_find(s, s->finalists[i]);
+        if (g && g->done && !g->passed)
+            continue; /* failed its gate already */
+        if ((c[n] = finalist_candidate(s, s->finalists[i])))
+            n++;
+    }
+    if (n >= 2) {
+        rc = kevo__search_submit_group(s, KEVO__JOB_RETIME, c, n,
+                                       KEVO_EVAL_PAIRED, err);
+        *sent = rc == KEVO_OK;
+    } else {
+        for (size_t i = 0; i < n; i++)
+            kevo_candidate_free(c[i]);
+    }
+    free(c);
+    return rc;
+}
+
+/* The fitness finalist id is ranked by: its re-measured one when known;
+ * -infinity when it has none. */
+static double rank_fitness(kevo_search *s, uint64_t id)
+{
+    const kevo__search_gate *g = kevo__search_gate_find(s, id);
+    double f = g ? kevo__search_gate_fitness(g) : NAN;
+    return isfinite(f) ? f : -INFINITY;
+}
+
+/* Sorts the finalists, fittest first (ties: lower id). */
+static void rank_finalists(kevo_search *s)
+{
+    for (size_t i = 1; i < s->nfinalists; i++) {
+        uint64_t id = s->finalists[i];
+        double f = rank_fitness(s, id);
+        size_t j = i;
+        while (j > 0) {
+            double fp = rank_fitness(s, s->finalists[j - 1]);
+            if (fp > f || (fp == f && s->finalists[j - 1] < id))
+                break;
+            s->finalists[j] = s->finalists[j - 1];
+            j--;
+        }
+        s->finalists[j] = id;
+    }
+}
+
+/* The final gating: the finalists timed again together, then gated in the
+ * order of their re-measured fitness until one passes; it is the
+ * champion. Sets *done when nothing more is to be gated. */
+static kevo_status final_gate(kevo_search *s, bool *done, kevo_error *err)
+{
+    *done = false;
+    if (s->njobs > 0)
+        return KEVO_OK; /* a retime or a gate is under way */
+    kevo_status rc = KEVO_OK;
+    if (!s->retime_sent) {
+        bool sent = false;
+        s->retime_sent = true;
+        rc = retime(s, &sent, err);
+        if (rc != KEVO_OK || sent)
+            return rc;
+    }
+    if (!s->retime_done) {
+        s->retime_done = true;
+        rank_finalists(s);
+    }
+    *done = true;
+    for (size_t i = 0; i < s->nfinalists; i++) {
+        kevo__search_gate *g = kevo__search_gate_find(s, s->finalists[i]);
+        if (g && g->done && !g->passed)
+            continue;
+        kevo_candidate *c = finalist_candidate(s, s->finalists[i]);
+        if (!c)
+            continue; /* gone: nothing to gate */
+        if (g && g->done && g->passed && g->held) {
+            rc = kevo__search_crown(s, g, c, true, err);
+        } else {
+            double f = g ? g->fitness : NAN;
+            rc = kevo__search_gate_start(s, c, f, NULL, err);
+            *done = false;
+        }
+        kevo_candidate_free(c);
+        break;
+    }
     return rc;
 }
 
@@ -759,7 +912,8 @@ kevo_status kevo_search_get_stats(const kevo_search *s, kevo_search_stats *st)
     st->improvements = s->improvements;
     st->best_fitness = isfinite(s->best) ? s->best : NAN;
     st->champion_fitness =
-        s->champion >= 0 ? s->gates[s->champion].fitness : NAN;
+        s->champion >= 0 ? kevo__search_gate_fitness(&s->gates[s->champion])
+                         : NAN;
     if (s->score && isfinite(s->best))
         st->champion_fitness = s->best;
     size_t cells = 0;
@@ -818,7 +972,7 @@ const kevo_candidate *kevo_search_champion(const kevo_search *s,
     if (s->champion < 0)
         return NULL;
     if (fitness)
-        *fitness = s->gates[s->champion].fitness;
+        *fitness = kevo__search_gate_fitness(&s->gates[s->champion]);
     return s->champion_cand;
 }
 

@@ -25,6 +25,19 @@
  * request the worker cannot serve (malformed, a task that does not load, a
  * reference that does not run, device memory the shapes do not fit) gets
  * {"op":"result","id":N,"ok":false,"error":"..."}.
+ *
+ * Companions: the request may add "companions":[{"candidate":{...},
+ * "cubin_bytes":N,"kernels":{...},"check":bool,"shapes":[i,...]}], whose
+ * cubins follow the candidate's in the payload, in order. At each shape
+ * where the candidate is correct, a companion that runs there ("shapes"
+ * lists the indices; absent: every shape) is checked on the same inputs
+ * as the candidate (unless "check" is false: its correctness is known)
+ * and then timed together with the candidate and, with time_reference,
+ * the reference: interleaved run by run (kevo__time_plans), so that their
+ * times compare in pairs. A companion's failure is its own: it leaves the
+ * shapes after it out. The reply adds "companions":[{"verdict","reason",
+ * "failed_shape","kernels","shapes":[...]}] in the request's order, each
+ * shape as the candidate's ("checked" false where it was not checked).
  */
 #ifndef KEVO_WORKER_GPU_EVAL_H
 #define KEVO_WORKER_GPU_EVAL_H
