@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "kevo_cli.h"
 
@@ -126,14 +127,19 @@ static void compile_failed(task_entry *e, int k, const kevo_eval_result *res)
 
 /* A compile-only evaluator, or NULL after saying on stderr why the kernels
  * are not compiled. */
-static kevo_evaluator *start_compiler(const char *arch)
+static kevo_evaluator *start_compiler(const char *arch, size_t jobs)
 {
     kevo_error err;
     kevo_error_init(&err);
     kevo_evaluator *ev = NULL;
     char worker[PATH_MAX + 64];
     cli_use_build_tree(worker, sizeof worker, NULL);
+    /* A compile process a core, but no more than there are compiles. */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int64_t workers = cpus > 0 && (size_t)cpus < jobs ? cpus : (int64_t)jobs;
     if (kevo_evaluator_new(&ev, &err) != KEVO_OK ||
+        kevo_evaluator_set_int(ev, KEVO_EVAL_COMPILE_WORKERS, workers, &err) !=
+            KEVO_OK ||
         (worker[0] && kevo_evaluator_set_string(ev, KEVO_EVAL_WORKER_PATH,
                                                 worker, &err) != KEVO_OK) ||
         kevo_evaluator_set_string(ev, KEVO_EVAL_ARCH, arch, &err) != KEVO_OK ||
@@ -159,7 +165,7 @@ static bool compile_all(task_entry *e, size_t n, const char *arch)
         valid += e[i].rc == KEVO_OK;
     if (valid == 0)
         return true;
-    kevo_evaluator *ev = start_compiler(arch);
+    kevo_evaluator *ev = start_compiler(arch, NKERNELS * valid);
     if (!ev)
         return false;
     kevo_error err;
