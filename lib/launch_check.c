@@ -13,7 +13,8 @@
 #include "launch_check.h"
 #include "ptxscan.h"
 
-const char *kevo__dtype_c_type(kevo_dtype type)
+/* The C type that holds one value of type, for messages. */
+static const char *c_type(kevo_dtype type)
 {
     switch (type) {
     case KEVO_DTYPE_F32: return "float";
@@ -75,7 +76,7 @@ static const char *passed_text(const kevo_launch *l,
                                const kevo__resolved_arg *arg, size_t a,
                                char *buf, size_t size)
 {
-    const char *text = l->args[a].text, *c = kevo__dtype_c_type(arg->type);
+    const char *text = l->args[a].text, *c = c_type(arg->type);
     switch (arg->kind) {
     case KEVO__ARG_BUFFER:
     case KEVO__ARG_SCRATCH:

@@ -47,8 +47,4 @@ kevo_status kevo__launch_check_ptx(const kevo_task *task,
 char *kevo__launch_missing_kernel(const kevo_candidate *cand, const char *error,
                                   const char *log);
 
-/* The C type that holds one value of type: "float", "__half", "int",
- * "unsigned long long", ...; "?" outside the enum. Static. */
-const char *kevo__dtype_c_type(kevo_dtype type);
-
 #endif
