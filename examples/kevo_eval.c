@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "kevo_cli.h"
+#include "kevo_tolerance.h"
 
 static void eval_usage(FILE *out)
 {
@@ -22,10 +23,13 @@ static void eval_usage(FILE *out)
         "\n"
         "Compiles KERNEL.cu for the GPU, checks it against the task's\n"
         "reference on every training shape (two fresh input sets each),\n"
-        "times it and prints one line per shape: correct, worst error,\n"
-        "median time and spread, GB/s and GFLOP/s of the task's cost model,\n"
-        "efficiency (the roofline floor over the time), what bounds the\n"
-        "floor, and the DRAM bytes the profiler saw against the model's.\n"
+        "times it and prints one line per shape: correct, the worst\n"
+        "element's error as a fraction of its tolerance (err/tol:\n"
+        "|got - want| / (atol + rtol * |want|), 1.00 = the limit; \"exact\"\n"
+        "where the tolerance is zero), median time and spread, GB/s and\n"
+        "GFLOP/s of the task's cost model, efficiency (the roofline floor\n"
+        "over the time), what bounds the floor, and the DRAM bytes the\n"
+        "profiler saw against the model's.\n"
         "\n"
         "  -p, --param NAME=VALUE  set a parameter of the kernel (repeatable)\n"
         "  --held-out              also evaluate the held-out shapes and\n"
@@ -219,19 +223,17 @@ static void print_table(const kevo_task *task, const kevo_eval_result *res)
 {
     size_t n = kevo_eval_result_shape_count(res);
     printf("%-22s %-4s %9s %11s %6s %8s %9s %6s %-7s %s\n", "shape", "ok",
-           "max rel", "time (us)", "+-%", "GB/s", "GFLOP/s", "eff", "bound",
+           "err/tol", "time (us)", "+-%", "GB/s", "GFLOP/s", "eff", "bound",
            "DRAM MB (model)");
     for (size_t i = 0; i < n; i++) {
         kevo_shape_result s = {.size = sizeof s};
         if (kevo_eval_result_shape(res, i, &s) != KEVO_OK)
             continue;
-        char dims[64];
+        char dims[64], err[32];
+        error_fraction f = error_fraction_of(task, &s);
         shape_text(task, s.set, s.index, dims, sizeof dims);
-        printf("%-22s %-4s ", dims, s.correct ? "yes" : "NO");
-        if (s.bad_elements || isnan(s.max_rel_err))
-            printf("%9s ", s.bad_elements ? "bad" : "-");
-        else
-            printf("%9.1e ", s.max_rel_err);
+        printf("%-22s %-4s %9s ", dims, s.correct ? "yes" : "NO",
+               error_fraction_text(&f, err, sizeof err));
         print_num(s.time * 1e6, 2, 11);
         putchar(' ');
         print_num(s.time_spread * 100, 2, 6);
@@ -252,11 +254,19 @@ static void print_table(const kevo_task *task, const kevo_eval_result *res)
         else
             printf("- (%.1f)", s.bytes / 1e6);
         putchar('\n');
-        if (!s.correct && s.worst_arg)
+        if (!s.correct && s.worst_arg) {
             printf("  worst: %s[%llu] = %.9g, reference %.9g (%llu bad "
-                   "elements)\n",
+                   "elements)",
                    s.worst_arg, (unsigned long long)s.worst_index, s.worst_got,
                    s.worst_want, (unsigned long long)s.bad_elements);
+            if (f.known && f.exact)
+                printf("; %s must match the reference exactly", s.worst_arg);
+            else if (f.known && isfinite(f.error))
+                printf("; error %.3g, allowed %.3g (atol %g + rtol %g * "
+                       "|reference|)",
+                       f.error, f.allowed, f.atol, f.rtol);
+            putchar('\n');
+        }
     }
 }
 

@@ -1,9 +1,10 @@
 /*
  * suite_util.h: what the task-suite tests (nvrtc-suite, gpu/gpu-suite)
  * share: finding the task files, the parameter variants of a seed,
- * compiling a candidate with NVRTC at its parameters, reading the
- * parameters of a PTX entry and printing logs as TAP comments. (What each
- * launch argument passes comes from lib/launch_args.h.)
+ * compiling a candidate with NVRTC at its parameters and printing logs as
+ * TAP comments. (What each launch argument passes comes from
+ * lib/launch_args.h, the check of the launches against the compiled
+ * kernels from lib/launch_check.h.)
  */
 #ifndef KEVO_SUITE_UTIL_H
 #define KEVO_SUITE_UTIL_H
@@ -89,13 +90,6 @@ typedef struct suite_build {
 bool suite_compile(const kevo_candidate *cand, const char *arch, bool cubin,
                    suite_build *out);
 void suite_build_free(suite_build *b);
-
-/*
- * The parameters of the PTX entry called name: their sizes in bytes in a
- * new array *sizes (free(); NULL when there are none). Returns how many,
- * or -1 when the PTX has no such entry (or on no memory).
- */
-long suite_ptx_entry_params(const char *ptx, const char *name, size_t **sizes);
 
 /* Seconds of CLOCK_MONOTONIC, for timing. */
 double suite_now_seconds(void);

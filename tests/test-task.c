@@ -230,10 +230,16 @@ static void test_setter_errors(void)
            KEVO_EINVAL, "init on a scalar with a value");
     like_str(err.text, "init on scalar 's', which has the fixed value 'n * m'",
              "... message");
-    is_int(kevo_task_set_init(t, "x", KEVO_DIST_RANDINT, 0, 1, fresh()),
-           KEVO_EINVAL, "randint on a float");
-    like_str(err.text, "'randint' is for integer types and 'x' is f32",
+    is_int(kevo_task_set_init(t, "x", KEVO_DIST_RANDINT, -3, 3, fresh()),
+           KEVO_OK, "randint on a float: whole numbers, which tie");
+    is_int(kevo_task_set_init(t, "x", KEVO_DIST_RANDINT, 0, 16777217, fresh()),
+           KEVO_EINVAL, "randint on f32 past 2^24");
+    like_str(err.text,
+             "randint on f32 needs whole numbers lo <= hi from -1.67772e+07 "
+             "to 1.67772e+07, where f32 holds every whole number",
              "... message");
+    is_int(kevo_task_set_init(t, "x", KEVO_DIST_RANDINT, 0.5, 2, fresh()),
+           KEVO_EINVAL, "randint on a float from 0.5");
     is_int(kevo_task_set_init(t, "k", KEVO_DIST_NORMAL, 0, 1, fresh()),
            KEVO_EINVAL, "normal on an integer");
     like_str(err.text, "'normal' draws real numbers and 'k' is u8",

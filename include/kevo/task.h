@@ -41,7 +41,8 @@ typedef enum kevo_dist {
         0, /* normal(0, 1) for floats, randint(0, 127) for ints */
     KEVO_DIST_NORMAL = 1,  /* mean a, standard deviation b */
     KEVO_DIST_UNIFORM = 2, /* uniform on [a, b) */
-    KEVO_DIST_RANDINT = 3, /* integers uniform on [a, b], both included */
+    KEVO_DIST_RANDINT = 3, /* whole numbers uniform on [a, b], both
+                              included (on a float type: ties) */
     KEVO_DIST_CONSTANT = 4 /* every element a */
 } kevo_dist;
 
