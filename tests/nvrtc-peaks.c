@@ -20,6 +20,7 @@
 
 #include "gpu.h"
 #include "peaks.cu.h"
+#include "suite_util.h"
 #include "tap.h"
 
 #define NAME "kevo_probes.cu"
@@ -56,19 +57,6 @@ static char *compile(const char *arch)
     return image;
 }
 
-/* The text of PTX entry name, up to the next entry, in a new string (NULL
- * when there is no such entry). */
-static char *entry_text(const char *ptx, const char *name)
-{
-    char head[128];
-    snprintf(head, sizeof(head), ".entry %s(", name);
-    const char *p = strstr(ptx, head);
-    if (!p)
-        return NULL;
-    const char *end = strstr(p + 1, ".entry ");
-    return kevo__strndup(p, end ? (size_t)(end - p) : strlen(p));
-}
-
 static size_t count(const char *text, const char *what)
 {
     size_t n = 0;
@@ -79,15 +67,9 @@ static size_t count(const char *text, const char *what)
 
 static void test_every_arch(void)
 {
-    int n = 0, *archs = NULL;
-    if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 ||
-        !(archs = calloc((size_t)n, sizeof(*archs))) ||
-        nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS)
-        bail_out("NVRTC does not list its architectures");
+    int n = 0, *archs = suite_nvrtc_archs(75, &n);
     for (int i = 0; i < n; i++) {
         char arch[32];
-        if (archs[i] < 75)
-            continue;
         snprintf(arch, sizeof(arch), "sm_%d", archs[i]);
         char *cubin = compile(arch);
         ok(cubin != NULL, "the probes compile for %s", arch);
@@ -122,7 +104,7 @@ static void test_wgmma_ptx(void)
         return;
     size_t found = 0;
     for (size_t i = 0; i < KEVO_ARRAY_SIZE(probes); i++) {
-        char *e = entry_text(ptx, probes[i]);
+        char *e = suite_ptx_entry_text(ptx, probes[i]);
         if (e)
             found++;
         else
@@ -140,7 +122,7 @@ static void test_wgmma_ptx(void)
         snprintf(name, sizeof(name), "kevo_probe_wgmma_%s", tensor[t].type);
         snprintf(insn, sizeof(insn), "wgmma.mma_async.sync.aligned.%s {",
                  tensor[t].wgmma);
-        char *e = entry_text(ptx, name);
+        char *e = suite_ptx_entry_text(ptx, name);
         const char *w = e ? strstr(e, insn) : NULL;
         /* the 128 accumulators: 127 commas inside the braces */
         const char *close = w ? strchr(w, '}') : NULL;
@@ -178,7 +160,7 @@ static void test_wgmma_ptx(void)
            name, d);
         char mma[64];
         snprintf(mma, sizeof(mma), "kevo_probe_mma_%s", tensor[t].type);
-        char *m = entry_text(ptx, mma);
+        char *m = suite_ptx_entry_text(ptx, mma);
         snprintf(insn, sizeof(insn), "mma.sync.aligned.%s", tensor[t].mma);
         ok(m && count(m, insn) >= 4,
            "%s: mma.sync.aligned.%s, four accumulators", mma, tensor[t].mma);
@@ -196,7 +178,7 @@ static void test_wgmma_ptx(void)
         {"kevo_probe_triad", ".v4.f32", "st.global.v4.f32"},
     };
     for (size_t i = 0; i < KEVO_ARRAY_SIZE(streams); i++) {
-        char *e = entry_text(ptx, streams[i].name);
+        char *e = suite_ptx_entry_text(ptx, streams[i].name);
         char load[32];
         snprintf(load, sizeof(load), "ld.global.nc%s",
                  streams[i].load ? streams[i].load : "");
@@ -262,8 +244,8 @@ static void test_older_targets(void)
     free(ptx);
 
     ptx = compile("compute_80");
-    char *e4m3 = ptx ? entry_text(ptx, "kevo_probe_mma_e4m3") : NULL;
-    char *bf16 = ptx ? entry_text(ptx, "kevo_probe_mma_bf16") : NULL;
+    char *e4m3 = ptx ? suite_ptx_entry_text(ptx, "kevo_probe_mma_e4m3") : NULL;
+    char *bf16 = ptx ? suite_ptx_entry_text(ptx, "kevo_probe_mma_bf16") : NULL;
     ok(ptx && !strstr(ptx, "wgmma.") && e4m3 && !strstr(e4m3, "mma.sync") &&
            bf16 && strstr(bf16, "mma.sync"),
        "compute_80: mma.sync, but not with e4m3 (8.9 on), and no wgmma");
@@ -272,14 +254,14 @@ static void test_older_targets(void)
     free(ptx);
 
     ptx = compile("compute_89");
-    e4m3 = ptx ? entry_text(ptx, "kevo_probe_mma_e4m3") : NULL;
+    e4m3 = ptx ? suite_ptx_entry_text(ptx, "kevo_probe_mma_e4m3") : NULL;
     ok(e4m3 && strstr(e4m3, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3"),
        "compute_89: mma.sync with e4m3");
     free(e4m3);
     free(ptx);
 
     ptx = compile("compute_75");
-    bf16 = ptx ? entry_text(ptx, "kevo_probe_mma_bf16") : NULL;
+    bf16 = ptx ? suite_ptx_entry_text(ptx, "kevo_probe_mma_bf16") : NULL;
     ok(bf16 && !strstr(bf16, "mma.sync"),
        "compute_75: the mma.sync probes are empty (they need sm_80)");
     free(bf16);

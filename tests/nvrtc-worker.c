@@ -23,6 +23,7 @@
 #include "ipc.h"
 #include "kernels.cu.h"
 #include "procpool.h"
+#include "suite_util.h"
 #include "tap.h"
 
 /* Compiles the worker's source for arch; PTX (compute_) or a cubin (sm_)
@@ -59,19 +60,6 @@ static char *compile(const char *arch, size_t *size)
     return out;
 }
 
-/* The text of PTX entry name, up to the next entry, in a new string (NULL
- * when there is no such entry). */
-static char *entry_text(const char *ptx, const char *name)
-{
-    char head[128];
-    snprintf(head, sizeof(head), ".entry %s(", name);
-    const char *p = strstr(ptx, head);
-    if (!p)
-        return NULL;
-    const char *end = strstr(p + 1, ".entry ");
-    return kevo__strndup(p, end ? (size_t)(end - p) : strlen(p));
-}
-
 static void check_entries(const char *ptx, const char *arch)
 {
     static const char *const fixed[] = {
@@ -86,7 +74,7 @@ static void check_entries(const char *ptx, const char *arch)
         for (int k = 0; k < 2; k++) {
             snprintf(name, sizeof(name), "kevo_internal_%s_%s",
                      k ? "compare" : "fill", kevo_dtype_name((kevo_dtype)t));
-            char *e = entry_text(ptx, name);
+            char *e = suite_ptx_entry_text(ptx, name);
             if (e)
                 found++;
             else
@@ -95,7 +83,7 @@ static void check_entries(const char *ptx, const char *arch)
         }
     }
     for (size_t i = 0; i < KEVO_ARRAY_SIZE(fixed); i++) {
-        char *e = entry_text(ptx, fixed[i]);
+        char *e = suite_ptx_entry_text(ptx, fixed[i]);
         if (e)
             found++;
         else
@@ -130,16 +118,10 @@ static void check_entries(const char *ptx, const char *arch)
 static void test_compile(void)
 {
     int n = 0;
-    int *archs = NULL;
-    if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 ||
-        !(archs = calloc((size_t)n, sizeof(*archs))) ||
-        nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS)
-        bail_out("NVRTC does not list its architectures");
+    int *archs = suite_nvrtc_archs(75, &n);
     for (int i = 0; i < n; i++) {
         char arch[32];
         size_t size = 0;
-        if (archs[i] < 75)
-            continue;
         snprintf(arch, sizeof(arch), "sm_%d", archs[i]);
         char *cubin = compile(arch, &size);
         ok(cubin && size > 0, "the worker's kernels compile for %s", arch);

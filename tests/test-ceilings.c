@@ -10,7 +10,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,15 +45,6 @@ static json_t *reply_peaks(void)
     if (!p)
         bail_out("out of memory");
     return p;
-}
-
-static int remove_entry(const char *path, const struct stat *sb, int flag,
-                        struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
 }
 
 static void test_names(void)
@@ -214,6 +204,11 @@ int main(void)
     test_reply_and_file();
     test_old_format();
     test_bad_values();
-    nftw(base, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    char *dir = kevo__asprintf("%s/ceilings", base);
+    char *file = kevo__asprintf("%s/%s-%d.json", dir, UUID, DRIVER);
+    ok(file && remove(file) == 0 && rmdir(dir) == 0 && rmdir(base) == 0,
+       "the cache held one file, the one of the device and driver");
+    free(file);
+    free(dir);
     return done_testing();
 }
