@@ -395,6 +395,32 @@ void suite_build_free(suite_build *b)
     memset(b, 0, sizeof(*b));
 }
 
+char *suite_ptx_entry_text(const char *ptx, const char *name)
+{
+    char head[128];
+    snprintf(head, sizeof(head), ".entry %s(", name);
+    const char *p = strstr(ptx, head);
+    if (!p)
+        return NULL;
+    const char *end = strstr(p + 1, ".entry ");
+    return kevo__strndup(p, end ? (size_t)(end - p) : strlen(p));
+}
+
+int *suite_nvrtc_archs(int min, int *n)
+{
+    int all = 0, *archs = NULL;
+    if (nvrtcGetNumSupportedArchs(&all) != NVRTC_SUCCESS || all <= 0 ||
+        !(archs = calloc((size_t)all, sizeof(*archs))) ||
+        nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS)
+        bail_out("NVRTC does not list its architectures");
+    *n = 0;
+    for (int i = 0; i < all; i++) {
+        if (archs[i] >= min)
+            archs[(*n)++] = archs[i];
+    }
+    return archs;
+}
+
 size_t suite_smallest_shape(const kevo_task *task)
 {
     size_t best = 0;

@@ -294,7 +294,8 @@ static void test_setter_errors(void)
            KEVO_EINVAL, "cost without bytes");
     is_int(kevo_task_set_cost(t, "n", "n", (kevo_peak)9, fresh()), KEVO_EINVAL,
            "cost: bad peak");
-    like_str(err.text, "unknown peak 9 (known: fp32, fp64, tf32, fp16, bf16)",
+    like_str(err.text,
+             "unknown peak 9 (known: fp32, fp64, tf32, fp16, bf16, fp8)",
              "... message");
     is_int(kevo_task_set_cost(t, "4*", "n", KEVO_PEAK_FP32, fresh()),
            KEVO_EPARSE, "cost: bad bytes expression");
@@ -449,6 +450,7 @@ static void test_getters(kevo_task *t)
     is_str(kevo_peak_name(KEVO_PEAK_TF32), "tf32", "peak name tf32");
     is_str(kevo_peak_name(KEVO_PEAK_FP16), "fp16", "peak name fp16");
     is_str(kevo_peak_name(KEVO_PEAK_BF16), "bf16", "peak name bf16");
+    is_str(kevo_peak_name(KEVO_PEAK_FP8), "fp8", "peak name fp8");
     is_str(kevo_peak_name((kevo_peak)42), "?", "peak name of nonsense");
 
     /* x and y twice, acc three times (input copy and reference), idx

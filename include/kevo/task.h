@@ -52,7 +52,8 @@ typedef enum kevo_peak {
     KEVO_PEAK_FP64 = 1, /* FP64 FMA */
     KEVO_PEAK_TF32 = 2, /* TF32 tensor cores */
     KEVO_PEAK_FP16 = 3, /* FP16 tensor cores */
-    KEVO_PEAK_BF16 = 4  /* BF16 tensor cores */
+    KEVO_PEAK_BF16 = 4, /* BF16 tensor cores */
+    KEVO_PEAK_FP8 = 5   /* FP8 (E4M3) tensor cores */
 } kevo_peak;
 
 /* The two kinds of shape. */
@@ -324,7 +325,8 @@ KEVO_API kevo_status kevo_task_cost(const kevo_task *task,
 /* kevo_task_peak: the ceiling the flops count against. */
 KEVO_API kevo_peak kevo_task_peak(const kevo_task *task);
 
-/* kevo_peak_name: "fp32", "fp64", "tf32", "fp16" or "bf16"; "?" otherwise. */
+/* kevo_peak_name: "fp32", "fp64", "tf32", "fp16", "bf16" or "fp8"; "?"
+ * otherwise. */
 KEVO_API const char *kevo_peak_name(kevo_peak peak);
 
 /*
