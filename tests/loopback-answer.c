@@ -489,7 +489,7 @@ void lb_answer(loopback *lb, loopback_request *q, lb_reply *r)
         memset(big, 'x', n);
         big[n] = '\0';
         c.text = big;
-        c.piece = 4096;
+        c.piece = 65536;
     } else if (strcmp(word, "revise") == 0) {
         free(text);
         c.text = text = revise_text(user_text(root), arg1, lb->nrecs);

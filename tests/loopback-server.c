@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -591,6 +592,10 @@ static void *serve(void *arg)
                     close(fd);
                     break;
                 }
+                /* Events go out as they are written, as from the
+                 * vendors' servers (no Nagle delay). */
+                int one = 1;
+                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
                 conn *c = calloc(1, sizeof(*c));
                 if (!c)
                     abort();

@@ -525,6 +525,18 @@ static const char *check_anthropic(json_t *root, char *msg, size_t n,
     return NULL;
 }
 
+/* An anthropic-version header: a date, 2023-06-01 or later (the API keeps
+ * every version it has published). */
+static bool dated_version(const char *v)
+{
+    if (!v || strlen(v) != 10)
+        return false;
+    for (int i = 0; i < 10; i++)
+        if (i == 4 || i == 7 ? v[i] != '-' : !isdigit((unsigned char)v[i]))
+            return false;
+    return strcmp(v, "2023-06-01") >= 0;
+}
+
 const char *lbv_check(const char *api, json_t *root, const char *version,
                       char *msg, size_t n, const char **type, const char **code)
 {
@@ -548,9 +560,10 @@ const char *lbv_check(const char *api, json_t *root, const char *version,
                        "string");
     }
     if (is(api, "anthropic")) {
-        if (!is(version, "2023-06-01"))
+        if (!dated_version(version))
             return bad(msg, n, code, NULL,
-                       "anthropic-version must be 2023-06-01");
+                       "anthropic-version: a version such as 2023-06-01 is "
+                       "required");
         return check_anthropic(root, msg, n, code);
     }
     return check_openai(root, msg, n, code);

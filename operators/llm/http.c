@@ -437,6 +437,16 @@ static double promote_due(llm_http *h, double now)
     return next;
 }
 
+/* When the first waiting job is due (HUGE_VAL when none waits). */
+static double earliest_due(const llm_http *h)
+{
+    double next = HUGE_VAL;
+    for (const job *j = h->waiting; j; j = j->next)
+        if (j->due < next)
+            next = j->due;
+    return next;
+}
+
 static bool retryable_curl(CURLcode rc)
 {
     switch (rc) {
@@ -677,11 +687,14 @@ size_t kevo__llm_http_poll(llm_http *h, int timeout_ms)
     double deadline = kevo__llm_now() + (timeout_ms > 0 ? timeout_ms : 0) / 1e3;
     uint64_t completed = h->stats.completed;
     for (;;) {
-        double next_due = promote_due(h, kevo__llm_now());
+        promote_due(h, kevo__llm_now());
         dispatch(h);
         drive(h);
         double now = kevo__llm_now();
         double next_idle = sweep_idle(h, now);
+        /* Counted after drive: an attempt that ended there may now be
+         * waiting to retry. */
+        double next_due = earliest_due(h);
         if (h->stats.completed != completed) {
             /* Fill the slots that just freed before handing back. */
             promote_due(h, kevo__llm_now());

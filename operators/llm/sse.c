@@ -64,6 +64,15 @@ static int take_line(llm_sse *sse)
     const char *line = sse->line.data ? sse->line.data : "";
     size_t len = sse->line.len;
     int rc = 0;
+    if (!sse->started) {
+        /* A byte-order mark may open the stream (it may have come split
+         * over the first pieces: the line holds it whole). */
+        sse->started = true;
+        if (len >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0) {
+            line += 3;
+            len -= 3;
+        }
+    }
     if (len == 0) {
         rc = dispatch(sse);
     } else if (line[0] != ':') {
@@ -97,13 +106,6 @@ int kevo__llm_sse_feed(llm_sse *sse, const char *p, size_t n)
         return sse->status;
     const char *end = p + n;
     sse->bytes += n;
-    if (!sse->started && n > 0) {
-        /* A byte-order mark may open the stream; it may also come split
-         * over the first pieces, which the line buffer then holds. */
-        if (sse->line.len == 0 && n >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
-            p += 3;
-        sse->started = true;
-    }
     while (p < end) {
         if (sse->skip_lf) {
             sse->skip_lf = false;
