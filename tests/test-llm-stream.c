@@ -223,8 +223,8 @@ static void test_examples(void)
         "false, \"timeout_s\": 30, \"extra_body\": {\"cache_prompt\": "
         "true}",
         /* 6 */
-        "\"api\": \"openai\", \"model\": \"qwen2.5-coder:32b\", "
-        "\"extra_body\": {\"options\": {\"num_ctx\": 32768}}",
+        "\"api\": \"openai\", \"model\": \"qwen2.5-coder-32k\", "
+        "\"max_tokens\": 8192",
         /* 7 */
         "\"api\": \"anthropic\", \"model\": \"claude-x\", "
         "\"extra_body\": {\"stream_options\": {\"include_usage\": "
@@ -296,8 +296,8 @@ static void test_examples(void)
 
     ask(h, &cfg.models[6], "ok", &c);
     is_int(c.outcome, LLM_OK, "Ollama: ok");
-    ok(strstr(last()->body, "\"options\":{\"num_ctx\":32768}") != NULL,
-       "Ollama: options.num_ctx sent");
+    ok(strstr(last()->body, "\"max_tokens\":8192") != NULL,
+       "Ollama: max_tokens sent");
     call_free(&c);
 
     ask(h, &cfg.models[7], "ok", &c);

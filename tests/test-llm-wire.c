@@ -253,17 +253,17 @@ static void test_examples(void)
     kevo__llm_wire_request_free(&w);
     kevo__llm_config_free(&cfg);
 
-    /* Ollama's OpenAI-compatible endpoint with a larger context. */
-    ok(one_model("\"api\": \"openai\", \"model\": \"qwen2.5-coder:32b\", "
-                 "\"base_url\": \"http://127.0.0.1:11434/v1\", "
-                 "\"extra_body\": {\"options\": {\"num_ctx\": 32768}}",
+    /* Ollama's OpenAI-compatible endpoint (its context is the model's:
+     * the endpoint takes none). */
+    ok(one_model("\"api\": \"openai\", \"model\": \"qwen2.5-coder-32k\", "
+                 "\"base_url\": \"http://127.0.0.1:11434/v1\", \"max_tokens\": "
+                 "8192",
                  &cfg, err, sizeof(err)),
        "the Ollama example parses");
     b = body_of(&cfg.models[0], &w);
     is_str(w.url, "http://127.0.0.1:11434/v1/chat/completions", "Ollama: URL");
-    is_int(json_integer_value(
-               json_object_get(json_object_get(b, "options"), "num_ctx")),
-           32768, "Ollama: options.num_ctx");
+    is_int(json_integer_value(json_object_get(b, "max_tokens")), 8192,
+           "Ollama: max_tokens");
     json_decref(b);
     kevo__llm_wire_request_free(&w);
     kevo__llm_config_free(&cfg);
