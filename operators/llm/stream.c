@@ -64,12 +64,10 @@ static void set_finish(llm_stream *s, json_t *v)
 /* An error event's text, "type: message", into why. */
 static llm_outcome stream_error(json_t *root, char *why, size_t n)
 {
-    char *d = json_dumps(root, JSON_COMPACT);
-    char *t = d ? kevo__llm_wire_error_text(d, strlen(d)) : NULL;
+    char *t = kevo__llm_wire_error_json(root);
     kevo__llm_errf(why, n, "the server sent an error in the stream: %s",
                    t ? t : "(no message)");
     free(t);
-    free(d);
     return LLM_STREAM_ERROR;
 }
 

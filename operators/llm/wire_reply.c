@@ -152,12 +152,10 @@ static bool parse_anthropic(json_t *root, llm_wire_reply *out, char *why,
 {
     json_t *type = json_object_get(root, "type");
     if (json_is_string(type) && strcmp(json_string_value(type), "error") == 0) {
-        char *e = json_dumps(root, JSON_COMPACT);
-        char *t = e ? kevo__llm_wire_error_text(e, strlen(e)) : NULL;
+        char *t = kevo__llm_wire_error_json(root);
         kevo__llm_errf(why, whylen, "the reply is an error object: %s",
                        t ? t : "");
         free(t);
-        free(e);
         return false;
     }
     json_t *content = json_object_get(root, "content");
@@ -363,8 +361,25 @@ static void error_object(kevo_buf *b, json_t *e)
 
 char *kevo__llm_wire_error_text(const char *body, size_t len)
 {
-    kevo_buf b = {0};
     json_t *root = json_loadb(body, len, JSON_DECODE_ANY, NULL);
+    if (root) {
+        char *t = kevo__llm_wire_error_json(root);
+        json_decref(root);
+        return t;
+    }
+    /* Plain text, or a proxy's HTML page. */
+    kevo_buf b = {0};
+    size_t i = 0;
+    while (i < len && isspace((unsigned char)body[i]))
+        i++;
+    bool html = i < len && body[i] == '<';
+    fold(&b, body + i, len - i, html);
+    return bounded(&b);
+}
+
+char *kevo__llm_wire_error_json(json_t *root)
+{
+    kevo_buf b = {0};
     if (json_is_object(root)) {
         json_t *e = json_object_get(root, "error");
         json_t *detail = json_object_get(root, "detail");
@@ -385,15 +400,7 @@ char *kevo__llm_wire_error_text(const char *body, size_t len)
         }
     } else if (json_is_string(root)) {
         fold(&b, json_string_value(root), json_string_length(root), false);
-    } else if (!root) {
-        /* Plain text, or a proxy's HTML page. */
-        size_t i = 0;
-        while (i < len && isspace((unsigned char)body[i]))
-            i++;
-        bool html = i < len && body[i] == '<';
-        fold(&b, body + i, len - i, html);
     }
-    json_decref(root);
     return bounded(&b);
 }
 

@@ -90,6 +90,9 @@ bool kevo__llm_wire_classify(llm_wire_reply *r);
  * text. */
 char *kevo__llm_wire_error_text(const char *body, size_t len);
 
+/* The same for an error body already parsed (borrowed). */
+char *kevo__llm_wire_error_json(json_t *root);
+
 /* LLM_FAIL_CONTEXT when an error body says that the prompt is over the
  * model's context length (OpenAI's code "context_length_exceeded",
  * llama.cpp's "exceed_context_size_error", the messages of vLLM and
