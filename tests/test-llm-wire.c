@@ -96,6 +96,26 @@ static void test_defaults(void)
     kevo__llm_wire_request_free(&w);
     kevo__llm_config_free(&cfg);
 
+    /* A header whose name says it holds a credential is a secret even when
+     * its value is written in the configuration. */
+    ok(one_model("\"api\": \"openai\", \"model\": \"m\", \"headers\": "
+                 "{\"api-key\": \"azure-literal-key-1\", \"X-Request-Source\": "
+                 "\"kevo\"}",
+                 &cfg, err, sizeof(err)),
+       "literal headers parse");
+    const char *secrets[4];
+    is_int(kevo__llm_config_secrets(&cfg, secrets, 4), 1,
+           "a literal api-key header is a secret");
+    is_str(secrets[0], "azure-literal-key-1", "its value is redacted");
+    ok(kevo__llm_wire_build(&cfg.models[0], "S", "U", &w),
+       "literal headers build");
+    is_str(header(&w, "api-key", true), "[REDACTED]",
+           "api-key logged redacted");
+    is_str(header(&w, "X-Request-Source", true), "kevo",
+           "another header logged as it is");
+    kevo__llm_wire_request_free(&w);
+    kevo__llm_config_free(&cfg);
+
     const char *reasoning[] = {"o1",        "o3-mini", "o4-mini-2025-04-16",
                                "gpt-5",     "gpt-5.1", "openai/o3",
                                "gpt-5-mini"};

@@ -54,7 +54,6 @@ typedef struct llm_call {
     llm_wire_reply wire;          /* set by validate, or by the stream's end */
     llm_stream stream;            /* a streamed reply being assembled */
     size_t body_len;              /* the request body's size */
-    int streams;                  /* attempts whose event stream began */
     uint64_t spent_in, spent_out; /* tokens of attempts that failed */
 } llm_call;
 
@@ -317,8 +316,6 @@ static llm_outcome sink_event(void *ud, const char *type, const char *data,
                               size_t len, char *why, size_t n)
 {
     llm_call *c = ud;
-    if (c->stream.meta.events == 0)
-        c->streams++;
     return kevo__llm_stream_event(&c->stream, type, data, len, why, n);
 }
 
