@@ -28,6 +28,8 @@
 #include "revision.h"
 #include "tap.h"
 #include "wire.h"
+#include "wire_reply.h"
+#include "wire_request.h"
 
 #define KEY_ENV "KEVO_TEST_LLM_KEY"
 #define KEY "sk-kevo-test-7f3a9c1e5b2d8046"
@@ -228,30 +230,31 @@ static void test_wire(void)
         const char *text_or_why;
         uint64_t in, out;
         bool cut;
+        const char *fail_kind; /* of a good reply that gives no text */
     } replies[] = {
         {LLM_API_OPENAI,
          "{\"choices\": [{\"message\": {\"content\": \"hi\"}, "
          "\"finish_reason\": \"length\"}], \"usage\": {\"prompt_tokens\": 5, "
          "\"completion_tokens\": 7}}",
-         true, "hi", 5, 7, true},
+         true, "hi", 5, 7, true, NULL},
         {LLM_API_OPENAI, "{\"choices\": []}", false, "no \"choices\"", 0, 0,
-         false},
+         false, NULL},
         {LLM_API_OPENAI,
          "{\"choices\": [{\"message\": {\"content\": null, \"refusal\": "
          "\"no\"}}]}",
-         false, "refused", 0, 0, false},
+         true, "", 0, 0, false, LLM_FAIL_REFUSED},
         {LLM_API_ANTHROPIC,
          "{\"type\": \"message\", \"content\": [{\"type\": \"text\", "
          "\"text\": \"a\"}, {\"type\": \"tool_use\"}, {\"type\": \"text\", "
          "\"text\": \"b\"}], \"stop_reason\": \"end_turn\", \"usage\": "
          "{\"input_tokens\": 3, \"output_tokens\": 4}}",
-         true, "a\nb", 3, 4, false},
+         true, "a\nb", 3, 4, false, NULL},
         {LLM_API_ANTHROPIC,
          "{\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\", "
          "\"message\": \"busy\"}}",
-         false, "error object", 0, 0, false},
-        {LLM_API_ANTHROPIC, "{\"type\": \"message\", \"content\": []}", false,
-         "no text", 0, 0, false},
+         false, "error object", 0, 0, false, NULL},
+        {LLM_API_ANTHROPIC, "{\"type\": \"message\", \"content\": []}", true,
+         "", 0, 0, false, LLM_FAIL_NO_ANSWER},
     };
     for (size_t i = 0; i < sizeof(replies) / sizeof(replies[0]); i++) {
         json_t *root = json_loads(replies[i].json, 0, NULL);
@@ -266,6 +269,9 @@ static void test_wire(void)
             is_int(r.output_tokens, replies[i].out, "reply %zu output tokens",
                    i);
             is_int(r.cut_off, replies[i].cut, "reply %zu cut off", i);
+            is_str(r.fail_kind ? r.fail_kind : "",
+                   replies[i].fail_kind ? replies[i].fail_kind : "",
+                   "reply %zu failure kind", i);
         } else {
             like_str(why, replies[i].text_or_why, "reply %zu: why", i);
         }
@@ -383,9 +389,9 @@ static void test_engine(void)
     snprintf(json, sizeof(json),
              "{\"models\": [{\"api\": \"openai\", \"model\": \"eng\", "
              "\"base_url\": \"%s/v1\", \"key_env\": \"%s\", \"timeout_s\": "
-             "10}, {\"api\": \"anthropic\", \"model\": \"eng-fast\", "
-             "\"base_url\": \"%s\", \"key_env\": \"%s\", \"timeout_s\": "
-             "0.4}]}",
+             "10, \"stream\": false}, {\"api\": \"anthropic\", \"model\": "
+             "\"eng-fast\", \"base_url\": \"%s\", \"key_env\": \"%s\", "
+             "\"timeout_s\": 0.4, \"stream\": false}]}",
              loopback_url(srv), KEY_ENV, loopback_url(srv), KEY2_ENV);
     if (!kevo__llm_config_parse(json, &cfg, fake_env, err, sizeof(err)))
         bail_out("config: %s", err);
@@ -791,23 +797,23 @@ static char *kernel_reply(const char *marker_line)
 }
 
 static kevo_operator *make_op(const char *name, const char *extra,
-                              double timeout_s, int retries)
+                              double idle_s, int retries)
 {
     char json[2048];
-    snprintf(
-        json, sizeof(json),
-        "{\"models\": [{\"name\": \"alpha\", \"api\": \"openai\", "
-        "\"model\": \"m-alpha\", \"base_url\": \"%s/v1\", \"key_env\": "
-        "\"%s\", \"weight\": 3, \"timeout_s\": %g, "
-        "\"input_cost_per_mtok\": 1000, \"output_cost_per_mtok\": 2000}, "
-        "{\"name\": \"beta\", \"api\": \"anthropic\", \"model\": "
-        "\"m-beta\", \"base_url\": \"%s\", \"key_env\": \"%s\", "
-        "\"weight\": 1, \"timeout_s\": %g, \"input_cost_per_mtok\": 500}], "
-        "\"concurrency\": 4, "
-        "\"max_retries\": %d, \"backoff_base_s\": 0.02, "
-        "\"backoff_max_s\": 0.05, \"max_reply_bytes\": 1048576%s}",
-        loopback_url(srv), KEY_ENV, timeout_s, loopback_url(srv), KEY_ENV,
-        timeout_s, retries, extra);
+    snprintf(json, sizeof(json),
+             "{\"models\": [{\"name\": \"alpha\", \"api\": \"openai\", "
+             "\"model\": \"m-alpha\", \"base_url\": \"%s/v1\", \"key_env\": "
+             "\"%s\", \"weight\": 3, \"idle_timeout_s\": %g, "
+             "\"input_cost_per_mtok\": 1000, \"output_cost_per_mtok\": 2000}, "
+             "{\"name\": \"beta\", \"api\": \"anthropic\", \"model\": "
+             "\"m-beta\", \"base_url\": \"%s\", \"key_env\": \"%s\", "
+             "\"weight\": 1, \"idle_timeout_s\": %g, "
+             "\"input_cost_per_mtok\": 500}], "
+             "\"concurrency\": 4, "
+             "\"max_retries\": %d, \"backoff_base_s\": 0.02, "
+             "\"backoff_max_s\": 0.05, \"max_reply_bytes\": 1048576%s}",
+             loopback_url(srv), KEY_ENV, idle_s, loopback_url(srv), KEY_ENV,
+             idle_s, retries, extra);
     kevo_operator *op = NULL;
     kevo_error err;
     kevo_error_init(&err);
@@ -943,7 +949,7 @@ static void test_plugin(const char *builddir)
     is_str(outs[3].kind, KEVO_FAIL_NO_CODE, "no code: kind");
 
     is_str(outs[4].kind, KEVO_FAIL_PARSE, "malformed JSON: kind");
-    like_str(outs[4].reason, "not JSON", "malformed JSON: reason");
+    like_str(outs[4].reason, "not a JSON object", "malformed JSON: reason");
 
     is_int(outs[5].nchildren, 1, "429 then a kernel: a child after a retry");
     like_str(outs[5].child, "// variant two", "429 then a kernel: its source");
@@ -1054,7 +1060,8 @@ static void test_plugin(const char *builddir)
     so.id = submit(fast, "{\"s\": \"[[kevo-loopback:slow1:slow:2500]]\"}", 1);
     wait_all(&so, 1);
     is_str(so.kind, KEVO_FAIL_TIMEOUT, "a slow reply: a timeout failure");
-    like_str(so.reason, "no complete reply within 0.3 s", "timeout: reason");
+    like_str(so.reason, "no byte came for 0.3 s (the idle limit)",
+             "timeout: reason");
     outcome_free(&so);
 
     /* Budgets: the first reply spends the token budget, the next request

@@ -24,7 +24,10 @@
 #include "reply.h"
 #include "revision.h"
 #include "runlog.h"
+#include "stream.h"
 #include "wire.h"
+#include "wire_reply.h"
+#include "wire_request.h"
 
 /* Failure kinds counted apart in the summary. */
 #define KINDS_MAX 16
@@ -46,9 +49,12 @@ typedef struct llm_req {
 typedef struct llm_call {
     llm_req *req;
     size_t model;
-    uint64_t seq;        /* the number in its log file names */
-    json_t *log;         /* what goes to the reply file */
-    llm_wire_reply wire; /* set by validate */
+    uint64_t seq;                 /* the number in its log file names */
+    json_t *log;                  /* what goes to the reply file */
+    llm_wire_reply wire;          /* set by validate, or by the stream's end */
+    llm_stream stream;            /* a streamed reply being assembled */
+    size_t body_len;              /* the request body's size */
+    uint64_t spent_in, spent_out; /* tokens of attempts that failed */
 } llm_call;
 
 struct llm_state {
@@ -227,6 +233,7 @@ static void call_finished(llm_call *c)
     save_json(st, "reply", c->seq, c->log);
     json_decref(c->log);
     kevo__llm_wire_reply_free(&c->wire);
+    kevo__llm_stream_free(&c->stream);
     free(c);
     if (--r->calls_left == 0) {
         st->api->done(st->ctx, r->id);
@@ -290,6 +297,37 @@ static bool validate(void *ud, json_t *root, char *why, size_t n)
                                 why, n);
 }
 
+/* The sink of a streamed reply: the call's stream assembler. */
+static void sink_begin(void *ud)
+{
+    llm_call *c = ud;
+    /* A stream that began and failed was generated, and is paid for: its
+     * tokens count (estimated where the stream stopped before saying). */
+    if (c->stream.meta.events > 0) {
+        uint64_t in, out;
+        kevo__llm_stream_spent(&c->stream, c->body_len, &in, &out);
+        c->spent_in += in;
+        c->spent_out += out;
+    }
+    kevo__llm_stream_reset(&c->stream);
+}
+
+static llm_outcome sink_event(void *ud, const char *type, const char *data,
+                              size_t len, char *why, size_t n)
+{
+    llm_call *c = ud;
+    return kevo__llm_stream_event(&c->stream, type, data, len, why, n);
+}
+
+static llm_outcome sink_end(void *ud, char *why, size_t n)
+{
+    llm_call *c = ud;
+    kevo__llm_wire_reply_free(&c->wire);
+    return kevo__llm_stream_finish(&c->stream, &c->wire, why, n);
+}
+
+static const llm_http_sink stream_sink = {sink_begin, sink_event, sink_end};
+
 static void on_attempt(void *ud, const llm_http_attempt *a)
 {
     llm_call *c = ud;
@@ -306,6 +344,11 @@ static void on_attempt(void *ud, const llm_http_attempt *a)
         json_object_set_new(rec, "retry_after_s", json_real(a->retry_after_s));
     if (a->retry_in_s >= 0)
         json_object_set_new(rec, "retry_in_s", json_real(a->retry_in_s));
+    if (a->streamed)
+        json_object_set_new(rec, "stream",
+                            json_pack("{s:I, s:I}", "bytes",
+                                      (json_int_t)a->stream_bytes, "events",
+                                      (json_int_t)a->stream_events));
     json_object_set_new(rec, "body", kevo__llm_json_body(a->body, a->body_len));
     json_array_append_new(attempts, rec);
 }
@@ -444,17 +487,42 @@ done:
     kevo__llm_revision_result_free(&res);
 }
 
+/* Counts a call's tokens and their cost against the budgets, tells the
+ * host, and logs them; estimated when the server reported no usage. */
+static void count_usage(llm_call *c, uint64_t in, uint64_t out, bool estimated)
+{
+    llm_state *st = c->req->st;
+    const llm_model *m = &st->cfg.models[c->model];
+    st->input_tokens += in;
+    st->output_tokens += out;
+    double cost = (double)in * m->input_cost_per_mtok / 1e6 +
+                  (double)out * m->output_cost_per_mtok / 1e6;
+    st->cost += cost;
+    if (KEVO_HOST_API_HAS(st->api, report_usage))
+        st->api->report_usage(st->ctx, in, out, cost);
+    json_t *u = json_pack("{s:I, s:I, s:f}", "input_tokens", (json_int_t)in,
+                          "output_tokens", (json_int_t)out, "cost", cost);
+    if (u && estimated)
+        json_object_set_new(u, "estimated", json_true());
+    if (u && (c->spent_in || c->spent_out))
+        json_object_set_new(u, "failed_attempts",
+                            json_pack("{s:I, s:I}", "input_tokens",
+                                      (json_int_t)c->spent_in, "output_tokens",
+                                      (json_int_t)c->spent_out));
+    json_object_set_new(c->log, "usage", u);
+}
+
 static void on_done(void *ud, const llm_http_result *r)
 {
     llm_call *c = ud;
     llm_state *st = c->req->st;
-    const llm_model *m = &st->cfg.models[c->model];
     if (r->outcome == LLM_CANCELLED) {
         /* The instance is going away: the host fails what is left. */
         json_object_set_new(c->log, "outcome", json_string("cancelled"));
         save_json(st, "reply", c->seq, c->log);
         json_decref(c->log);
         kevo__llm_wire_reply_free(&c->wire);
+        kevo__llm_stream_free(&c->stream);
         free(c);
         return;
     }
@@ -462,13 +530,21 @@ static void on_done(void *ud, const llm_http_result *r)
                         json_string(kevo__llm_outcome_name(r->outcome)));
     json_object_set_new(c->log, "elapsed_s", json_real(r->elapsed_s));
     if (r->outcome != LLM_OK) {
+        /* The last attempt's stream, if it began, is paid for too. */
+        sink_begin(c);
+        if (c->spent_in || c->spent_out)
+            count_usage(c, c->spent_in, c->spent_out, true);
         kevo_buf b = {0};
+        const char *kind = outcome_fail_kind(r->outcome);
         if (r->outcome == LLM_BUDGET) {
             kevo__buf_puts(&b, r->reason);
         } else {
             char *e = r->outcome == LLM_HTTP_ERROR
                           ? kevo__llm_wire_error_text(r->body, r->body_len)
                           : NULL;
+            if (r->outcome == LLM_HTTP_ERROR &&
+                kevo__llm_wire_error_kind(r->body, r->body_len))
+                kind = LLM_FAIL_CONTEXT;
             kevo__buf_printf(&b, "%s: ", kevo__llm_outcome_name(r->outcome));
             /* The API's error object says more than the body's first
              * bytes. */
@@ -480,34 +556,42 @@ static void on_done(void *ud, const llm_http_result *r)
                 kevo__buf_puts(&b, r->reason);
             free(e);
         }
-        call_fail(c, outcome_fail_kind(r->outcome),
-                  b.data ? b.data : "out of memory");
+        call_fail(c, kind, b.data ? b.data : "out of memory");
         kevo__buf_free(&b);
         call_finished(c);
         return;
     }
     st->replies++;
-    st->input_tokens += c->wire.input_tokens;
-    st->output_tokens += c->wire.output_tokens;
-    double cost = (double)c->wire.input_tokens * m->input_cost_per_mtok / 1e6 +
-                  (double)c->wire.output_tokens * m->output_cost_per_mtok / 1e6;
-    st->cost += cost;
-    if (KEVO_HOST_API_HAS(st->api, report_usage))
-        st->api->report_usage(st->ctx, c->wire.input_tokens,
-                              c->wire.output_tokens, cost);
-    json_object_set_new(
-        c->log, "usage",
-        json_pack("{s:I, s:I, s:f}", "input_tokens",
-                  (json_int_t)c->wire.input_tokens, "output_tokens",
-                  (json_int_t)c->wire.output_tokens, "cost", cost));
-    json_object_set_new(c->log, "text",
-                        json_stringn(c->wire.text, c->wire.text_len));
-    if (c->wire.cut_off)
+    llm_wire_reply *w = &c->wire;
+    uint64_t in = w->input_tokens, out = w->output_tokens;
+    if (!w->has_usage) {
+        /* A server that reports no usage is counted at 4 bytes a token,
+         * so that budgets still hold. */
+        in = c->body_len / 4 + 1;
+        out = (w->text_len + w->reasoning_len) / 4 + 1;
+    }
+    count_usage(c, in + c->spent_in, out + c->spent_out, !w->has_usage);
+    json_object_set_new(c->log, "text", json_stringn(w->text, w->text_len));
+    if (w->reasoning_len)
+        json_object_set_new(c->log, "reasoning",
+                            json_stringn(w->reasoning, w->reasoning_len));
+    if (w->redacted_thinking)
+        json_object_set_new(c->log, "redacted_thinking",
+                            json_integer((json_int_t)w->redacted_thinking));
+    if (w->finish[0])
+        json_object_set_new(c->log, "finish_reason", json_string(w->finish));
+    json_object_set_new(c->log, "streamed", json_boolean(w->streamed));
+    if (w->cut_off)
         json_object_set_new(c->log, "cut_off", json_true());
-    if (c->req->revision)
+    if (w->fail_kind) {
+        st->reply_failures++;
+        call_fail(c, w->fail_kind,
+                  w->fail_reason ? w->fail_reason : "the reply is unusable");
+    } else if (c->req->revision) {
         take_revision(c);
-    else
+    } else {
         take_reply(c);
+    }
     call_finished(c);
 }
 
@@ -555,13 +639,18 @@ static bool start_call(llm_state *st, llm_req *r, const char *system,
         goto done;
     }
 
+    kevo__llm_stream_init(&c->stream, m->api, st->cfg.max_reply_bytes);
+    c->body_len = w.body_len;
     llm_http_request hr = {
         .url = w.url,
         .headers = (const char *const *)w.headers,
         .nheaders = w.nheaders,
         .body = w.body,
         .body_len = w.body_len,
-        .timeout_s = m->timeout_s,
+        /* A stream has no total limit, only one on silence. */
+        .timeout_s = w.stream ? 0 : m->timeout_s,
+        .idle_timeout_s = w.stream ? m->idle_timeout_s : 0,
+        .sink = w.stream ? &stream_sink : NULL,
         .validate = validate,
         .attempt = on_attempt,
         .done = on_done,
@@ -607,7 +696,7 @@ static void state_free(llm_state *st)
 /* The keys, and their JSON-escaped forms where those differ. */
 static bool collect_secrets(llm_state *st)
 {
-    size_t max = st->cfg.nmodels;
+    size_t max = kevo__llm_config_secrets(&st->cfg, NULL, 0);
     st->secrets = calloc(2 * max + 1, sizeof(*st->secrets));
     st->escaped = calloc(max + 1, sizeof(*st->escaped));
     if (!st->secrets || !st->escaped)
@@ -708,9 +797,11 @@ static kevo_status llm_init(const kevo_host_api *api, kevo_host_ctx *ctx,
     json_decref(inst);
     for (size_t i = 0; i < st->cfg.nmodels; i++) {
         const llm_model *m = &st->cfg.models[i];
-        say(st, KEVO_LOG_DEBUG, "model %s: %s %s at %s, weight %g, key %s%s",
-            m->name, kevo__llm_api_name(m->api), m->model, m->base_url,
-            m->weight, m->key ? "from $" : "none", m->key ? m->key_env : "");
+        say(st, KEVO_LOG_DEBUG,
+            "model %s: %s %s at %s, %s, weight %g, key %s%s", m->name,
+            kevo__llm_api_name(m->api), m->model, m->base_url,
+            m->stream ? "streamed" : "not streamed", m->weight,
+            m->key ? "from $" : "none", m->key ? m->key_env : "");
     }
     *state = st;
     return KEVO_OK;
