@@ -19,7 +19,7 @@
 /* The size of a version 1.1 revision request: what a caller must at least
  * pass. */
 #define REVISION_SIZE_1_1                                                      \
-    (offsetof(kevo_operator_revision, reserved) + 8 * sizeof(void *))
+    (offsetof(kevo_operator_revision, failure_kinds) + 8 * sizeof(void *))
 
 /* ---- the prompt's forms ---------------------------------------------------
  */
@@ -116,6 +116,8 @@ void kevo__op_revision_free(kevo_op_revision *r)
     free(r->best_summary);
     free(r->worst_source);
     free(r->worst_summary);
+    kevo__op_failures_free(&r->kinds);
+    kevo__op_failures_free(&r->failed);
     free(r);
 }
 
@@ -196,6 +198,13 @@ static kevo_status copy_revision(const kevo_operator_revision *rev,
         rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         goto out;
     }
+    if ((rc = kevo__op_failures_copy(
+             &r->kinds, rev->failure_kinds, rev->n_failure_kinds,
+             "kevo_operator_revise: failure_kinds", err)) != KEVO_OK ||
+        (rc = kevo__op_failures_copy(
+             &r->failed, rev->failed_children, rev->n_failed_children,
+             "kevo_operator_revise: failed_children", err)) != KEVO_OK)
+        goto out;
     kevo_operator_revision *c = &r->rev;
     c->size = sizeof *c;
     c->prompt_id = rev->prompt_id;
@@ -207,6 +216,10 @@ static kevo_status copy_revision(const kevo_operator_revision *rev,
     c->best_summary_json = r->best_summary;
     c->worst_source = r->worst_source;
     c->worst_summary_json = r->worst_summary;
+    c->failure_kinds = r->kinds.n ? r->kinds.items : NULL;
+    c->n_failure_kinds = r->kinds.n;
+    c->failed_children = r->failed.n ? r->failed.items : NULL;
+    c->n_failed_children = r->failed.n;
     *out = r;
     r = NULL;
 out:
