@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "prompt.h"
+#include "prompt_failures.h"
 
 /* A log line longer than this is cut. */
 #define LOG_LINE_MAX 300
@@ -471,6 +472,7 @@ bool kevo__llm_prompt_build(const llm_prompt_input *in, char **system,
 
     kevo__buf_puts(&b, "\n# Current kernel\n");
     put_candidate(&b, &in->parent, in->max_log_lines);
+    kevo__llm_prompt_failures(&b, in->failures, in->n_failures);
 
     if (in->second_parent) {
         kevo__buf_puts(&b, "\n# Second parent: combine its strengths "
