@@ -15,19 +15,14 @@
  */
 #include "config.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "search_private.h"
 
 #define PARENTS 64
 #define PER_PARENT 3
-/* The compiler's error lines a diagnostic keeps, and their length. */
-#define LOG_ERRORS 20
-#define LOG_LINE 300
 /* A scored child that failed without saying why. */
 #define KIND_FAILED "failed"
 
@@ -164,57 +159,7 @@ void kevo__search_revision_failures(kevo_search *s, uint64_t prompt,
     rev->n_failed_children = n;
 }
 
-/* ---- diagnostics ----------------------------------------------------------
- */
-
-static bool says(const char *s, size_t n, const char *word)
-{
-    size_t w = strlen(word);
-    for (size_t i = 0; i + w <= n; i++) {
-        if (strncasecmp(s + i, word, w) == 0)
-            return true;
-    }
-    return false;
-}
-
-/* The compiler's error lines of log, each with the (indented) lines that
- * show where, as NVRTC prints them. */
-static void put_errors(kevo_buf *b, const char *log)
-{
-    size_t kept = 0, context = 0;
-    bool any = false;
-    for (const char *p = log; *p && kept < LOG_ERRORS;) {
-        const char *eol = strchr(p, '\n');
-        size_t n = eol ? (size_t)(eol - p) : strlen(p);
-        size_t m = n > 0 && p[n - 1] == '\r' ? n - 1 : n;
-        bool error = says(p, m, "error");
-        bool shown =
-            error || (context > 0 && m > 0 && isspace((unsigned char)*p) &&
-                      !says(p, m, "warning"));
-        context = error ? 2 : context > 0 ? context - 1 : 0;
-        if (shown) {
-            if (!any)
-                kevo__buf_puts(b, "\nThe compiler's errors:\n");
-            any = true;
-            kevo__buf_append(b, p, m < LOG_LINE ? m : LOG_LINE);
-            kevo__buf_puts(b, m > LOG_LINE ? "...\n" : "\n");
-            kept += error;
-        }
-        p += eol ? n + 1 : n;
-    }
-}
-
-/* What the model reads about a failed evaluation; a new string. */
-static char *eval_diagnostic(const kevo_eval_result *res)
-{
-    kevo_buf b = {0};
-    kevo_verdict v = kevo_eval_result_verdict(res);
-    const char *reason = kevo_eval_result_reason(res);
-    kevo__buf_puts(&b, reason && *reason ? reason : kevo_verdict_name(v));
-    if (v == KEVO_VERDICT_COMPILE_ERROR)
-        put_errors(&b, kevo_eval_result_compile_log(res));
-    return kevo__buf_take(&b);
-}
+/* ---- failures ------------------------------------------------------------ */
 
 /* Failures a repair can address: the kernel's own, not the machine's. */
 static bool repairable(kevo_verdict v)
@@ -368,7 +313,7 @@ kevo_status kevo__search_judged(kevo_search *s, const kevo__search_job *job,
         if (v == KEVO_VERDICT_OK)
             return KEVO_OK; /* correct: only its fitness was 0 */
         f.kind = kevo_verdict_name(v);
-        if (repairable(v) && !(diag = eval_diagnostic(res)))
+        if (repairable(v) && !(diag = kevo_eval_result_diagnostic(res)))
             return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     } else {
         f.kind = job->fail_kind ? job->fail_kind : KIND_FAILED;
