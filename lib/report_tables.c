@@ -77,10 +77,47 @@ static kevo_status td_assignment(kevo_buf *b, const kevo_report_in *in,
     return rc;
 }
 
+/* Counts by name, {"compile_error": 3, ...}, as "compile_error 3, ..." in a
+ * <td>, in the object's order; "—" when absent or empty. */
+static kevo_status td_counts(kevo_buf *b, const kevo_report_in *in,
+                             const json_t *obj, const char *key,
+                             kevo_jpath *path)
+{
+    json_t *o;
+    kevo_status rc = kevo__report_obj(in, obj, key, path, &o);
+    if (rc != KEVO_OK)
+        return rc;
+    size_t mark = kevo__jpath_key(path, key);
+    const char *name;
+    json_t *v;
+    kevo__buf_puts(b, "<td>");
+    bool first = true;
+    json_object_foreach (o, name, v) {
+        if (!json_is_integer(v)) {
+            size_t m = kevo__jpath_key(path, name);
+            rc = kevo__json_fail(in->err, KEVO_EINVALID, in->origin, path,
+                                 "expected a count, found %s",
+                                 kevo__json_type_name(v));
+            kevo__jpath_pop(path, m);
+            break;
+        }
+        kevo__report_escape(b, first ? "" : ", ", (size_t)-1);
+        kevo__report_escape(b, name, (size_t)-1);
+        kevo__buf_printf(b, " %lld", (long long)json_integer_value(v));
+        first = false;
+    }
+    if (first)
+        kevo__buf_puts(b, DASH);
+    kevo__buf_puts(b, "</td>");
+    kevo__jpath_pop(path, mark);
+    return rc;
+}
+
 /* A column of a table of JSON objects: the member, its heading and how to
  * print it: 's' text, 'c' count, 'f' 3 significant digits, 'm' 4, 'u'
- * seconds in microseconds, 'i' an integer id, 'b' passed/failed, 'y'
- * yes/no, 'a' an assignment {name: value}. */
+ * seconds in microseconds, 'p' a fraction as a percentage, 'i' an integer
+ * id, 'b' passed/failed, 'y' yes/no, 'a' an assignment {name: value}, 'k'
+ * counts by name. */
 typedef struct column {
     const char *key, *head;
     char kind;
@@ -135,6 +172,15 @@ static kevo_status table(kevo_buf *b, const kevo_report_in *in,
                                            : "<td class=\"fail\">failed</td>");
                 break;
             case 'a': rc = td_assignment(b, in, row, key, p); break;
+            case 'k': rc = td_counts(b, in, row, key, p); break;
+            case 'p':
+                rc = kevo__report_num(in, row, key, p, &x);
+                if (isnan(x))
+                    td(b, DASH);
+                else
+                    kevo__buf_printf(b, "<td class=\"num\">%s%%</td>",
+                                     kevo__report_fix(t, 100 * x, 1));
+                break;
             default:
                 rc = kevo__report_num(in, row, key, p, &x);
                 td(b, cols[c].kind == 'c'   ? kevo__report_count(t, x)
@@ -364,28 +410,38 @@ kevo_status kevo__report_gate(kevo_buf *b, const kevo_report_in *in,
 kevo_status kevo__report_operators(kevo_buf *b, const kevo_report_in *in,
                                    const json_t *s)
 {
-    static const column ops[] = {{"name", "operator", 's'},
-                                 {"plugin", "plugin", 's'},
-                                 {"weight", "weight", 'f'},
-                                 {"requests", "requests", 'c'},
-                                 {"children", "children", 'c'},
-                                 {"evaluated", "evaluated", 'c'},
-                                 {"entered", "entered", 'c'},
-                                 {"improved", "improved", 'c'},
-                                 {"failures", "failures", 'c'},
-                                 {"input_tokens", "tokens in", 'c'},
-                                 {"output_tokens", "tokens out", 'c'},
-                                 {"cost", "cost", 'm'}};
-    static const column prompts[] = {{"id", "id", 'i'},
-                                     {"name", "prompt", 's'},
-                                     {"parent", "parent", 'i'},
-                                     {"generation", "generation", 'c'},
-                                     {"uses", "uses", 'c'},
-                                     {"children", "children", 'c'},
-                                     {"entered", "entered", 'c'},
-                                     {"beat_parent", "beat parent", 'c'},
-                                     {"best_fitness", "best fitness", 'f'},
-                                     {"mean", "mean fitness", 'f'}};
+    static const column ops[] = {
+        {"name", "operator", 's'},
+        {"plugin", "plugin", 's'},
+        {"weight", "weight", 'f'},
+        {"requests", "requests", 'c'},
+        {"children", "children", 'c'},
+        {"evaluated", "evaluated", 'c'},
+        {"entered", "entered", 'c'},
+        {"improved", "improved", 'c'},
+        {"failures", "failures", 'c'},
+        {"proposals", "proposals", 'c'},
+        {"validity", "validity", 'p'},
+        {"repairs", "repairs", 'c'},
+        {"validity_repaired", "validity after repair", 'p'},
+        {"input_tokens", "tokens in", 'c'},
+        {"output_tokens", "tokens out", 'c'},
+        {"cost", "cost", 'm'}};
+    static const column prompts[] = {
+        {"id", "id", 'i'},
+        {"name", "prompt", 's'},
+        {"parent", "parent", 'i'},
+        {"generation", "generation", 'c'},
+        {"uses", "uses", 'c'},
+        {"children", "children", 'c'},
+        {"entered", "entered", 'c'},
+        {"beat_parent", "beat parent", 'c'},
+        {"best_fitness", "best fitness", 'f'},
+        {"mean", "mean fitness", 'f'},
+        {"proposals", "proposals", 'c'},
+        {"validity", "validity", 'p'},
+        {"validity_repaired", "validity after repair", 'p'},
+        {"failure_kinds", "failures", 'k'}};
     kevo_jpath p;
     kevo__jpath_init(&p);
     json_t *arr;

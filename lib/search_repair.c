@@ -261,16 +261,21 @@ static kevo_status failure(kevo_search *s, const failed *f, uint64_t cand_id,
                            kevo_error *err)
 {
     const kevo__search_req *r = f->from;
-    char *line = f->diagnostic
-                     ? kevo__one_line(f->diagnostic, KEVO_PROMPT_DIAGNOSTIC_MAX)
-                     : NULL;
+    /* Briefly: the diagnostic's first line (the reason, or the first
+     * compiler error). */
+    char *first = f->diagnostic ? kevo__strndup(f->diagnostic,
+                                                strcspn(f->diagnostic, "\n"))
+                                : NULL;
+    char *line =
+        first ? kevo__one_line(first, KEVO_PROMPT_DIAGNOSTIC_MAX) : NULL;
+    free(first);
     if (f->diagnostic && !line)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     kevo_status rc = KEVO_OK;
     if (r->prompt >= 0) {
         kevo_error e = KEVO__ERROR_INIT;
-        rc = kevo_promptpool_credit_failure(
-            s->pool, (uint64_t)r->prompt, f->kind, cand_id, f->diagnostic, &e);
+        rc = kevo_promptpool_credit_failure(s->pool, (uint64_t)r->prompt,
+                                            f->kind, cand_id, line, &e);
         /* An evicted prompt, or a kind the pool refuses, is not kept. */
         rc = rc == KEVO_ENOMEM ? kevo__error_set(err, rc, "out of memory")
                                : KEVO_OK;
