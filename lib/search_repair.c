@@ -376,11 +376,6 @@ kevo_status kevo_search_fail_candidate(kevo_search *s, const char *kind,
                                !s      ? "search"
                                : !kind ? "kind"
                                        : "diagnostic");
-    if (!s->scoring)
-        return kevo__error_set(err, KEVO_ESTATE,
-                               "kevo_search_fail_candidate: no candidate is "
-                               "being scored (call it from the scoring "
-                               "function)");
     size_t n = 0;
     for (; kind[n]; n++) {
         char c = kind[n];
@@ -392,6 +387,11 @@ kevo_status kevo_search_fail_candidate(kevo_search *s, const char *kind,
                                "kevo_search_fail_candidate: the kind '%s' is "
                                "not 1 to 32 bytes of [a-z0-9_]",
                                kind);
+    if (!s->scoring)
+        return kevo__error_set(err, KEVO_ESTATE,
+                               "kevo_search_fail_candidate: no candidate is "
+                               "being scored (call it from the scoring "
+                               "function)");
     char *k = kevo__strdup(kind), *d = kevo__strdup(diagnostic);
     if (!k || !d) {
         free(k);
