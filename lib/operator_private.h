@@ -178,6 +178,16 @@ struct kevo_operator_host {
     kevo_operator_result *results_head, *results_tail;
 };
 
+/* Whether op's descriptor has the optional function member, which ABI
+ * 1.minor added: a plugin of an older minor left that slot reserved, and
+ * whatever it holds is not the function. */
+#define KEVO__OP_DESC_HAS(op, minor, member)                                   \
+    ((op) != NULL && (op)->plugin->desc->abi_minor >= (minor) &&               \
+     (op)->plugin->desc->struct_size >=                                        \
+         offsetof(kevo_operator_desc, member) +                                \
+             sizeof((op)->plugin->desc->member) &&                             \
+     (op)->plugin->desc->member != NULL)
+
 /* ---- operator_api.c ---------------------------------------------------- */
 
 /* The table every plugin receives. */

@@ -156,15 +156,7 @@ void kevo__op_repair_free(kevo_op_repair *r)
 
 int kevo_operator_can_repair(const kevo_operator *op)
 {
-    if (!op)
-        return 0;
-    const kevo_operator_desc *d = op->plugin->desc;
-    /* An older plugin's slot is reserved: whatever it holds is not
-     * repair. */
-    return d->abi_minor >= 2 &&
-           d->struct_size >=
-               offsetof(kevo_operator_desc, repair) + sizeof d->repair &&
-           d->repair != NULL;
+    return KEVO__OP_DESC_HAS(op, 2, repair);
 }
 
 /* Checks rep; the reason in err. */

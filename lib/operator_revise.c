@@ -132,14 +132,7 @@ void kevo__op_result_prompts_free(kevo_operator_result *res)
 
 int kevo_operator_can_revise(const kevo_operator *op)
 {
-    if (!op)
-        return 0;
-    const kevo_operator_desc *d = op->plugin->desc;
-    /* A 1.0 plugin's slot is reserved: whatever it holds is not revise. */
-    return d->abi_minor >= 1 &&
-           d->struct_size >=
-               offsetof(kevo_operator_desc, revise) + sizeof d->revise &&
-           d->revise != NULL;
+    return KEVO__OP_DESC_HAS(op, 1, revise);
 }
 
 /* Copies s into *dst (NULL stays NULL); false when out of memory. */

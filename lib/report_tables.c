@@ -25,10 +25,10 @@ static void td_text(kevo_buf *b, const char *text)
     kevo__buf_puts(b, "</td>");
 }
 
-/* The object at path as "k=v, k=v" (numbers or strings); "—" for NULL or
- * an empty object. */
-static kevo_status assignment(kevo_buf *b, const kevo_report_in *in,
-                              const json_t *obj, kevo_jpath *path)
+/* The object at path as "k=v, k=v" (numbers or strings), with sep in
+ * place of "="; "—" for NULL or an empty object. */
+static kevo_status pairs(kevo_buf *b, const kevo_report_in *in,
+                         const json_t *obj, kevo_jpath *path, const char *sep)
 {
     const char *key;
     json_t *v;
@@ -37,7 +37,7 @@ static kevo_status assignment(kevo_buf *b, const kevo_report_in *in,
         char t[32];
         kevo__report_escape(b, first ? "" : ", ", (size_t)-1);
         kevo__report_escape(b, key, (size_t)-1);
-        kevo__buf_puts(b, "=");
+        kevo__buf_puts(b, sep);
         if (json_is_integer(v)) {
             kevo__buf_printf(b, "%lld", (long long)json_integer_value(v));
         } else if (json_is_number(v)) {
@@ -60,10 +60,18 @@ static kevo_status assignment(kevo_buf *b, const kevo_report_in *in,
     return KEVO_OK;
 }
 
-/* An assignment member of obj in a <td>. */
-static kevo_status td_assignment(kevo_buf *b, const kevo_report_in *in,
-                                 const json_t *obj, const char *key,
-                                 kevo_jpath *path)
+static kevo_status assignment(kevo_buf *b, const kevo_report_in *in,
+                              const json_t *obj, kevo_jpath *path)
+{
+    return pairs(b, in, obj, path, "=");
+}
+
+/* An object member of obj in a <td>: an assignment {name: value} as
+ * "name=value, ...", or counts by name {"compile_error": 3} as
+ * "compile_error 3, ..." (sep " "). */
+static kevo_status td_pairs(kevo_buf *b, const kevo_report_in *in,
+                            const json_t *obj, const char *key,
+                            kevo_jpath *path, const char *sep)
 {
     json_t *v;
     kevo_status rc = kevo__report_obj(in, obj, key, path, &v);
@@ -71,43 +79,7 @@ static kevo_status td_assignment(kevo_buf *b, const kevo_report_in *in,
         return rc;
     size_t mark = kevo__jpath_key(path, key);
     kevo__buf_puts(b, "<td>");
-    rc = assignment(b, in, v, path);
-    kevo__buf_puts(b, "</td>");
-    kevo__jpath_pop(path, mark);
-    return rc;
-}
-
-/* Counts by name, {"compile_error": 3, ...}, as "compile_error 3, ..." in a
- * <td>, in the object's order; "—" when absent or empty. */
-static kevo_status td_counts(kevo_buf *b, const kevo_report_in *in,
-                             const json_t *obj, const char *key,
-                             kevo_jpath *path)
-{
-    json_t *o;
-    kevo_status rc = kevo__report_obj(in, obj, key, path, &o);
-    if (rc != KEVO_OK)
-        return rc;
-    size_t mark = kevo__jpath_key(path, key);
-    const char *name;
-    json_t *v;
-    kevo__buf_puts(b, "<td>");
-    bool first = true;
-    json_object_foreach (o, name, v) {
-        if (!json_is_integer(v)) {
-            size_t m = kevo__jpath_key(path, name);
-            rc = kevo__json_fail(in->err, KEVO_EINVALID, in->origin, path,
-                                 "expected a count, found %s",
-                                 kevo__json_type_name(v));
-            kevo__jpath_pop(path, m);
-            break;
-        }
-        kevo__report_escape(b, first ? "" : ", ", (size_t)-1);
-        kevo__report_escape(b, name, (size_t)-1);
-        kevo__buf_printf(b, " %lld", (long long)json_integer_value(v));
-        first = false;
-    }
-    if (first)
-        kevo__buf_puts(b, DASH);
+    rc = pairs(b, in, v, path, sep);
     kevo__buf_puts(b, "</td>");
     kevo__jpath_pop(path, mark);
     return rc;
@@ -171,8 +143,8 @@ static kevo_status table(kevo_buf *b, const kevo_report_in *in,
                     kevo__buf_puts(b, flag ? "<td class=\"pass\">passed</td>"
                                            : "<td class=\"fail\">failed</td>");
                 break;
-            case 'a': rc = td_assignment(b, in, row, key, p); break;
-            case 'k': rc = td_counts(b, in, row, key, p); break;
+            case 'a': rc = td_pairs(b, in, row, key, p, "="); break;
+            case 'k': rc = td_pairs(b, in, row, key, p, " "); break;
             case 'p':
                 rc = kevo__report_num(in, row, key, p, &x);
                 if (isnan(x))
@@ -284,7 +256,7 @@ kevo_status kevo__report_shapes(kevo_buf *b, const kevo_report_in *in,
         else
             td_text(b, set);
         td(b, kevo__report_count(t, index));
-        if ((rc = td_assignment(b, in, sh, "dims", &p)))
+        if ((rc = td_pairs(b, in, sh, "dims", &p, "=")))
             return rc;
         td_text(b, bound);
         td(b, kevo__report_sig(t, floor_s * 1e6, 3));
