@@ -1037,8 +1037,9 @@ static const kevo_operator_desc llm_desc = {
     .struct_size = sizeof(kevo_operator_desc),
     .name = "llm",
     .version = "1.2",
-    .description = "rewrites kernels, and revises meta-prompts, with a "
-                   "language model (OpenAI or Anthropic API)",
+    .description = "rewrites and repairs kernels, and revises "
+                   "meta-prompts, with a language model (OpenAI or "
+                   "Anthropic API)",
     .init = llm_init,
     .propose = llm_propose,
     .poll = llm_poll,
