@@ -109,6 +109,18 @@ static void result_free(kevo_operator_result *res)
     free(res);
 }
 
+kevo_op_pending *kevo__op_pending_new(kevo_operator *op)
+{
+    kevo_op_pending *p = calloc(1, sizeof *p);
+    if (!p || !(p->res = calloc(1, sizeof *p->res)) ||
+        !(p->res->op_name = kevo__strdup(op->name))) {
+        kevo__op_pending_free(p);
+        return NULL;
+    }
+    p->op = op;
+    return p;
+}
+
 void kevo__op_pending_free(kevo_op_pending *p)
 {
     if (!p)
@@ -900,11 +912,9 @@ static kevo_op_pending *copy_request(kevo_operator *op,
                                      const kevo_operator_request *req)
 {
     bool failed = false;
-    kevo_op_pending *p = calloc(1, sizeof *p);
+    kevo_op_pending *p = kevo__op_pending_new(op);
     if (!p)
         return NULL;
-    p->op = op;
-    p->res = calloc(1, sizeof *p->res);
     p->parent = copy_or_null(req->parent, &failed);
     p->second = copy_or_null(req->second_parent, &failed);
     p->parent_summary = dup_or_null(req->parent_summary_json, &failed);
@@ -912,8 +922,6 @@ static kevo_op_pending *copy_request(kevo_operator *op,
     p->target_cell = dup_or_null(req->target_cell_json, &failed);
     if (req->prompt_json &&
         !(p->prompt = kevo__op_prompt_sections(req->prompt_json)))
-        failed = true;
-    if (!p->res || (p->res->op_name = kevo__strdup(op->name)) == NULL)
         failed = true;
     if (req->n_inspirations && req->inspirations && !failed) {
         size_t n = req->n_inspirations;

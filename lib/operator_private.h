@@ -221,6 +221,10 @@ kevo_status kevo__op_start(kevo_operator *op, kevo_op_pending *p, uint64_t *id);
  * that ended. */
 void kevo__op_after_call(kevo_op_pending *p, kevo_status rc);
 
+/* A new request of op with an empty result, not yet in flight; NULL when
+ * out of memory. */
+kevo_op_pending *kevo__op_pending_new(kevo_operator *op);
+
 /* Frees a request that never went in flight, or that ended. */
 void kevo__op_pending_free(kevo_op_pending *p);
 

@@ -166,16 +166,15 @@ static kevo_status check_repair(const kevo_operator *op,
 {
     const kevo_operator_desc *d = op->plugin->desc;
     if (!kevo_operator_can_repair(op))
-        return kevo__error_set(
-            err, KEVO_EINVAL,
-            "kevo_operator_repair_request: operator '%s' cannot "
-            "repair children (plugin '%s', ABI %u.%u, has "
-            "no repair function)",
-            op->name, d->name, d->abi_major, d->abi_minor);
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "kevo_operator_repair: operator '%s' cannot "
+                               "repair children (plugin '%s', ABI %u.%u, has "
+                               "no repair function)",
+                               op->name, d->name, d->abi_major, d->abi_minor);
     if (rep->size < REPAIR_SIZE_1_2)
         return kevo__error_set(
             err, KEVO_EINVAL,
-            "kevo_operator_repair_request: rep->size is %zu, less "
+            "kevo_operator_repair: rep->size is %zu, less "
             "than sizeof(kevo_operator_repair_request) (%zu)",
             rep->size, (size_t)REPAIR_SIZE_1_2);
     const char *missing = !rep->source                  ? "source"
@@ -185,14 +184,13 @@ static kevo_status check_repair(const kevo_operator *op,
                                                           "child is NULL)"
                                                         : NULL;
     if (missing)
-        return kevo__error_set(
-            err, KEVO_EINVAL,
-            "kevo_operator_repair_request: the request has no %s", missing);
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "kevo_operator_repair: the request has no %s",
+                               missing);
     if (rep->turn < 1)
-        return kevo__error_set(
-            err, KEVO_EINVAL,
-            "kevo_operator_repair_request: turn is 0; the first "
-            "repair of a child is turn 1");
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "kevo_operator_repair: turn is 0; the first "
+                               "repair of a child is turn 1");
     return KEVO_OK;
 }
 
@@ -253,18 +251,16 @@ kevo_status kevo_operator_repair(kevo_operator *op,
 {
     if (!op || !rep)
         return kevo__error_set(err, KEVO_EINVAL,
-                               "kevo_operator_repair_request: %s is NULL",
+                               "kevo_operator_repair: %s is NULL",
                                !op ? "op" : "rep");
     kevo_status rc = check_repair(op, rep, err);
     if (rc != KEVO_OK)
         return rc;
-    kevo_op_pending *p = calloc(1, sizeof *p);
-    if (!p || !(p->res = calloc(1, sizeof *p->res)) ||
-        !(p->res->op_name = kevo__strdup(op->name))) {
+    kevo_op_pending *p = kevo__op_pending_new(op);
+    if (!p) {
         rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         goto fail;
     }
-    p->op = op;
     if ((rc = copy_repair(p, rep, err)) != KEVO_OK)
         goto fail;
     if (kevo__op_start(op, p, id) != KEVO_OK) {

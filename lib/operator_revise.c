@@ -248,13 +248,11 @@ kevo_status kevo_operator_revise(kevo_operator *op,
                                "kevo_operator_revise: the request has no "
                                "sections_json");
     kevo_status rc;
-    kevo_op_pending *p = calloc(1, sizeof *p);
-    if (!p || !(p->res = calloc(1, sizeof *p->res)) ||
-        !(p->res->op_name = kevo__strdup(op->name))) {
+    kevo_op_pending *p = kevo__op_pending_new(op);
+    if (!p) {
         rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         goto fail;
     }
-    p->op = op;
     if ((rc = copy_revision(rev, &p->revision, err)) != KEVO_OK)
         goto fail;
     if (kevo__op_start(op, p, id) != KEVO_OK) {
