@@ -7,12 +7,19 @@
 # EVALS (default 300) is each search's evaluation budget; OUTDIR (default
 # runs/suite-YYYYmmdd-HHMMSS) gets one run directory per task. The table
 # gives, at the first training shape: the seed's and the champion's
-# roofline efficiency, the champion's time, and PyTorch's efficiency (the
-# figures below, measured on an H100 with the same cost models) with the
-# ratio champion / PyTorch; then the champion's fitness and gate verdict,
+# roofline efficiency, the champion's time, PyTorch's time for the same
+# task measured first in the same run (bench/torch-suite.py, when PyTorch
+# is installed) and PyTorch's time over the champion's, and PyTorch's
+# efficiency on an H100 (the figures below, with the same cost models) with
+# the ratio champion / PyTorch; then the champion's fitness (timed again beside
+# the other finalists and the seed) against the seed's in the same paired
+# timing, the gate verdict, the champion's lowest speed against the seed's
+# over the held-out shapes (the gate allows 0.91 with its default slack),
 # and for memory-bound tasks whether the champion reaches 0.90 of the
-# roofline. Without a champion (no elite passed the gate) the gate column
-# says how many elites were tried. KEVO_SRCDIR and KEVO_BUILDDIR name the source and build trees
+# roofline. Without a champion (no finalist passed the gate) the gate
+# column says how many were tried. The last lines flag any champion slower
+# than the seed at a held-out shape beyond the slack, or less fit than the
+# seed: either is a defect. KEVO_SRCDIR and KEVO_BUILDDIR name the source and build trees
 # when they are not the script's tree and the current directory. Needs a
 # GPU and python3.
 srcdir=${KEVO_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -27,6 +34,14 @@ export KEVO_OPERATOR_PATH
 mkdir -p "$outdir" || exit 1
 
 status=0
+# PyTorch on the same GPU in the same session, when it is installed.
+if python3 -c "import torch" 2>/dev/null; then
+  echo "== PyTorch (bench/torch-suite.py)"
+  python3 "$srcdir/bench/torch-suite.py" ${KEVO_TORCH_FLAGS:-} \
+    --json "$outdir/torch.json" > "$outdir/torch.log" 2>&1 ||
+    echo "   torch-suite.py failed: see $outdir/torch.log"
+  cat "$outdir/torch.log"
+fi
 for task in "$srcdir"/examples/tasks/*.json; do
   name=$(basename "$task" .json)
   echo "== $name ($evals evaluations)"
@@ -79,7 +94,32 @@ def seed_from_events(path):
 def f(v, fmt="{:.3f}"):
     return "-" if v is None else fmt.format(v)
 
-rows, notes = [], []
+def retimed(path, ident):
+    """The fitness candidate ident got when the finalists were timed again
+    together (its "retime" event), or None."""
+    try:
+        lines = open(path)
+    except OSError:
+        return None
+    for line in lines:
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        if ev.get("type") == "retime" and ev.get("id") == ident:
+            return ev.get("retimed")
+    return None
+
+rows, notes, defects = [], [], []
+# PyTorch measured in this session (torch-suite.py): its best time per task.
+measured = {}
+try:
+    for r in json.load(open(os.path.join(outdir, "torch.json")))["rows"]:
+        best = measured.get(r["task"])
+        if best is None or r["time"] < best[0]:
+            measured[r["task"]] = (r["time"], "%s, %s" % (r["code"], r["mode"]))
+except (OSError, ValueError, KeyError):
+    pass
 for name in sorted(os.listdir(outdir)):
     path = os.path.join(outdir, name, "summary.json")
     if not os.path.isfile(path):
@@ -98,22 +138,47 @@ for name in sorted(os.listdir(outdir)):
         verdict = "passed" if gate.get("passed") else "failed"
     else:
         verdict = "none of %d" % len(tried)
+    events = os.path.join(outdir, name, "events.jsonl")
+    seed_fit = retimed(events, 1)  # the seed is candidate 1
+    champ_fit = champ.get("fitness")
+    speeds = [x.get("speed") for x in gate.get("shapes", [])
+              if x.get("speed") is not None]
+    worst = min(speeds) if speeds else None
+    slack = gate.get("slack") or 0.1
+    if champ and worst is not None and worst < 1 / (1 + slack):
+        for x in gate.get("shapes", []):
+            if x.get("speed") is not None and x["speed"] < 1 / (1 + slack):
+                defects.append("%s: champion at %.2fx of the %s at held-out "
+                               "%s (%s)" % (name, x["speed"], x.get("baseline"),
+                                            x.get("dims"), x.get("call")))
+    if champ and seed_fit is not None and champ_fit is not None \
+            and champ_fit < seed_fit:
+        defects.append("%s: champion fitness %.3f below the seed's %.3f"
+                       % (name, champ_fit, seed_fit))
     t = torch.get(s.get("task", name))
     ratio = (ch.get("efficiency") / t[0]
              if t and ch.get("efficiency") is not None else None)
+    m = measured.get(s.get("task", name))
+    torch_us = m[0] * 1e6 if m else None
+    speedup = (m[0] / ch["time"] if m and ch.get("time") else None)
+    if m:
+        notes.append("%s: PyTorch measured %s" % (s.get("task", name), m[1]))
     mem = "-"
     if sh.get("bound") == "memory":
         mem = ("yes" if (ch.get("efficiency") or 0) >= 0.90 else "no")
     rows.append([s.get("task", name), f(seed), f(ch.get("efficiency")),
-                 f(champ.get("fitness")), verdict,
+                 f(champ.get("fitness")), f(seed_fit), verdict,
+                 f(worst, "{:.2f}"),
                  f(None if ch.get("time") is None else ch["time"] * 1e6,
                    "{:.1f}"),
+                 f(torch_us, "{:.1f}"), f(speedup, "{:.2f}"),
                  f(t[0] if t else None, "{:.2f}"), f(ratio, "{:.2f}"), mem])
-    if t:
-        notes.append("%s: PyTorch %s" % (s.get("task", name), t[1]))
+    if t and not m:
+        notes.append("%s: PyTorch on an H100 %s" % (s.get("task", name), t[1]))
 
-cols = ["task", "seed eff", "champ eff", "champ fitness", "gate",
-        "champ us", "torch eff", "champ/torch", "mem >= 0.90"]
+cols = ["task", "seed eff", "champ eff", "champ fitness", "seed fitness",
+        "gate", "held-out vs seed", "champ us", "torch us", "torch/champ",
+        "H100 torch eff", "champ/torch eff", "mem >= 0.90"]
 w = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c)
      for i, c in enumerate(cols)]
 print()
@@ -121,7 +186,14 @@ print("  ".join(c.ljust(w[i]) for i, c in enumerate(cols)))
 print("  ".join("-" * x for x in w))
 for r in rows:
     print("  ".join(v.ljust(w[i]) for i, v in enumerate(r)))
-print("\nefficiency and time at the first training shape; " + "; ".join(notes))
+print("\nefficiency and time at the first training shape; fitness timed "
+      "again beside the seed; held-out vs seed: the champion's lowest speed "
+      "against its baseline over the held-out shapes; " + "; ".join(notes))
+for d in defects:
+    print("DEFECT: " + d)
+if rows and not defects:
+    print("no champion slower than its seed at a held-out shape beyond the "
+          "slack, and none less fit than the seed")
 if not rows:
     print("no summary.json under " + outdir, file=sys.stderr)
     sys.exit(1)

@@ -75,21 +75,42 @@ static void print_gate(json_t *gate)
 {
     if (!json_is_object(gate))
         return;
-    double held = num(gate, "held_out_fitness"), ratio = num(gate, "ratio");
+    double held = num(gate, "held_out_fitness"), slack = num(gate, "slack");
     double train = num(gate, "train_fitness");
+    double retimed = num(gate, "retimed_fitness");
     const char *reason = json_string_value(json_object_get(gate, "reason"));
+    if (!isnan(retimed))
+        printf("  fitness timed again beside the other finalists %.3f "
+               "(first measured %.3f)\n",
+               retimed, train);
     if (!json_is_true(json_object_get(gate, "passed"))) {
         printf("  held-out gate: FAILED%s%s\n", reason ? ": " : "",
                reason ? reason : "");
         return;
     }
     printf("  held-out gate: passed");
+    if (!isnan(slack))
+        printf(": at no held-out shape slower than the seed by more than "
+               "%.0f%%",
+               slack * 100);
     if (!isnan(held))
-        printf(", held-out fitness %.3f", held);
-    if (!isnan(held) && !isnan(ratio) && !isnan(train))
-        printf(" (at least %.2f x %.3f = %.3f needed)", ratio, train,
-               ratio * train);
+        printf(" (held-out fitness %.3f)", held);
     printf("\n");
+    json_t *shapes = json_object_get(gate, "shapes"), *sh;
+    size_t i;
+    json_array_foreach (shapes, i, sh) {
+        const char *key, *call = json_string_value(json_object_get(sh, "call"));
+        const char *base = json_string_value(json_object_get(sh, "baseline"));
+        json_t *value;
+        printf("    held-out");
+        json_object_foreach (json_object_get(sh, "dims"), key, value)
+            printf(" %s=%lld", key, (long long)json_integer_value(value));
+        double t = num(sh, "time"), bt = num(sh, "baseline_time");
+        if (base && !isnan(t) && !isnan(bt))
+            printf(": %.3g us vs %s %.3g us, %.2fx", t * 1e6, base, bt * 1e6,
+                   num(sh, "speed"));
+        printf(": %s\n", call ? call : "?");
+    }
 }
 
 /* "  LABEL  DIR/NAME" for a file of the run that is there. */

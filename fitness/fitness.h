@@ -97,4 +97,47 @@ void kevo__roofline(const kevo_fitness_shape *shape,
 /* "memory" or "compute"; "?" otherwise. (roofline.c) */
 const char *kevo__bound_name(kevo_bound bound);
 
+/* ---- the held-out gate (gate.c) ------------------------------------------ */
+
+/* What the gate makes of one held-out shape. */
+typedef enum kevo_gate_call {
+    KEVO__GATE_FASTER = 0,       /* no slower than the baseline */
+    KEVO__GATE_WITHIN_SLACK = 1, /* slower, by no more than the slack */
+    KEVO__GATE_EQUAL_NOISE = 2,  /* beyond the slack by less than the
+                                    precision of the two medians */
+    KEVO__GATE_EQUAL_FLOOR = 3,  /* slower by less than the floor */
+    KEVO__GATE_NOT_TIMED = 4,    /* correct; no time to compare */
+    KEVO__GATE_NO_BASELINE = 5,  /* correct; no baseline time */
+    KEVO__GATE_SLOWER = 6,       /* fails: slower beyond all of those */
+    KEVO__GATE_WRONG = 7         /* fails: not correct */
+} kevo_gate_call;
+
+/* One held-out shape as the gate judged it. */
+typedef struct kevo__gate_row {
+    size_t index; /* the shape's index in the held-out set */
+    kevo_gate_call call;
+    const char *baseline; /* "seed", "reference" or NULL: static */
+    double time;          /* the candidate's median, NaN when unknown */
+    double base_time;     /* the baseline's median, NaN when unknown */
+    double speed;         /* base_time / time: above 1 is faster */
+    double allowed;       /* the lowest speed the slack allows */
+    bool paired;          /* the two times were measured in pairs */
+} kevo__gate_row;
+
+/* Judges one held-out shape (see kevo_gate_check()). */
+void kevo__gate_judge(const kevo_shape_result *r, double slack, double floor,
+                      kevo__gate_row *row);
+
+/* True when the call lets the candidate pass. */
+bool kevo__gate_call_passes(kevo_gate_call call);
+
+/* "faster", "within the slack", ..., "slower", "wrong". Static. */
+const char *kevo__gate_call_name(kevo_gate_call call);
+
+/* The line of row (shape i of res) as kevo_gate_check() writes it, in buf.
+ * Returns buf. */
+const char *kevo__gate_row_text(const kevo_eval_result *res, size_t i,
+                                const kevo__gate_row *row, char *buf,
+                                size_t size);
+
 #endif

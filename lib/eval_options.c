@@ -27,10 +27,14 @@ static const struct {
     [KEVO_EVAL_PROFILE] = {"profile", 0, 1, 0, true},
     [KEVO_EVAL_FLUSH_L2] = {"flush_l2", 0, 1, 1, true},
     [KEVO_EVAL_INPUT_SEEDS] = {"input_seeds", 2, 4096, 4, true},
-    [KEVO_EVAL_GATE_RATIO_PPM] = {"gate_ratio_ppm", 0, 1000000, 700000, true},
+    [KEVO_EVAL_GATE_SLACK_PPM] = {"gate_slack_ppm", 0, 10000000, 100000, true},
     [KEVO_EVAL_SUSPICIOUS_PPM] = {"suspicious_ppm", 1000000, 100000000, 1050000,
                                   true},
     [KEVO_EVAL_SEED] = {"seed", 0, INT64_MAX, 1, true},
+    [KEVO_EVAL_GATE_FLOOR_NS] = {"gate_floor_ns", -1, 1000000000, -1, true},
+    [KEVO_EVAL_PAIRED_MIN_REPS] = {"paired_min_reps", 1, 100000, 30, true},
+    [KEVO_EVAL_PAIRED_SPREAD_PPM] = {"paired_spread_ppm", 0, 1000000, 2500,
+                                     true},
 };
 
 const char *kevo_eval_option_name(kevo_eval_option opt)

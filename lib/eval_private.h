@@ -98,6 +98,17 @@ kevo_status kevo__eval_result_set_baseline(kevo_eval_result *res,
                                            const double *times, size_t n,
                                            kevo_error *err);
 
+/*
+ * Sets the baseline's times and their precision at each shape, measured
+ * in pairs with the result's own (times[i] and spreads[i] for shape i of
+ * the set, NaN where unknown), and marks the shapes paired. As
+ * kevo__eval_result_set_baseline() otherwise.
+ */
+kevo_status kevo__eval_result_set_paired(kevo_eval_result *res,
+                                         kevo_baseline which,
+                                         const double *times,
+                                         const double *spreads, size_t n);
+
 /* The measured times of res by shape index into times[0..n) (NaN where a
  * shape was not timed or not evaluated): the candidate's own with
  * KEVO_BASELINE_SEED (so a seed's result gives the seed times), the
@@ -138,7 +149,13 @@ bool kevo__verdict_parse(const char *name, kevo_verdict *out);
 /* ---- the evaluator's options (eval_options.c) --------------------------- */
 
 /* How many kevo_eval_option values there are. */
-#define KEVO__EVAL_OPTION_COUNT 15
+#define KEVO__EVAL_OPTION_COUNT 18
+
+/* The held-out gate's slack and floor (seconds) from the evaluator's
+ * options: the floor is the measured launch latency unless set.
+ * (evaluator.c) */
+void kevo__evaluator_gate_settings(const kevo_evaluator *ev, double *slack,
+                                   double *floor);
 
 /* True when opt may change after kevo_evaluator_start() (everything but
  * the options that shape the processes). */
@@ -159,6 +176,7 @@ typedef struct kevo_eval_shape {
     char **dim_names;
     int64_t *dim_values;
     double time_mean;
+    double out_bytes; /* the outputs' bytes at this shape; NaN: unknown */
     double *samples;
     size_t nsamples;
     bool has_profile;
@@ -197,6 +215,7 @@ struct kevo_eval_result {
     double bandwidth;  /* the ceilings used; 0 when unknown */
     double peak_value; /* the task's peak; 0 when unknown */
     double launch;     /* the launch latency; 0 when unknown */
+    double l2_bytes;   /* the device's L2 cache; 0 when unknown */
     /* Derived. */
     double fitness;
     bool suspicious;

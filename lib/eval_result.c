@@ -69,6 +69,10 @@ kevo_eval_result *kevo__eval_result_alloc(const kevo_candidate *cand,
             res->peak_value = known_or_zero(ctx->ceilings->peak[peak]);
         res->launch = known_or_zero(ctx->ceilings->launch);
     }
+    int64_t l2 = 0;
+    if (ctx && ctx->device &&
+        kevo_vars_get(ctx->device, "l2_bytes", &l2) == KEVO_OK && l2 > 0)
+        res->l2_bytes = (double)l2;
     res->speedup_seed = res->speedup_reference = NAN;
     res->compile_log = kevo__strdup("");
     res->task = kevo__strdup(task ? task : "");
@@ -104,7 +108,9 @@ bool kevo__eval_result_add_shapes(kevo_eval_result *res, size_t n)
         r->dram_read_bytes = r->dram_write_bytes = NAN;
         r->achieved_occupancy = NAN;
         r->seed_time = r->reference_time = NAN;
+        r->seed_spread = r->reference_spread = NAN;
         e->time_mean = NAN;
+        e->out_bytes = NAN;
         e->score = NAN;
     }
     res->nshapes += n;
@@ -165,6 +171,9 @@ kevo_status kevo__eval_result_shape_from_task(kevo_eval_result *res,
         s->r.bytes = bytes;
         s->r.flops = flops;
     }
+    uint64_t out = 0;
+    if (kevo__task_output_bytes(task, vars, &out, NULL) == KEVO_OK)
+        s->out_bytes = (double)out;
     kevo_vars_free(vars);
     return KEVO_OK;
 nomem:
@@ -218,6 +227,27 @@ static double mean_speedup(const double *x, size_t n)
     return n ? kevo__geomean(x, n) : NAN;
 }
 
+/*
+ * Whether the L2 cache explains an efficiency above 1 at shape s: the
+ * shape is bound by memory, its outputs fit in L2 wholly or in part, and
+ * the efficiency is no more than the cost model's bytes over the bytes
+ * that must reach DRAM when min(outputs, L2) bytes of written lines are
+ * still in L2 as the timed run ends (the flush before each repetition
+ * writes them back outside the timing).
+ */
+static bool l2_explained(const kevo_eval_result *res, const kevo_eval_shape *s,
+                         const kevo_roofline *rl)
+{
+    if (!(rl->efficiency > 1) || !rl->bound_known ||
+        rl->bound != KEVO_BOUND_MEMORY || !(res->l2_bytes > 0) ||
+        !(s->out_bytes > 0) || !(s->r.bytes > 0))
+        return false;
+    double kept = s->out_bytes < res->l2_bytes ? s->out_bytes : res->l2_bytes;
+    if (kept >= s->r.bytes)
+        return true;
+    return rl->efficiency <= s->r.bytes / (s->r.bytes - kept);
+}
+
 void kevo__eval_result_recompute(kevo_eval_result *res)
 {
     kevo_ceilings ceilings = {res->bandwidth, {0}, res->launch};
@@ -243,8 +273,10 @@ void kevo__eval_result_recompute(kevo_eval_result *res)
         s->bound_known = rl.bound_known;
         r->gbytes_per_s = rl.gbytes_per_s;
         r->gflops_per_s = rl.gflops_per_s;
-        s->suspicious =
-            isfinite(rl.efficiency) && rl.efficiency > res->suspicious_level;
+        r->l2_explained = l2_explained(res, s, &rl);
+        s->suspicious = isfinite(rl.efficiency) &&
+                        rl.efficiency > res->suspicious_level &&
+                        !r->l2_explained;
         res->suspicious = res->suspicious || s->suspicious;
         s->score = ok ? res->fitness_fn->score(&fs, &ceilings) : NAN;
         if (scores) {
@@ -302,6 +334,27 @@ kevo_status kevo__eval_result_set_baseline(kevo_eval_result *res,
             r->reference_time = t;
     }
     kevo__eval_result_recompute(res);
+    return KEVO_OK;
+}
+
+kevo_status kevo__eval_result_set_paired(kevo_eval_result *res,
+                                         kevo_baseline which,
+                                         const double *times,
+                                         const double *spreads, size_t n)
+{
+    kevo_status rc = kevo__eval_result_set_baseline(res, which, times, n, NULL);
+    if (rc != KEVO_OK)
+        return rc;
+    for (size_t i = 0; i < res->nshapes; i++) {
+        kevo_shape_result *r = &res->shapes[i].r;
+        double sp = spreads[r->index];
+        sp = isfinite(sp) && sp >= 0 ? sp : NAN;
+        if (which == KEVO_BASELINE_SEED)
+            r->seed_spread = sp;
+        else
+            r->reference_spread = sp;
+        r->paired = true;
+    }
     return KEVO_OK;
 }
 

@@ -138,6 +138,10 @@ static json_t *shape_json(const kevo_eval_result *res, const kevo_eval_shape *s)
         put(o, "time", time_json(s)) &&
         put(o, "seed_time", kevo__json_real_nf(r->seed_time)) &&
         put(o, "reference_time", kevo__json_real_nf(r->reference_time)) &&
+        put(o, "seed_spread", kevo__json_real_nf(r->seed_spread)) &&
+        put(o, "reference_spread", kevo__json_real_nf(r->reference_spread)) &&
+        put(o, "paired", json_boolean(r->paired)) &&
+        put(o, "l2_explained", json_boolean(r->l2_explained)) &&
         put(o, "bytes", kevo__json_real_nf(r->bytes)) &&
         put(o, "flops", kevo__json_real_nf(r->flops)) &&
         put(o, "floor", kevo__json_real_nf(r->floor)) &&

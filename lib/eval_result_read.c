@@ -262,6 +262,10 @@ static kevo_status read_shape(reader *rd, kevo_eval_result *res,
                                         "time",
                                         "seed_time",
                                         "reference_time",
+                                        "seed_spread",
+                                        "reference_spread",
+                                        "paired",
+                                        "l2_explained",
                                         "bytes",
                                         "flops",
                                         "profile",
@@ -308,7 +312,17 @@ static kevo_status read_shape(reader *rd, kevo_eval_result *res,
         return rc;
     s->r.index = (size_t)index;
     s->r.bad_elements = (uint64_t)bad;
+    /* Written since the gate compares with the seed in pairs: optional. */
     const json_t *v;
+    if (((v = json_object_get(o, "seed_spread")) &&
+         (rc = get_number(rd, o, "seed_spread", &s->r.seed_spread)) !=
+             KEVO_OK) ||
+        ((v = json_object_get(o, "reference_spread")) &&
+         (rc = get_number(rd, o, "reference_spread", &s->r.reference_spread)) !=
+             KEVO_OK) ||
+        ((v = json_object_get(o, "paired")) &&
+         (rc = get_bool(rd, o, "paired", &s->r.paired)) != KEVO_OK))
+        return rc;
     if (!(v = need(rd, o, "worst")) || (rc = read_worst(rd, v, s)) != KEVO_OK)
         return v ? rc : KEVO_EINVALID;
     if (!(v = need(rd, o, "time")) || (rc = read_time(rd, v, s)) != KEVO_OK)

@@ -109,7 +109,7 @@ static kevo_status read_time(reader *rd, const json_t *t, kevo_eval_shape *s,
         return rc;
     if (reference) {
         s->r.reference_time = median;
-        return KEVO_OK;
+        return opt_number(rd, t, "spread", &s->r.reference_spread);
     }
     kevo_shape_result *r = &s->r;
     int64_t reps = 0, kpr = 0;

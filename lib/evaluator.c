@@ -1,91 +1,22 @@
 /*
- * evaluator.c: kevo_evaluator, the core's side of evaluation. It checks a
- * candidate against the task and the device, sends it through the compile
- * pool, hands compiled candidates to the GPU worker one at a time, turns
- * the worker's replies (or its death, or a missed deadline) into results,
- * and keeps per task what every result is compared with: the seed's times,
- * the reference's times, and the input sets.
+ * evaluator.c: kevo_evaluator, the core's side of evaluation: its options,
+ * the start of its processes (the compile pool and the GPU worker) and the
+ * device's ceilings, the per-task records that every result is compared
+ * with (the seed's times, the reference's times, the input sets), and the
+ * public calls that submit, wait and evaluate. evaluator_pipeline.c moves
+ * the jobs through the compile pool and the GPU worker.
  */
 #include "config.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <kevo/eval.h>
-
 #include "../fitness/fitness.h"
 #include "candidate_private.h"
-#include "ceilings.h"
-#include "compile_pool.h"
 #include "devprops.h"
-#include "eval_private.h"
-#include "gpu_client.h"
-#include "include_scan.h"
-#include "launch_args.h"
-
-#define NOPTS (KEVO_EVAL_SEED + 1)
-#define NSTRS (KEVO_EVAL_FITNESS + 1)
-#define NSETS 2
-#define MAX_SEEDS 64
-
-/* The per-task record: what every evaluation of the task shares. */
-typedef struct taskrec {
-    const kevo_task *task;
-    uint64_t key;              /* hash of the task's JSON */
-    json_t *json;              /* the task as the worker receives it */
-    uint64_t ref_job;          /* the reference's compile job, 0 once done */
-    kevo__compile_result *ref; /* the compiled reference */
-    char *ref_error;           /* why the reference did not compile */
-    uint64_t seeds[NSETS][MAX_SEEDS];
-    bool ref_timed[NSETS];     /* reference times were asked for */
-    double *ref_times[NSETS];  /* per shape, NaN where unknown */
-    double *seed_times[NSETS]; /* per shape, NaN where unknown */
-    bool seed_queued[NSETS];
-    struct taskrec *next;
-} taskrec;
-
-typedef enum job_state {
-    JOB_COMPILING = 0, /* waiting for the compile pool */
-    JOB_READY = 1,     /* compiled, waiting for the GPU */
-    JOB_RUNNING = 2,   /* on the GPU */
-    JOB_DONE = 3       /* result made */
-} job_state;
-
-typedef struct job {
-    uint64_t ticket;
-    taskrec *tr;
-    kevo_candidate *cand;
-    unsigned flags;
-    bool hidden; /* a seed evaluation for the baselines */
-    job_state state;
-    uint64_t compile_id;
-    kevo__compile_result *compiled;
-    int64_t submitted_ms;
-    kevo_eval_result *result;
-    struct job *next;
-} job;
-
-struct kevo_evaluator {
-    int64_t opt[NOPTS];
-    char *str[NSTRS];
-    bool started, compile_only;
-    kevo__compile_pool *pool;
-    kevo__gpu_client *gpu;
-    kevo_vars *device;
-    char *device_name;
-    char arch[16];
-    kevo__ceilings ceilings;
-    kevo_rng *rng;
-    taskrec *tasks;
-    job *jobs, *jobs_tail; /* in submission order */
-    job *running;          /* on the GPU */
-    uint64_t finished;     /* jobs finished so far */
-    uint64_t next_ticket;
-};
+#include "evaluator_private.h"
 
 /* ---- options ------------------------------------------------------------ */
 
@@ -95,7 +26,7 @@ kevo_status kevo_evaluator_new(kevo_evaluator **out, kevo_error *err)
     kevo_evaluator *ev = calloc(1, sizeof *ev);
     if (!ev)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    for (int i = 0; i < NOPTS; i++)
+    for (int i = 0; i < KEVO__EV_NOPTS; i++)
         kevo_eval_option_bounds((kevo_eval_option)i, NULL, NULL, &ev->opt[i]);
     ev->next_ticket = 1;
     *out = ev;
@@ -132,7 +63,7 @@ kevo_status kevo_evaluator_set_int(kevo_evaluator *ev, kevo_eval_option opt,
 
 int64_t kevo_evaluator_get_int(const kevo_evaluator *ev, kevo_eval_option opt)
 {
-    if ((unsigned)opt >= NOPTS)
+    if ((unsigned)opt >= KEVO__EV_NOPTS)
         return -1;
     return ev->opt[opt];
 }
@@ -141,7 +72,7 @@ kevo_status kevo_evaluator_set_string(kevo_evaluator *ev,
                                       kevo_eval_string_option opt,
                                       const char *value, kevo_error *err)
 {
-    if ((unsigned)opt >= NSTRS)
+    if ((unsigned)opt >= KEVO__EV_NSTRS)
         return kevo__error_set(err, KEVO_EINVAL,
                                "no evaluator string option %d", (int)opt);
     if (ev->started)
@@ -301,16 +232,18 @@ double kevo_evaluator_bandwidth(const kevo_evaluator *ev)
 static void taskrec_free(taskrec *tr)
 {
     json_decref(tr->json);
+    free(tr->seed_cubin);
+    json_decref(tr->seed_kernels);
     kevo__compile_result_free(tr->ref);
     free(tr->ref_error);
-    for (int s = 0; s < NSETS; s++) {
+    for (int s = 0; s < KEVO__EV_NSETS; s++) {
         free(tr->ref_times[s]);
         free(tr->seed_times[s]);
     }
     free(tr);
 }
 
-static double *nan_array(size_t n)
+double *kevo__ev_nan_array(size_t n)
 {
     double *a = malloc((n ? n : 1) * sizeof *a);
     for (size_t i = 0; a && i < n; i++)
@@ -320,9 +253,10 @@ static double *nan_array(size_t n)
 
 /* Compile options of a candidate: its assignment as -D macros and the
  * lowered names of its kernels. */
-static kevo_status submit_compile(kevo_evaluator *ev,
-                                  const kevo_candidate *cand, const char *name,
-                                  uint64_t *id, kevo_error *err)
+kevo_status kevo__ev_submit_compile(kevo_evaluator *ev,
+                                    const kevo_candidate *cand,
+                                    const char *name, uint64_t *id,
+                                    kevo_error *err)
 {
     size_t n = kevo_candidate_launch_count(cand);
     const char **kernels = calloc(n ? n : 1, sizeof *kernels);
@@ -369,10 +303,10 @@ static taskrec *find_task(kevo_evaluator *ev, const kevo_task *task,
     free(text);
     tr->task = task;
     tr->key = key;
-    for (int s = 0; s < NSETS; s++) {
+    for (int s = 0; s < KEVO__EV_NSETS; s++) {
         size_t n = kevo_task_shape_count(task, (kevo_shape_set)s);
-        tr->ref_times[s] = nan_array(n);
-        tr->seed_times[s] = nan_array(n);
+        tr->ref_times[s] = kevo__ev_nan_array(n);
+        tr->seed_times[s] = kevo__ev_nan_array(n);
         if (!tr->ref_times[s] || !tr->seed_times[s]) {
             taskrec_free(tr);
             kevo__error_set(err, KEVO_ENOMEM, "out of memory");
@@ -381,7 +315,7 @@ static taskrec *find_task(kevo_evaluator *ev, const kevo_task *task,
         /* The input sets: the task's input seed mixed with draws of the
          * evaluator's stream, so that they differ from run to run of a
          * search with another seed but repeat with the same one. */
-        for (int k = 0; k < MAX_SEEDS; k++) {
+        for (int k = 0; k < KEVO__EV_MAX_SEEDS; k++) {
             uint64_t draw = kevo_rng_uniform_int(ev->rng, UINT64_MAX);
             uint64_t mix[2] = {kevo_task_input_seed(task), draw};
             tr->seeds[s][k] =
@@ -390,7 +324,8 @@ static taskrec *find_task(kevo_evaluator *ev, const kevo_task *task,
     }
     const kevo_candidate *ref = kevo_task_reference(task);
     if (!ev->compile_only && ref &&
-        submit_compile(ev, ref, "reference.cu", &tr->ref_job, err) != KEVO_OK) {
+        kevo__ev_submit_compile(ev, ref, "reference.cu", &tr->ref_job, err) !=
+            KEVO_OK) {
         taskrec_free(tr);
         return NULL;
     }
@@ -399,225 +334,19 @@ static taskrec *find_task(kevo_evaluator *ev, const kevo_task *task,
     return tr;
 }
 
-/* ---- checks before compiling --------------------------------------------
- */
-
-/* Why the candidate cannot run on this device at one of the set's shapes,
- * in a new string, or NULL when it can (or on no memory: *nomem). */
-static char *launch_problem(kevo_evaluator *ev, const kevo_task *task,
-                            const kevo_candidate *cand, kevo_shape_set set,
-                            bool *nomem)
+/* Submits the n candidates of cands as one group (n > 1) or one job. */
+static kevo_status submit_jobs(kevo_evaluator *ev, const kevo_task *task,
+                               const kevo_candidate *const *cands, size_t n,
+                               unsigned flags, uint64_t *tickets,
+                               kevo_error *err)
 {
-    kevo_error e;
-    kevo_error_init(&e);
-    char *why = NULL;
-    *nomem = false;
-    for (size_t l = 0; l < kevo_candidate_launch_count(cand); l++) {
-        const char *k = kevo_candidate_launch_kernel(cand, l);
-        if (strncmp(k, "kevo_internal_", 14) == 0)
-            return kevo__asprintf("kernel name %s is reserved: names that "
-                                  "start with kevo_internal_ belong to the "
-                                  "evaluator",
-                                  k);
-    }
-    if (kevo__include_scan(kevo_candidate_source(cand),
-                           strlen(kevo_candidate_source(cand)),
-                           kevo_candidate_origin(cand), &e) != KEVO_OK)
-        return kevo__strdup(e.text);
-    int64_t max_threads = 1024, max_smem = 0;
-    kevo_vars_get(ev->device, "max_threads_per_block", &max_threads);
-    kevo_vars_get(ev->device, "max_smem_per_block", &max_smem);
-    size_t nshapes = kevo_task_shape_count(task, set);
-    for (size_t s = 0; s < nshapes && !why; s++) {
-        kevo_vars *env = kevo_vars_copy(ev->device);
-        if (!env || kevo_task_shape_vars(task, set, s, env) != KEVO_OK) {
-            kevo_vars_free(env);
-            *nomem = true;
-            return NULL;
-        }
-        kevo_error_init(&e);
-        if (kevo_candidate_check(cand, env, &e) != KEVO_OK)
-            why = kevo__asprintf("shape %zu: %s", s, e.text);
-        for (size_t l = 0; !why && l < kevo_candidate_launch_count(cand); l++) {
-            kevo_launch_geometry g = {.size = sizeof g};
-            kevo__resolved_arg *args = NULL;
-            size_t nargs = 0;
-            kevo_error_init(&e);
-            if (kevo_candidate_launch_geometry(cand, l, env, &g, &e) != KEVO_OK)
-                why = kevo__asprintf("shape %zu: %s", s, e.text);
-            else if ((int64_t)g.block[0] * g.block[1] * g.block[2] >
-                     max_threads)
-                why = kevo__asprintf(
-                    "shape %zu: launch %zu (%s) asks for %u threads per "
-                    "block; the device allows %" PRId64,
-                    s, l + 1, kevo_candidate_launch_kernel(cand, l),
-                    g.block[0] * g.block[1] * g.block[2], max_threads);
-            else if ((int64_t)g.shared_bytes > max_smem)
-                why = kevo__asprintf(
-                    "shape %zu: launch %zu (%s) asks for %" PRIu64
-                    " bytes of dynamic shared memory per block; the device "
-                    "allows %" PRId64,
-                    s, l + 1, kevo_candidate_launch_kernel(cand, l),
-                    g.shared_bytes, max_smem);
-            else if (kevo__launch_args(task, cand, l, env, &args, &nargs, &e) !=
-                     KEVO_OK)
-                why = kevo__asprintf("shape %zu: %s", s, e.text);
-            free(args);
-        }
-        kevo_vars_free(env);
-    }
-    if (!why && nshapes == 0 && set == KEVO_SHAPES_HELD_OUT)
-        why = kevo__strdup("the task has no held-out shapes");
-    return why;
-}
-
-/* ---- results ------------------------------------------------------------ */
-
-/* How the evaluator's measurements become figures. */
-typedef struct figures {
-    kevo_ceilings ceilings;
-    kevo_eval_context ctx;
-} figures;
-
-static void figures_of(const kevo_evaluator *ev, figures *f)
-{
-    memset(f, 0, sizeof *f);
-    f->ceilings.bandwidth =
-        ev->ceilings.has_bandwidth ? ev->ceilings.bandwidth : 0;
-    for (int p = 0; p < KEVO__PEAK_COUNT; p++)
-        f->ceilings.peak[p] = kevo__ceilings_peak(&ev->ceilings, (kevo_peak)p);
-    f->ceilings.launch = ev->ceilings.has_launch ? ev->ceilings.launch : 0;
-    f->ctx.ceilings = ev->compile_only ? NULL : &f->ceilings;
-    f->ctx.device = ev->device;
-    f->ctx.fitness = ev->str[KEVO_EVAL_FITNESS]
-                         ? kevo__fitness_find(ev->str[KEVO_EVAL_FITNESS])
-                         : NULL;
-    f->ctx.suspicious = (double)ev->opt[KEVO_EVAL_SUSPICIOUS_PPM] / 1e6;
-}
-
-/* What the compile pool said, as the result wants it. */
-static const kevo_compile_info *compile_info(const kevo__compile_result *cr,
-                                             kevo_compile_info *ci)
-{
-    if (!cr)
-        return NULL;
-    memset(ci, 0, sizeof *ci);
-    ci->ok = cr->ok;
-    ci->error = cr->error;
-    ci->log = cr->log;
-    ci->ptx = cr->ptx;
-    ci->ptx_len = cr->ptx_len;
-    ci->seconds = cr->cached ? 0 : cr->seconds;
-    ci->cached = cr->cached;
-    return ci;
-}
-
-/* ---- jobs --------------------------------------------------------------- */
-
-static void job_free(job *j)
-{
-    if (!j)
-        return;
-    kevo_candidate_free(j->cand);
-    kevo__compile_result_free(j->compiled);
-    kevo_eval_result_free(j->result);
-    free(j);
-}
-
-static kevo_shape_set job_set(const job *j)
-{
-    return (j->flags & KEVO_EVAL_HELD_OUT) ? KEVO_SHAPES_HELD_OUT
-                                           : KEVO_SHAPES_TRAIN;
-}
-
-/* Finishes j with res (taken). Hidden seed jobs leave their times in the
- * task record. */
-static void job_finish(kevo_evaluator *ev, job *j, kevo_eval_result *res)
-{
-    kevo__eval_result_set_ticket(res, j->ticket);
-    kevo__eval_result_set_seconds(res, KEVO_PHASE_TOTAL,
-                                  (double)(kevo__now_ms() - j->submitted_ms) /
-                                      1e3);
-    j->result = res;
-    j->state = JOB_DONE;
-    ev->finished++;
-    kevo_shape_set set = job_set(j);
-    /* The seed's times are the baseline, whether the seed ran hidden or
-     * was submitted (a search's first evaluation). */
-    const kevo_candidate *seed = kevo_task_seed(j->tr->task);
-    bool is_seed = j->hidden || (seed && kevo_candidate_hash(seed) ==
-                                             kevo_candidate_hash(j->cand));
-    if (is_seed && kevo_eval_result_verdict(res) == KEVO_VERDICT_OK)
-        kevo__eval_result_times(res, KEVO_BASELINE_SEED, j->tr->seed_times[set],
-                                kevo_task_shape_count(j->tr->task, set));
-}
-
-/* A result that says the candidate failed before the GPU saw it. */
-static kevo_status finish_failure(kevo_evaluator *ev, job *j,
-                                  kevo_verdict verdict, const char *reason,
-                                  kevo_error *err)
-{
-    kevo_eval_result *res = NULL;
-    kevo_compile_info ci;
-    figures f;
-    figures_of(ev, &f);
-    kevo_status rc = kevo__eval_result_new_failure(
-        j->tr->task, j->cand, job_set(j), verdict, reason,
-        compile_info(j->compiled, &ci), &f.ctx, &res, err);
-    if (rc != KEVO_OK)
-        return rc;
-    job_finish(ev, j, res);
-    return KEVO_OK;
-}
-
-static job *job_add(kevo_evaluator *ev, taskrec *tr, const kevo_candidate *cand,
-                    unsigned flags, bool hidden, kevo_error *err)
-{
-    job *j = calloc(1, sizeof *j);
-    if (!j || !(j->cand = kevo_candidate_copy(cand))) {
-        free(j);
-        kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-        return NULL;
-    }
-    j->ticket = ev->next_ticket++;
-    j->tr = tr;
-    j->flags = flags;
-    j->hidden = hidden;
-    j->submitted_ms = kevo__now_ms();
-    if (ev->jobs_tail)
-        ev->jobs_tail->next = j;
-    else
-        ev->jobs = j;
-    ev->jobs_tail = j;
-    bool nomem = false;
-    char *why = launch_problem(ev, tr->task, cand, job_set(j), &nomem);
-    if (nomem) {
-        kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-        j->state = JOB_DONE; /* dropped by the next collection */
-        return NULL;
-    }
-    if (why) {
-        kevo_status rc = finish_failure(ev, j, KEVO_VERDICT_REJECTED, why, err);
-        free(why);
-        return rc == KEVO_OK ? j : NULL;
-    }
-    if (submit_compile(ev, j->cand, kevo_candidate_origin(cand), &j->compile_id,
-                       err) != KEVO_OK)
-        return NULL;
-    j->state = JOB_COMPILING;
-    return j;
-}
-
-kevo_status kevo_evaluator_submit(kevo_evaluator *ev, const kevo_task *task,
-                                  const kevo_candidate *cand, unsigned flags,
-                                  uint64_t *ticket, kevo_error *err)
-{
-    if (ticket)
-        *ticket = 0;
+    for (size_t i = 0; tickets && i < n; i++)
+        tickets[i] = 0;
     if (!ev->started)
         return kevo__error_set(err, KEVO_ESTATE,
                                "the evaluator has not started");
-    if (flags & ~(KEVO_EVAL_HELD_OUT | KEVO_EVAL_NO_TIMING | KEVO_EVAL_COMPILE))
+    if (flags & ~(KEVO_EVAL_HELD_OUT | KEVO_EVAL_NO_TIMING | KEVO_EVAL_COMPILE |
+                  KEVO_EVAL_PAIRED))
         return kevo__error_set(err, KEVO_EINVAL, "unknown flags 0x%x", flags);
     if (ev->compile_only)
         flags |= KEVO_EVAL_COMPILE;
@@ -635,21 +364,76 @@ kevo_status kevo_evaluator_submit(kevo_evaluator *ev, const kevo_task *task,
     kevo_shape_set set =
         (flags & KEVO_EVAL_HELD_OUT) ? KEVO_SHAPES_HELD_OUT : KEVO_SHAPES_TRAIN;
     const kevo_candidate *seed = kevo_task_seed(task);
+    uint64_t seed_hash = seed ? kevo_candidate_hash(seed) : 0;
+    bool has_seed = false;
+    for (size_t i = 0; seed && i < n; i++)
+        has_seed = has_seed || kevo_candidate_hash(cands[i]) == seed_hash;
     if (!(flags & (KEVO_EVAL_COMPILE | KEVO_EVAL_NO_TIMING)) && seed &&
-        !tr->seed_queued[set] &&
-        kevo_candidate_hash(seed) != kevo_candidate_hash(cand)) {
+        !tr->seed_queued[set] && !has_seed) {
         tr->seed_queued[set] = true;
-        if (!job_add(ev, tr, seed, flags, true, err))
+        if (!kevo__ev_job_add(ev, tr, seed, flags & ~KEVO_EVAL_PAIRED, true,
+                              err))
             return err ? err->code : KEVO_ENOMEM;
     }
-    if (seed && kevo_candidate_hash(seed) == kevo_candidate_hash(cand))
+    if (has_seed)
         tr->seed_queued[set] = true;
-    job *j = job_add(ev, tr, cand, flags, false, err);
-    if (!j)
-        return err ? err->code : KEVO_ENOMEM;
-    if (ticket)
-        *ticket = j->ticket;
-    return KEVO_OK;
+    group *grp = NULL;
+    if (n > 1 && (!(grp = calloc(1, sizeof *grp)) ||
+                  !(grp->member = calloc(n, sizeof *grp->member)))) {
+        free(grp);
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    }
+    kevo_status rc = KEVO_OK;
+    for (size_t i = 0; i < n; i++) {
+        job *j = kevo__ev_job_add(ev, tr, cands[i], flags, false, err);
+        if (!j) {
+            rc = err ? err->code : KEVO_ENOMEM;
+            break;
+        }
+        if (tickets)
+            tickets[i] = j->ticket;
+        if (grp) {
+            j->grp = grp;
+            grp->member[grp->n++] = j;
+            grp->refs++;
+        }
+    }
+    if (grp && grp->refs == 0) {
+        free(grp->member);
+        free(grp);
+    }
+    return rc;
+}
+
+kevo_status kevo_evaluator_submit(kevo_evaluator *ev, const kevo_task *task,
+                                  const kevo_candidate *cand, unsigned flags,
+                                  uint64_t *ticket, kevo_error *err)
+{
+    return submit_jobs(ev, task, &cand, 1, flags, ticket, err);
+}
+
+kevo_status kevo_evaluator_submit_group(kevo_evaluator *ev,
+                                        const kevo_task *task,
+                                        const kevo_candidate *const *cands,
+                                        size_t n, unsigned flags,
+                                        uint64_t *tickets, kevo_error *err)
+{
+    for (size_t i = 0; cands && i < n; i++) {
+        if (!cands[i])
+            return kevo__error_set(err, KEVO_EINVAL,
+                                   "kevo_evaluator_submit_group: candidate "
+                                   "%zu is NULL",
+                                   i);
+    }
+    if (!cands || n == 0)
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "kevo_evaluator_submit_group: no candidates");
+    if (flags & (KEVO_EVAL_COMPILE | KEVO_EVAL_NO_TIMING))
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "kevo_evaluator_submit_group: a group is "
+                               "timed: KEVO_EVAL_COMPILE and "
+                               "KEVO_EVAL_NO_TIMING do not apply");
+    return submit_jobs(ev, task, cands, n, flags, tickets, err);
 }
 
 size_t kevo_evaluator_pending(const kevo_evaluator *ev)
@@ -658,320 +442,6 @@ size_t kevo_evaluator_pending(const kevo_evaluator *ev)
     for (const job *j = ev->jobs; j; j = j->next)
         n += !j->hidden;
     return n;
-}
-
-/* ---- the pipeline ------------------------------------------------------- */
-
-static job *job_by_compile(kevo_evaluator *ev, uint64_t id)
-{
-    for (job *j = ev->jobs; j; j = j->next) {
-        if (j->state == JOB_COMPILING && j->compile_id == id)
-            return j;
-    }
-    return NULL;
-}
-
-/* A compile finished: the task's reference or a job's candidate. */
-static kevo_status compiled(kevo_evaluator *ev, kevo__compile_result *cr,
-                            kevo_error *err)
-{
-    for (taskrec *tr = ev->tasks; tr; tr = tr->next) {
-        if (tr->ref_job != cr->id)
-            continue;
-        tr->ref_job = 0;
-        if (!cr->ok) {
-            tr->ref_error =
-                kevo__asprintf("the task's reference does not compile: %s",
-                               cr->error ? cr->error : "compile error");
-            kevo__compile_result_free(cr);
-        } else {
-            tr->ref = cr;
-        }
-        return KEVO_OK;
-    }
-    job *j = job_by_compile(ev, cr->id);
-    if (!j) {
-        kevo__compile_result_free(cr);
-        return KEVO_OK;
-    }
-    j->compiled = cr;
-    if (!cr->ok)
-        return finish_failure(ev, j, KEVO_VERDICT_COMPILE_ERROR,
-                              cr->error ? cr->error : "compile error", err);
-    if (j->flags & KEVO_EVAL_COMPILE) {
-        kevo_eval_result *res = NULL;
-        kevo_compile_info ci;
-        figures f;
-        figures_of(ev, &f);
-        kevo_status rc =
-            kevo__eval_result_new(j->tr->task, j->cand, job_set(j), NULL,
-                                  compile_info(cr, &ci), &f.ctx, &res, err);
-        if (rc != KEVO_OK)
-            return rc;
-        job_finish(ev, j, res);
-        return KEVO_OK;
-    }
-    j->state = JOB_READY;
-    return KEVO_OK;
-}
-
-static json_t *kernel_names(const kevo_candidate *cand,
-                            const kevo__compile_result *cr)
-{
-    json_t *o = json_object();
-    for (size_t i = 0; o && i < kevo_candidate_launch_count(cand); i++) {
-        const char *name = kevo_candidate_launch_kernel(cand, i);
-        const char *low =
-            i < cr->nlowered && cr->lowered[i] ? cr->lowered[i] : name;
-        json_object_set_new(o, name, json_string(low));
-    }
-    return o;
-}
-
-/* The eval message of j, and its deadline. */
-static json_t *eval_message(kevo_evaluator *ev, job *j, bool time_reference,
-                            int64_t *deadline)
-{
-    kevo_shape_set set = job_set(j);
-    taskrec *tr = j->tr;
-    size_t k = (size_t)ev->opt[KEVO_EVAL_INPUT_SEEDS];
-    if (k > MAX_SEEDS)
-        k = MAX_SEEDS;
-    size_t a = (size_t)kevo_rng_uniform_int(ev->rng, k);
-    size_t b = (a + 1 + (size_t)kevo_rng_uniform_int(ev->rng, k - 1)) % k;
-    bool timing = !(j->flags & KEVO_EVAL_NO_TIMING);
-    char key[17];
-    snprintf(key, sizeof key, "%016" PRIx64, tr->key);
-    json_t *cand = kevo__candidate_to_json(j->cand);
-    json_t *msg = json_pack(
-        "{s:s, s:I, s:O, s:s, s:o, s:s, s:[I,I], s:I, s:I, "
-        "s:{s:I, s:I, s:I, s:f, s:I, s:b}, s:b, s:b, s:b, s:o, s:o}",
-        "op", "eval", "id", (json_int_t)j->ticket, "task", tr->json, "task_key",
-        key, "candidate", cand ? cand : json_null(), "set",
-        set == KEVO_SHAPES_TRAIN ? "train" : "held_out", "seeds",
-        (json_int_t)(tr->seeds[set][a] >> 1),
-        (json_int_t)(tr->seeds[set][b] >> 1), "reference_cubin_bytes",
-        (json_int_t)tr->ref->cubin_len, "candidate_cubin_bytes",
-        (json_int_t)j->compiled->cubin_len, "timing", "warmup",
-        (json_int_t)ev->opt[KEVO_EVAL_WARMUP], "min_reps",
-        (json_int_t)ev->opt[KEVO_EVAL_MIN_REPS], "max_reps",
-        (json_int_t)ev->opt[KEVO_EVAL_MAX_REPS], "target_spread",
-        (double)ev->opt[KEVO_EVAL_TARGET_SPREAD_PPM] / 1e6, "cap_ms",
-        (json_int_t)ev->opt[KEVO_EVAL_TIME_CAP_MS], "enabled", timing,
-        "profile", ev->opt[KEVO_EVAL_PROFILE] != 0 && timing, "flush_l2",
-        ev->opt[KEVO_EVAL_FLUSH_L2] != 0, "time_reference",
-        time_reference && timing, "reference_kernels",
-        kernel_names(kevo_task_reference(tr->task), tr->ref),
-        "candidate_kernels", kernel_names(j->cand, j->compiled));
-    size_t nshapes = kevo_task_shape_count(tr->task, set);
-    int64_t per_shape =
-        timing ? ev->opt[KEVO_EVAL_TIME_CAP_MS] * (time_reference ? 2 : 1) : 0;
-    if (ev->opt[KEVO_EVAL_PROFILE] && timing)
-        per_shape += 5000;
-    *deadline = kevo__now_ms() + ev->opt[KEVO_EVAL_RUN_TIMEOUT_MS] +
-                (int64_t)nshapes * per_shape;
-    return msg;
-}
-
-/* Sends the first ready job whose reference is compiled to the GPU. */
-static kevo_status dispatch(kevo_evaluator *ev, kevo_error *err)
-{
-    if (!ev->gpu || kevo__gpu_client_busy(ev->gpu))
-        return KEVO_OK;
-    for (job *j = ev->jobs; j; j = j->next) {
-        if (j->state != JOB_READY)
-            continue;
-        taskrec *tr = j->tr;
-        if (tr->ref_job)
-            continue; /* the reference is still compiling */
-        if (!tr->ref)
-            return finish_failure(ev, j, KEVO_VERDICT_REJECTED,
-                                  tr->ref_error ? tr->ref_error
-                                                : "the task has no reference",
-                                  err);
-        kevo_shape_set set = job_set(j);
-        bool time_ref = !tr->ref_timed[set];
-        int64_t deadline;
-        json_t *msg = eval_message(ev, j, time_ref, &deadline);
-        size_t len = tr->ref->cubin_len + j->compiled->cubin_len;
-        unsigned char *payload = malloc(len ? len : 1);
-        if (!msg || !payload) {
-            json_decref(msg);
-            free(payload);
-            return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-        }
-        memcpy(payload, tr->ref->cubin, tr->ref->cubin_len);
-        memcpy(payload + tr->ref->cubin_len, j->compiled->cubin,
-               j->compiled->cubin_len);
-        kevo_error send_err;
-        kevo_error_init(&send_err);
-        kevo_status rc = kevo__gpu_client_send(ev->gpu, msg, payload, len,
-                                               deadline, &send_err);
-        json_decref(msg);
-        free(payload);
-        if (rc != KEVO_OK)
-            return finish_failure(ev, j, KEVO_VERDICT_WORKER_DIED,
-                                  send_err.text, err);
-        if (time_ref && !(j->flags & KEVO_EVAL_NO_TIMING))
-            tr->ref_timed[set] = true;
-        j->state = JOB_RUNNING;
-        ev->running = j;
-        return KEVO_OK;
-    }
-    return KEVO_OK;
-}
-
-/* Keeps the reference times a result carries (the worker times the
- * reference on the first evaluation of each task and set). */
-static void take_reference_times(taskrec *tr, kevo_shape_set set,
-                                 const kevo_eval_result *res)
-{
-    size_t n = kevo_task_shape_count(tr->task, set);
-    double *t = nan_array(n);
-    if (!t)
-        return;
-    kevo__eval_result_times(res, KEVO_BASELINE_REFERENCE, t, n);
-    for (size_t i = 0; i < n; i++) {
-        if (t[i] > 0)
-            tr->ref_times[set][i] = t[i];
-    }
-    free(t);
-}
-
-/* The GPU's reply to the running job, or its failure. */
-static kevo_status gpu_step(kevo_evaluator *ev, int timeout_ms, kevo_error *err)
-{
-    if (!ev->gpu || !kevo__gpu_client_busy(ev->gpu))
-        return KEVO_OK;
-    json_t *reply = NULL;
-    kevo_error gerr;
-    kevo_error_init(&gerr);
-    kevo_status rc = kevo__gpu_client_poll(ev->gpu, timeout_ms, &reply, &gerr);
-    job *j = ev->running;
-    if (rc == KEVO_OK && !reply)
-        return KEVO_OK;
-    ev->running = NULL;
-    if (rc == KEVO_ETIMEDOUT)
-        return finish_failure(ev, j, KEVO_VERDICT_TIMEOUT, gerr.text, err);
-    if (rc != KEVO_OK) {
-        /* A worker that died without a verdict: a fault of the kernel as
-         * far as anyone can tell, with how the process ended. */
-        return finish_failure(ev, j, KEVO_VERDICT_WORKER_DIED, gerr.text, err);
-    }
-    kevo_shape_set set = job_set(j);
-    kevo_eval_result *res = NULL;
-    kevo_compile_info ci;
-    figures f;
-    figures_of(ev, &f);
-    rc = kevo__eval_result_new(j->tr->task, j->cand, set, reply,
-                               compile_info(j->compiled, &ci), &f.ctx, &res,
-                               err);
-    json_decref(reply);
-    if (rc != KEVO_OK) {
-        char why[KEVO_ERROR_TEXT_SIZE + 64];
-        snprintf(why, sizeof why, "the GPU worker's reply is malformed: %s",
-                 err ? err->text : "");
-        if (err)
-            kevo_error_init(err);
-        kevo__gpu_client_restart(ev->gpu, NULL);
-        return finish_failure(ev, j, KEVO_VERDICT_WORKER_DIED, why, err);
-    }
-    take_reference_times(j->tr, set, res);
-    size_t nshapes = kevo_task_shape_count(j->tr->task, set);
-    kevo__eval_result_set_baseline(res, KEVO_BASELINE_SEED,
-                                   j->tr->seed_times[set], nshapes, NULL);
-    kevo__eval_result_set_baseline(res, KEVO_BASELINE_REFERENCE,
-                                   j->tr->ref_times[set], nshapes, NULL);
-    if (kevo_eval_result_verdict(res) == KEVO_VERDICT_FAULT) {
-        /* The worker ends itself after a fault; start the next one now. */
-        kevo_error rerr;
-        kevo_error_init(&rerr);
-        kevo__gpu_client_restart(ev->gpu, &rerr);
-    }
-    job_finish(ev, j, res);
-    return KEVO_OK;
-}
-
-/* One round: collect compiles, dispatch to the GPU, read the GPU, waiting
- * up to timeout_ms for something to happen. */
-static kevo_status pump(kevo_evaluator *ev, int timeout_ms, kevo_error *err)
-{
-    kevo_status rc;
-    kevo__compile_result *cr = NULL;
-    uint64_t finished = ev->finished;
-    while ((rc = kevo__compile_pool_poll(ev->pool, 0, &cr, err)) == KEVO_OK &&
-           cr) {
-        if ((rc = compiled(ev, cr, err)) != KEVO_OK)
-            return rc;
-    }
-    if (rc != KEVO_OK && rc != KEVO_DONE)
-        return rc;
-    if ((rc = dispatch(ev, err)) != KEVO_OK)
-        return rc;
-    if (ev->gpu && kevo__gpu_client_busy(ev->gpu)) {
-        if ((rc = gpu_step(ev, 0, err)) != KEVO_OK)
-            return rc;
-        /* The GPU may be free again: give it the next job before anything
-         * else, so that it never waits on the caller. */
-        if ((rc = dispatch(ev, err)) != KEVO_OK)
-            return rc;
-    }
-    /* Something finished: the caller has a result to take, so do not
-     * wait. */
-    if (timeout_ms == 0 || ev->finished != finished)
-        return KEVO_OK;
-    /* Wait on the compile processes and the GPU worker together. */
-    size_t cap = kevo__compile_pool_processes(ev->pool) + 1;
-    struct pollfd *fds = calloc(cap, sizeof *fds);
-    if (!fds)
-        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    size_t n = kevo__compile_pool_pollfds(ev->pool, fds, cap - 1);
-    int wait = kevo__compile_pool_timeout_ms(ev->pool);
-    if (ev->gpu && kevo__gpu_client_busy(ev->gpu)) {
-        fds[n].fd = kevo__gpu_client_fd(ev->gpu);
-        fds[n++].events = POLLIN;
-        int left = kevo__ms_left(kevo__gpu_client_deadline(ev->gpu));
-        if (left >= 0 && (wait < 0 || left < wait))
-            wait = left;
-    }
-    if (timeout_ms >= 0 && (wait < 0 || timeout_ms < wait))
-        wait = timeout_ms;
-    if (poll(fds, n, wait) < 0 && errno != EINTR) {
-        int e = errno;
-        free(fds);
-        return kevo__error_errno(err, e, NULL, "poll");
-    }
-    free(fds);
-    return KEVO_OK;
-}
-
-/* Removes and returns the oldest finished visible job's result, dropping
- * finished hidden jobs on the way. */
-static kevo_eval_result *take_finished(kevo_evaluator *ev)
-{
-    job *prev = NULL;
-    for (job *j = ev->jobs; j;) {
-        job *next = j->next;
-        if (j->state == JOB_DONE && (j->hidden || j->result)) {
-            if (prev)
-                prev->next = next;
-            else
-                ev->jobs = next;
-            if (ev->jobs_tail == j)
-                ev->jobs_tail = prev;
-            kevo_eval_result *res = j->hidden ? NULL : j->result;
-            if (!j->hidden)
-                j->result = NULL;
-            job_free(j);
-            if (res)
-                return res;
-            j = next;
-            continue;
-        }
-        prev = j;
-        j = next;
-    }
-    return NULL;
 }
 
 kevo_status kevo_evaluator_wait(kevo_evaluator *ev, int timeout_ms,
@@ -983,16 +453,16 @@ kevo_status kevo_evaluator_wait(kevo_evaluator *ev, int timeout_ms,
                                "the evaluator has not started");
     int64_t until = timeout_ms < 0 ? -1 : kevo__now_ms() + timeout_ms;
     for (;;) {
-        if ((*out = take_finished(ev)))
+        if ((*out = kevo__ev_take_finished(ev)))
             return KEVO_OK;
         if (kevo_evaluator_pending(ev) == 0)
             return KEVO_DONE;
         int left = kevo__ms_left(until);
-        kevo_status rc =
-            pump(ev, left < 0 ? 1000 : (left < 1000 ? left : 1000), err);
+        kevo_status rc = kevo__ev_pump(
+            ev, left < 0 ? 1000 : (left < 1000 ? left : 1000), err);
         if (rc != KEVO_OK)
             return rc;
-        if ((*out = take_finished(ev)))
+        if ((*out = kevo__ev_take_finished(ev)))
             return KEVO_OK;
         if (until >= 0 && kevo__ms_left(until) == 0)
             return kevo__error_set(err, KEVO_ETIMEDOUT,
@@ -1022,10 +492,10 @@ kevo_status kevo_evaluator_evaluate(kevo_evaluator *ev, const kevo_task *task,
                 ev->jobs_tail = prev;
             *out = j->result;
             j->result = NULL;
-            job_free(j);
+            kevo__ev_job_free(j);
             return KEVO_OK;
         }
-        if ((rc = pump(ev, 1000, err)) != KEVO_OK)
+        if ((rc = kevo__ev_pump(ev, 1000, err)) != KEVO_OK)
             return rc;
     }
 }
@@ -1040,7 +510,7 @@ static kevo_status ensure_ceiling(kevo_evaluator *ev, const char *which,
     /* Let the job on the GPU finish first: the worker does one thing at a
      * time. */
     while (ev->gpu && kevo__gpu_client_busy(ev->gpu)) {
-        kevo_status rc = gpu_step(ev, 1000, err);
+        kevo_status rc = kevo__ev_gpu_step(ev, 1000, err);
         if (rc != KEVO_OK)
             return rc;
     }
@@ -1079,6 +549,25 @@ double kevo_evaluator_peak(kevo_evaluator *ev, kevo_peak peak)
     return kevo__ceilings_peak(&ev->ceilings, peak);
 }
 
+/* ---- the gate ----------------------------------------------------------- */
+
+void kevo__evaluator_gate_settings(const kevo_evaluator *ev, double *slack,
+                                   double *floor)
+{
+    int64_t ns = ev->opt[KEVO_EVAL_GATE_FLOOR_NS];
+    *slack = (double)ev->opt[KEVO_EVAL_GATE_SLACK_PPM] / 1e6;
+    *floor = ns >= 0 ? (double)ns * 1e-9 : kevo_evaluator_latency(ev);
+}
+
+bool kevo_evaluator_gate_check(const kevo_evaluator *ev,
+                               const kevo_eval_result *held_out, char *why,
+                               size_t why_size)
+{
+    double slack, floor;
+    kevo__evaluator_gate_settings(ev, &slack, &floor);
+    return kevo_gate_check(held_out, slack, floor, why, why_size);
+}
+
 /* ---- free --------------------------------------------------------------- */
 
 void kevo_evaluator_free(kevo_evaluator *ev)
@@ -1089,7 +578,7 @@ void kevo_evaluator_free(kevo_evaluator *ev)
     kevo__compile_pool_free(ev->pool);
     while (ev->jobs) {
         job *next = ev->jobs->next;
-        job_free(ev->jobs);
+        kevo__ev_job_free(ev->jobs);
         ev->jobs = next;
     }
     while (ev->tasks) {
@@ -1101,7 +590,7 @@ void kevo_evaluator_free(kevo_evaluator *ev)
     kevo_vars_free(ev->device);
     free(ev->device_name);
     kevo_rng_free(ev->rng);
-    for (int i = 0; i < NSTRS; i++)
+    for (int i = 0; i < KEVO__EV_NSTRS; i++)
         free(ev->str[i]);
     free(ev);
 }

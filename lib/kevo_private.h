@@ -129,4 +129,11 @@ char *kevo__dirname(const char *path);
  * is NULL or empty. */
 char *kevo__path_join(const char *dir, const char *name);
 
+/* The bytes of the task's outputs (out and inout buffers) at the shape
+ * whose dims are in shape. Returns KEVO_OK or an expression error.
+ * (task_args.c) */
+kevo_status kevo__task_output_bytes(const kevo_task *task,
+                                    const kevo_vars *shape, uint64_t *bytes,
+                                    kevo_error *err);
+
 #endif

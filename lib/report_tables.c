@@ -293,7 +293,7 @@ kevo_status kevo__report_gate(kevo_buf *b, const kevo_report_in *in,
                           "gate.</p>\n");
     } else {
         int64_t id, prompt;
-        double fit, gen, held, train, ratio;
+        double fit, gen, held, train, retimed, slack;
         const char *op, *reason;
         int passed;
         kevo__jpath_key(&p, "champion");
@@ -335,24 +335,58 @@ kevo_status kevo__report_gate(kevo_buf *b, const kevo_report_in *in,
                                           &held)) ||
                    (rc = kevo__report_num(in, gate, "train_fitness", &p,
                                           &train)) ||
-                   (rc = kevo__report_num(in, gate, "ratio", &p, &ratio)) ||
+                   (rc = kevo__report_num(in, gate, "retimed_fitness", &p,
+                                          &retimed)) ||
+                   (rc = kevo__report_num(in, gate, "slack", &p, &slack)) ||
                    (rc = kevo__report_str(in, gate, "reason", &p, &reason))) {
             return rc;
         } else {
             kevo__buf_printf(
                 b,
-                "<p>Verdict: <span class=\"%s\">%s</span>: held-out fitness "
-                "<b>%s</b> against %s \xc3\x97 %s = %s (the ratio times the "
-                "training fitness).</p>\n",
+                "<p>Verdict: <span class=\"%s\">%s</span>. The gate asks, at "
+                "every held-out shape, whether the champion is correct and "
+                "not slower than the seed (the reference where the seed is "
+                "wrong or missing) by more than the slack, %s%%, the two "
+                "timed together; a difference inside the timing precision "
+                "or below the launch latency counts as equal.</p>\n",
                 passed == 1   ? "pass"
                 : passed == 0 ? "fail"
                               : "",
                 passed == 1   ? "passed"
                 : passed == 0 ? "failed"
                               : DASH,
-                kevo__report_sig(t, held, 3), kevo__report_sig(u, ratio, 3),
-                kevo__report_sig(v, train, 3),
-                kevo__report_sig(w, ratio * train, 3));
+                kevo__report_sig(t, slack * 100, 3));
+            kevo__buf_printf(b, "<p>Training fitness %s as first measured",
+                             kevo__report_sig(u, train, 3));
+            if (!isnan(retimed))
+                kevo__buf_printf(b,
+                                 ", %s timed again beside the other "
+                                 "finalists",
+                                 kevo__report_sig(v, retimed, 3));
+            kevo__buf_printf(b,
+                             "; held-out fitness %s (information only: "
+                             "held-out shapes of another kind have their "
+                             "own efficiency).</p>\n",
+                             kevo__report_sig(w, held, 3));
+            static const column rows[] = {
+                {"dims", "held-out shape", 'a'},
+                {"time", "champion (us)", 'u'},
+                {"baseline", "baseline", 's'},
+                {"baseline_time", "baseline (us)", 'u'},
+                {"speed", "speed", 'f'},
+                {"allowed", "allowed", 'f'},
+                {"call", "call", 's'},
+                {"efficiency", "efficiency", 'f'}};
+            json_t *shapes;
+            if ((rc = kevo__report_arr(in, gate, "shapes", &p, &shapes)))
+                return rc;
+            if (shapes && json_array_size(shapes) > 0) {
+                size_t smark = kevo__jpath_key(&p, "shapes");
+                if ((rc =
+                         table(b, in, shapes, &p, rows, KEVO_ARRAY_SIZE(rows))))
+                    return rc;
+                kevo__jpath_pop(&p, smark);
+            }
             if (reason) {
                 kevo__buf_puts(b, "<p>Reason: ");
                 kevo__report_escape(b, reason, (size_t)-1);
@@ -365,7 +399,8 @@ kevo_status kevo__report_gate(kevo_buf *b, const kevo_report_in *in,
     } else {
         static const column cols[] = {
             {"id", "candidate", 'i'},
-            {"fitness", "training fitness", 'f'},
+            {"train_fitness", "training fitness", 'f'},
+            {"retimed_fitness", "timed again", 'f'},
             {"held_out_fitness", "held-out fitness", 'f'},
             {"passed", "verdict", 'b'},
             {"reason", "reason", 's'}};

@@ -93,6 +93,7 @@ void kevo_search_free(kevo_search *s)
         kevo_eval_result_free(s->gates[i].held);
     }
     free(s->gates);
+    free(s->finalists);
     kevo_candidate_free(s->champion_cand);
     for (size_t i = 0; i < s->nobs; i++) {
         kevo_vars_free(s->obs[i].params);
@@ -276,6 +277,45 @@ kevo_status kevo__search_submit(kevo_search *s, kevo__job_kind kind,
     }
     s->jobs[s->njobs++] = job;
     return KEVO_OK;
+}
+
+kevo_status kevo__search_submit_group(kevo_search *s, kevo__job_kind kind,
+                                      kevo_candidate **cands, size_t n,
+                                      unsigned flags, kevo_error *err)
+{
+    kevo_status rc = KEVO_OK;
+    uint64_t *tickets = calloc(n ? n : 1, sizeof *tickets);
+    if (!tickets || s->njobs + n > s->cjobs) {
+        size_t c = s->cjobs ? s->cjobs : 16;
+        while (c < s->njobs + n)
+            c *= 2;
+        kevo__search_job *j = tickets ? realloc(s->jobs, c * sizeof *j) : NULL;
+        if (!j)
+            rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+        else {
+            s->jobs = j;
+            s->cjobs = c;
+        }
+    }
+    if (rc == KEVO_OK)
+        rc = kevo_evaluator_submit_group(s->ev, s->task,
+                                         (const kevo_candidate *const *)cands,
+                                         n, flags, tickets, err);
+    for (size_t i = 0; i < n; i++) {
+        if (rc != KEVO_OK) {
+            kevo_candidate_free(cands[i]);
+            continue;
+        }
+        kevo__search_job job = {0};
+        job.kind = kind;
+        job.cand = cands[i];
+        job.ticket = tickets[i];
+        job.parent_cell = KEVO_NO_CELL;
+        job.parent_fitness = NAN;
+        s->jobs[s->njobs++] = job;
+    }
+    free(tickets);
+    return rc;
 }
 
 /* ---- the start ----------------------------------------------------------- */
@@ -533,72 +573,6 @@ static void drop_in_flight(kevo_search *s)
     s->njobs = 0;
 }
 
-/* The elites of every island, fittest first (ties: lower id). */
-typedef struct ranked {
-    size_t island, cell;
-    double fitness;
-    uint64_t id;
-} ranked;
-
-static int by_fitness(const void *a, const void *b)
-{
-    const ranked *x = a, *y = b;
-    if (x->fitness != y->fitness)
-        return x->fitness > y->fitness ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* The final gating: the best elites, fittest first, until one passes or
- * gate_top were tried. Sets *done when nothing more is to be gated. */
-static kevo_status final_gate(kevo_search *s, bool *done, kevo_error *err)
-{
-    *done = false;
-    if (s->njobs > 0)
-        return KEVO_OK; /* a gate is under way */
-    size_t total = 0;
-    for (size_t i = 0; i < s->nislands; i++)
-        total += kevo_archive_size(s->islands[i]);
-    ranked *r = calloc(total ? total : 1, sizeof *r);
-    if (!r)
-        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    size_t n = 0;
-    for (size_t i = 0; i < s->nislands; i++) {
-        const kevo_archive *a = s->islands[i];
-        for (size_t c = kevo_archive_first(a); c != KEVO_NO_CELL;
-             c = kevo_archive_next(a, c)) {
-            r[n].island = i;
-            r[n].cell = c;
-            r[n].fitness = kevo_archive_fitness(a, c);
-            r[n].id = kevo_candidate_id(kevo_archive_candidate(a, c));
-            n++;
-        }
-    }
-    qsort(r, n, sizeof *r, by_fitness);
-    kevo_status rc = KEVO_OK;
-    size_t top = (size_t)s->opt[KEVO_SEARCH_GATE_TOP];
-    *done = true;
-    for (size_t i = 0, seen = 0; i < n && seen < top; i++) {
-        if (i > 0 && r[i].id == r[i - 1].id)
-            continue; /* migrated copies */
-        seen++;
-        if (r[i].fitness <= 0)
-            break;
-        kevo__search_gate *g = kevo__search_gate_find(s, r[i].id);
-        if (g && g->done && g->passed && g->train) {
-            break; /* the fittest that passes */
-        }
-        if (g && g->done && !g->passed)
-            continue;
-        const kevo_candidate *c =
-            kevo_archive_candidate(s->islands[r[i].island], r[i].cell);
-        rc = kevo__search_gate_start(s, c, r[i].fitness, NULL, err);
-        *done = false;
-        break;
-    }
-    free(r);
-    return rc;
-}
-
 static kevo_status finish(kevo_search *s, kevo_error *err)
 {
     const char *state =
@@ -715,7 +689,7 @@ kevo_status kevo_search_step(kevo_search *s, int timeout_ms, kevo_error *err)
     if (s->phase == 2) {
         bool done = true;
         if (s->ev)
-            rc = final_gate(s, &done, err);
+            rc = kevo__search_final_gate(s, &done, err);
         if (rc == KEVO_OK && done)
             s->phase = 3;
     }
@@ -769,7 +743,8 @@ kevo_status kevo_search_get_stats(const kevo_search *s, kevo_search_stats *st)
     st->improvements = s->improvements;
     st->best_fitness = isfinite(s->best) ? s->best : NAN;
     st->champion_fitness =
-        s->champion >= 0 ? s->gates[s->champion].fitness : NAN;
+        s->champion >= 0 ? kevo__search_gate_fitness(&s->gates[s->champion])
+                         : NAN;
     if (s->score && isfinite(s->best))
         st->champion_fitness = s->best;
     size_t cells = 0;
@@ -833,7 +808,7 @@ const kevo_candidate *kevo_search_champion(const kevo_search *s,
     if (s->champion < 0)
         return NULL;
     if (fitness)
-        *fitness = s->gates[s->champion].fitness;
+        *fitness = kevo__search_gate_fitness(&s->gates[s->champion]);
     return s->champion_cand;
 }
 

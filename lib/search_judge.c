@@ -97,49 +97,74 @@ kevo__search_gate *kevo__search_gate_find(kevo_search *s, uint64_t id)
     return NULL;
 }
 
+double kevo__search_gate_fitness(const kevo__search_gate *g)
+{
+    return isfinite(g->retimed) ? g->retimed : g->fitness;
+}
+
+kevo__search_gate *kevo__search_gate_get(kevo_search *s, uint64_t id,
+                                         double fitness)
+{
+    kevo__search_gate *g = kevo__search_gate_find(s, id);
+    if (g)
+        return g;
+    if (s->ngates == s->cgates) {
+        size_t c = s->cgates ? 2 * s->cgates : 16;
+        kevo__search_gate *n = realloc(s->gates, c * sizeof *n);
+        if (!n)
+            return NULL;
+        s->gates = n;
+        s->cgates = c;
+    }
+    g = &s->gates[s->ngates++];
+    memset(g, 0, sizeof *g);
+    g->id = id;
+    g->fitness = fitness;
+    g->retimed = g->held_fitness = NAN;
+    return g;
+}
+
 kevo_status kevo__search_gate_start(kevo_search *s, const kevo_candidate *cand,
                                     double fitness, kevo_eval_result **res,
                                     kevo_error *err)
 {
     uint64_t id = kevo_candidate_id(cand);
     kevo__search_gate *g = kevo__search_gate_find(s, id);
-    if (g && (!g->done || !g->passed || g->train))
-        return KEVO_OK; /* gated already, or under way */
-    if (!g) {
-        if (s->ngates == s->cgates) {
-            size_t c = s->cgates ? 2 * s->cgates : 16;
-            kevo__search_gate *n = realloc(s->gates, c * sizeof *n);
-            if (!n)
-                return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-            s->gates = n;
-            s->cgates = c;
-        }
-        g = &s->gates[s->ngates++];
-        memset(g, 0, sizeof *g);
-        g->id = id;
-    }
+    if (g && ((g->started && !g->done) || (g->done && (!g->passed || g->held))))
+        return KEVO_OK; /* under way, or gated already */
+    if (!g && !(g = kevo__search_gate_get(s, id, fitness)))
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     /* A gate restored from a checkpoint without its results runs again. */
     g->done = false;
-    g->fitness = fitness;
+    g->started = true;
+    if (!isfinite(g->fitness))
+        g->fitness = fitness;
     g->held_fitness = NAN;
     kevo_candidate *c = kevo_candidate_copy(cand);
     if (!c)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     if (res && *res) {
+        kevo_eval_result_free(g->train);
         g->train = *res;
         *res = NULL;
-        return kevo__search_submit(s, KEVO__JOB_GATE_HELD, c, NULL,
-                                   KEVO_EVAL_HELD_OUT, err);
     }
-    return kevo__search_submit(s, KEVO__JOB_GATE_TRAIN, c, NULL, 0, err);
+    if (g->train)
+        return kevo__search_submit(s, KEVO__JOB_GATE_HELD, c, NULL,
+                                   KEVO_EVAL_HELD_OUT | KEVO_EVAL_PAIRED, err);
+    return kevo__search_submit(s, KEVO__JOB_GATE_TRAIN, c, NULL,
+                               KEVO_EVAL_PAIRED, err);
 }
 
-static kevo_status crown(kevo_search *s, kevo__search_gate *g,
-                         const kevo_candidate *cand, kevo_error *err)
+kevo_status kevo__search_crown(kevo_search *s, kevo__search_gate *g,
+                               const kevo_candidate *cand, bool forced,
+                               kevo_error *err)
 {
     long idx = (long)(g - s->gates);
-    if (s->champion >= 0 && s->champion != idx &&
-        s->gates[s->champion].fitness >= g->fitness)
+    if (s->champion == idx && s->champion_cand)
+        return KEVO_OK;
+    if (!forced && s->champion >= 0 &&
+        kevo__search_gate_fitness(&s->gates[s->champion]) >=
+            kevo__search_gate_fitness(g))
         return KEVO_OK;
     kevo_candidate *copy = kevo_candidate_copy(cand);
     if (!copy)
@@ -147,24 +172,62 @@ static kevo_status crown(kevo_search *s, kevo__search_gate *g,
     kevo_candidate_free(s->champion_cand);
     s->champion_cand = copy;
     s->champion = idx;
-    kevo_status rc = kevo__search_log(
-        s, "champion",
-        json_pack("{s:I, s:f, s:I}", "id", (json_int_t)g->id, "fitness",
-                  g->fitness, "n", (json_int_t)s->evaluations),
-        err);
+    double fitness = kevo__search_gate_fitness(g);
+    json_t *f = json_pack("{s:I, s:f, s:I}", "id", (json_int_t)g->id, "fitness",
+                          fitness, "n", (json_int_t)s->evaluations);
+    if (f && isfinite(g->retimed))
+        json_object_set_new(f, "first_fitness", json_real(g->fitness));
+    kevo_status rc = kevo__search_log(s, "champion", f, err);
     if (rc == KEVO_OK)
         rc = kevo__search_write_best(s, err);
     kevo_search_event ev = {.size = sizeof ev,
                             .type = KEVO_SEARCH_CHAMPION,
                             .candidate = cand,
-                            .fitness = g->fitness};
+                            .fitness = fitness};
     kevo__search_emit(s, &ev);
     return rc;
+}
+
+/* A finalist timed again: its re-measured fitness, or, when it failed on
+ * its own this time, a failed gate (a flaky kernel). */
+static kevo_status judge_retime(kevo_search *s, kevo__search_job *job,
+                                kevo_error *err)
+{
+    uint64_t id = kevo_candidate_id(job->cand);
+    kevo__search_gate *g = kevo__search_gate_get(s, id, NAN);
+    if (!g)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    kevo_eval_result *res = job->result;
+    kevo_verdict v = kevo_eval_result_verdict(res);
+    const char *reason = kevo_eval_result_reason(res);
+    if (v == KEVO_VERDICT_OK) {
+        g->retimed = kevo_eval_result_fitness(res);
+        kevo_eval_result_free(g->train);
+        g->train = res;
+        job->result = NULL;
+    } else if (v != KEVO_VERDICT_WORKER_DIED && v != KEVO_VERDICT_TIMEOUT) {
+        /* Its own failure, not the group's: a flaky kernel. */
+        g->done = true;
+        g->passed = false;
+        free(g->reason);
+        g->reason = kevo__asprintf(
+            "failed the training shapes when evaluated again: %s",
+            reason ? reason : kevo_verdict_name(v));
+    }
+    json_t *f = json_pack("{s:I, s:s}", "id", (json_int_t)id, "verdict",
+                          kevo_verdict_name(v));
+    json_object_set_new(f, "fitness", kevo__search_num(g->fitness));
+    json_object_set_new(f, "retimed", kevo__search_num(g->retimed));
+    if (v != KEVO_VERDICT_OK && reason)
+        json_object_set_new(f, "reason", json_string(reason));
+    return kevo__search_log(s, "retime", f, err);
 }
 
 static kevo_status judge_gate(kevo_search *s, kevo__search_job *job,
                               kevo_error *err)
 {
+    if (job->kind == KEVO__JOB_RETIME)
+        return judge_retime(s, job, err);
     uint64_t id = kevo_candidate_id(job->cand);
     kevo__search_gate *g = kevo__search_gate_find(s, id);
     if (!g)
@@ -179,7 +242,8 @@ static kevo_status judge_gate(kevo_search *s, kevo__search_job *job,
             if (!c)
                 return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
             return kevo__search_submit(s, KEVO__JOB_GATE_HELD, c, NULL,
-                                       KEVO_EVAL_HELD_OUT, err);
+                                       KEVO_EVAL_HELD_OUT | KEVO_EVAL_PAIRED,
+                                       err);
         }
         /* Failed this time on the training shapes: a flaky kernel. */
         g->done = true;
@@ -194,11 +258,8 @@ static kevo_status judge_gate(kevo_search *s, kevo__search_job *job,
         kevo_eval_result_free(g->held);
         g->held = job->result;
         job->result = NULL;
-        char why[512];
-        double ratio =
-            (double)kevo_evaluator_get_int(s->ev, KEVO_EVAL_GATE_RATIO_PPM) /
-            1e6;
-        g->passed = kevo_gate_check(g->train, g->held, ratio, why, sizeof why);
+        char why[2048];
+        g->passed = kevo_evaluator_gate_check(s->ev, g->held, why, sizeof why);
         g->held_fitness = kevo_eval_result_fitness(g->held);
         g->done = true;
         free(g->reason);
@@ -206,9 +267,9 @@ static kevo_status judge_gate(kevo_search *s, kevo__search_job *job,
     }
     json_t *f = json_pack("{s:I, s:f, s:b}", "id", (json_int_t)g->id, "fitness",
                           g->fitness, "passed", g->passed);
+    json_object_set_new(f, "retimed", kevo__search_num(g->retimed));
     json_object_set_new(f, "held_out_fitness",
-                        isfinite(g->held_fitness) ? json_real(g->held_fitness)
-                                                  : json_null());
+                        kevo__search_num(g->held_fitness));
     json_object_set_new(f, "reason",
                         g->reason ? json_string(g->reason) : json_null());
     kevo_status rc = kevo__search_log(s, "gate", f, err);
@@ -216,12 +277,14 @@ static kevo_status judge_gate(kevo_search *s, kevo__search_job *job,
                             .type = KEVO_SEARCH_GATE,
                             .candidate = job->cand,
                             .result = g->held,
-                            .fitness = g->fitness,
+                            .fitness = kevo__search_gate_fitness(g),
                             .passed = g->passed,
                             .text = g->reason};
     kevo__search_emit(s, &ev);
-    if (rc == KEVO_OK && g->passed)
-        rc = crown(s, g, job->cand, err);
+    /* During the search a gate that passes may crown; at the end the final
+     * gating decides. */
+    if (rc == KEVO_OK && g->passed && s->phase < 2)
+        rc = kevo__search_crown(s, g, job->cand, false, err);
     return rc;
 }
 

@@ -2,8 +2,9 @@
  * search_private.h: the search engine's insides, shared by search.c (the
  * loop: requests, the pipeline, stop conditions), search_judge.c (what an
  * evaluation does to the archives, the credits and the champion),
- * search_state.c (checkpoints, summary.json, best.cu) and search_tune.c
- * (per-shape tuning of the champion).
+ * search_final.c (the finalists timed again together, then gated),
+ * search_state.c (checkpoints), search_summary.c (summary.json, best.cu)
+ * and search_tune.c (per-shape tuning of the champion).
  */
 #ifndef KEVO_SEARCH_PRIVATE_H
 #define KEVO_SEARCH_PRIVATE_H
@@ -56,8 +57,13 @@ typedef enum kevo__job_kind {
     KEVO__JOB_CHILD = 0,  /* a child on the training shapes */
     KEVO__JOB_GATE_TRAIN, /* an elite on the training shapes, for the gate */
     KEVO__JOB_GATE_HELD,  /* an elite on the held-out shapes */
-    KEVO__JOB_TUNE_HELD   /* a tuned assignment on the held-out shapes */
+    KEVO__JOB_TUNE_HELD,  /* a tuned assignment on the held-out shapes */
+    KEVO__JOB_RETIME      /* a finalist timed again with the others */
 } kevo__job_kind;
+
+/* The id the seed gets: the first a search gives (kevo_search_new()
+ * starts the count at 1). */
+#define KEVO__SEARCH_SEED_ID 1
 
 /* A job on the evaluator (or, with a scoring function, a child waiting to
  * be scored), judged in the order of submission. */
@@ -83,9 +89,11 @@ typedef struct kevo__search_job {
 /* One elite's gate: its training and held-out evaluations. */
 typedef struct kevo__search_gate {
     uint64_t id;
-    double fitness; /* training */
-    double held_fitness;
-    bool done, passed;
+    double fitness;      /* training, as first measured */
+    double retimed;      /* training, timed again beside the other
+                            finalists; NaN when not */
+    double held_fitness; /* information: the gate does not use it */
+    bool started, done, passed;
     char *reason;
     kevo_eval_result *train; /* owned, may be NULL */
     kevo_eval_result *held;  /* owned, may be NULL */
@@ -160,6 +168,11 @@ struct kevo_search {
     size_t ngates, cgates;
     long champion;
     kevo_candidate *champion_cand; /* owned copy */
+    /* The final gating: the finalists (the fittest elites and the seed),
+     * timed again together, then gated in the order of those times. */
+    uint64_t *finalists;
+    size_t nfinalists;
+    bool retime_sent, retime_done;
 
     kevo__search_obs *obs;
     size_t nobs, cobs;
@@ -201,6 +214,13 @@ double kevo__search_elapsed(const kevo_search *s);
 kevo_status kevo__search_log(kevo_search *s, const char *type, json_t *fields,
                              kevo_error *err);
 void kevo__search_emit(kevo_search *s, const kevo_search_event *ev);
+/* Submits the n candidates of cands (taken) to the evaluator as one group
+ * (kevo_evaluator_submit_group()), a job of kind each. */
+kevo_status kevo__search_submit_group(kevo_search *s, kevo__job_kind kind,
+                                      kevo_candidate **cands, size_t n,
+                                      unsigned flags, kevo_error *err);
+/* The fitness a gate ranks by: the re-measured one when there is one. */
+double kevo__search_gate_fitness(const kevo__search_gate *g);
 /* Submits cand (taken) to the evaluator as a job of kind, or queues it for
  * the scoring function. */
 kevo_status kevo__search_submit(kevo_search *s, kevo__job_kind kind,
@@ -240,6 +260,14 @@ kevo_status kevo__search_gate_start(kevo_search *s, const kevo_candidate *cand,
                                     double fitness, kevo_eval_result **res,
                                     kevo_error *err);
 kevo__search_gate *kevo__search_gate_find(kevo_search *s, uint64_t id);
+/* The gate record of id, made (not started) when there is none; NULL when
+ * out of memory. */
+kevo__search_gate *kevo__search_gate_get(kevo_search *s, uint64_t id,
+                                         double fitness);
+/* Makes g the champion (forced: whatever the current one's fitness). */
+kevo_status kevo__search_crown(kevo_search *s, kevo__search_gate *g,
+                               const kevo_candidate *cand, bool forced,
+                               kevo_error *err);
 /* Offers each island's best elite to the next island. */
 kevo_status kevo__search_migrate(kevo_search *s, kevo_error *err);
 const char *kevo__search_note_get(const kevo_search *s, uint64_t id);
@@ -321,6 +349,14 @@ kevo_status kevo__search_write_best(kevo_search *s, kevo_error *err);
 json_t *kevo__search_num(double v);
 /* An assignment as a JSON object {"NAME": value, ...}. */
 json_t *kevo__search_params_json(const kevo_vars *params);
+
+/* ---- search_final.c ------------------------------------------------------ */
+
+/* The final gating: the finalists timed again together, then gated in the
+ * order of those times until one passes, which is crowned. Sets *done when
+ * nothing more is to be gated. */
+kevo_status kevo__search_final_gate(kevo_search *s, bool *done,
+                                    kevo_error *err);
 
 /* ---- search_tune.c ------------------------------------------------------- */
 

@@ -19,6 +19,10 @@
 #include "operator_private.h"
 #include "search_private.h"
 
+/* The gate rule whose verdicts a checkpoint keeps: not slower than the
+ * seed at any held-out shape, in pairs. */
+#define GATE_RULE "paired_baseline"
+
 #define CHECKPOINT_FORMAT "kevo-checkpoint"
 #define CHECKPOINT_VERSION 1
 
@@ -130,6 +134,8 @@ static json_t *checkpoint_json(kevo_search *s, kevo_error *err)
                               "fitness", g->fitness, "passed", g->passed);
         json_object_set_new(o, "held_out_fitness",
                             kevo__search_num(g->held_fitness));
+        json_object_set_new(o, "retimed", kevo__search_num(g->retimed));
+        json_object_set_new(o, "rule", json_string(GATE_RULE));
         json_object_set_new(o, "reason",
                             g->reason ? json_string(g->reason) : json_null());
         json_array_append_new(gates, o);
@@ -348,8 +354,13 @@ static kevo_status restore_gates(kevo_search *s, reader *r, json_t *root)
         x->id = id;
         x->fitness = real_or_nan(json_object_get(g, "fitness"));
         x->held_fitness = real_or_nan(json_object_get(g, "held_out_fitness"));
+        x->retimed = real_or_nan(json_object_get(g, "retimed")); /* optional */
         x->passed = json_is_true(json_object_get(g, "passed"));
-        x->done = true;
+        /* A verdict of the earlier rule (held-out fitness against the
+         * candidate's own training fitness) is not kept: gated again. */
+        json_t *rule = json_object_get(g, "rule");
+        x->done = x->started = json_is_string(rule) &&
+                               strcmp(json_string_value(rule), GATE_RULE) == 0;
         json_t *why = json_object_get(g, "reason");
         x->reason = json_is_string(why) ? strdup(json_string_value(why)) : NULL;
     }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../fitness/fitness.h"
 #include "archive_private.h"
 #include "eval_private.h"
 #include "search_private.h"
@@ -150,21 +151,63 @@ static json_t *shapes_json(const kevo_search *s)
     return arr;
 }
 
+/* The gate's verdict per held-out shape: both times, which baseline, the
+ * speed ratio, what the slack allowed, and the call. */
+static json_t *gate_shapes_json(const kevo_search *s,
+                                const kevo__search_gate *g, double slack,
+                                double floor)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; g->held && i < kevo_eval_result_shape_count(g->held);
+         i++) {
+        kevo_shape_result sr = {.size = sizeof sr};
+        if (kevo_eval_result_shape(g->held, i, &sr) != KEVO_OK)
+            break;
+        kevo__gate_row row;
+        kevo__gate_judge(&sr, slack, floor, &row);
+        kevo_vars *dims = kevo_vars_new();
+        if (dims)
+            kevo_task_shape_vars(s->task, KEVO_SHAPES_HELD_OUT, sr.index, dims);
+        json_t *o = json_pack(
+            "{s:I, s:o, s:o, s:o, s:o, s:o, s:f, s:s, s:b, s:b, s:o}", "index",
+            (json_int_t)sr.index, "dims", kevo__search_params_json(dims),
+            "time", kevo__search_num(row.time), "baseline_time",
+            kevo__search_num(row.base_time), "speed",
+            kevo__search_num(row.speed), "efficiency",
+            kevo__search_num(sr.correct ? sr.efficiency : NAN), "allowed",
+            row.allowed, "call", kevo__gate_call_name(row.call), "passed",
+            kevo__gate_call_passes(row.call), "paired", row.paired, "baseline",
+            row.baseline ? json_string(row.baseline) : json_null());
+        kevo_vars_free(dims);
+        json_array_append_new(arr, o);
+    }
+    return arr;
+}
+
 static json_t *gate_json(const kevo_search *s, const kevo__search_gate *g)
 {
-    double ratio =
-        s->ev
-            ? (double)kevo_evaluator_get_int(s->ev, KEVO_EVAL_GATE_RATIO_PPM) /
-                  1e6
-            : NAN;
+    double slack = NAN, floor = NAN;
+    if (s->ev)
+        kevo__evaluator_gate_settings(s->ev, &slack, &floor);
     json_t *o = json_pack("{s:I, s:b, s:f}", "id", (json_int_t)g->id, "passed",
                           g->passed, "train_fitness", g->fitness);
-    json_object_set_new(o, "fitness", json_real(g->fitness));
+    json_object_set_new(o, "fitness",
+                        kevo__search_num(kevo__search_gate_fitness(g)));
+    json_object_set_new(o, "retimed_fitness", kevo__search_num(g->retimed));
     json_object_set_new(o, "held_out_fitness",
                         kevo__search_num(g->held_fitness));
-    json_object_set_new(o, "ratio", kevo__search_num(ratio));
+    /* Information, not a criterion: held-out shapes of another kind have
+     * their own efficiency. */
+    json_object_set_new(
+        o, "held_out_ratio",
+        kevo__search_num(g->held_fitness / kevo__search_gate_fitness(g)));
+    json_object_set_new(o, "slack", kevo__search_num(slack));
+    json_object_set_new(o, "floor", kevo__search_num(floor));
     json_object_set_new(o, "reason",
                         g->reason ? json_string(g->reason) : json_null());
+    json_object_set_new(o, "shapes",
+                        gate_shapes_json(s, g, isfinite(slack) ? slack : 0.1,
+                                         isfinite(floor) ? floor : 0));
     return o;
 }
 
@@ -360,8 +403,16 @@ kevo_status kevo__search_write_best(kevo_search *s, kevo_error *err)
         (unsigned)kevo_candidate_generation(c));
     if (s->champion >= 0) {
         const kevo__search_gate *g = &s->gates[s->champion];
-        kevo__buf_printf(&b, " * held-out gate: %s; held-out fitness %.4f\n",
+        kevo__buf_printf(&b,
+                         " * held-out gate: %s (not slower than the seed at "
+                         "any held-out shape beyond the slack); held-out "
+                         "fitness %.4f\n",
                          g->passed ? "passed" : "failed", g->held_fitness);
+        if (isfinite(g->retimed))
+            kevo__buf_printf(&b,
+                             " * fitness timed again beside the other "
+                             "finalists: %.4f (first measured %.4f)\n",
+                             g->retimed, g->fitness);
     }
     kevo__buf_puts(&b, " * parameters:");
     kevo_buf p = {0};

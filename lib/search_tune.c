@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../fitness/fitness.h"
+#include "eval_private.h"
 #include "search_private.h"
 
 /* A margin below the champion's time that a tuned assignment must beat. */
@@ -225,7 +227,7 @@ kevo_status kevo__search_tune_start(kevo_search *s, int *pending,
         }
         kevo__search_job proto = {.tune_index = a};
         rc = kevo__search_submit(s, KEVO__JOB_TUNE_HELD, c, &proto,
-                                 KEVO_EVAL_HELD_OUT | KEVO_EVAL_NO_TIMING, err);
+                                 KEVO_EVAL_HELD_OUT | KEVO_EVAL_PAIRED, err);
         if (rc != KEVO_OK)
             return rc;
         (*pending)++;
@@ -243,11 +245,18 @@ kevo_status kevo__search_tune_judge(kevo_search *s, kevo__search_job *job,
     signed char *row = &t->held_ok[job->tune_index * t->nheld];
     for (size_t k = 0; k < t->nheld; k++)
         row[k] = 0;
+    /* The gate's rule at each held-out shape: correct, and not slower than
+     * the seed there beyond the slack. */
+    double slack, floor;
+    kevo__evaluator_gate_settings(s->ev, &slack, &floor);
     for (size_t i = 0; i < kevo_eval_result_shape_count(job->result); i++) {
         kevo_shape_result sr = {.size = sizeof sr};
-        if (kevo_eval_result_shape(job->result, i, &sr) == KEVO_OK &&
-            sr.index < t->nheld)
-            row[sr.index] = sr.correct ? 1 : 0;
+        kevo__gate_row gr;
+        if (kevo_eval_result_shape(job->result, i, &sr) != KEVO_OK ||
+            sr.index >= t->nheld)
+            continue;
+        kevo__gate_judge(&sr, slack, floor, &gr);
+        row[sr.index] = kevo__gate_call_passes(gr.call) ? 1 : 0;
     }
     return KEVO_OK;
 }

@@ -317,6 +317,31 @@ kevo_status kevo_task_arg_info(const kevo_task *task, size_t i,
     return KEVO_OK;
 }
 
+kevo_status kevo__task_output_bytes(const kevo_task *task,
+                                    const kevo_vars *shape, uint64_t *bytes,
+                                    kevo_error *err)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < task->nargs; i++) {
+        const kevo_task_arg *a = &task->args[i];
+        if (a->role == KEVO_ROLE_SCALAR || !kevo__task_role_is_output(a->role))
+            continue;
+        int64_t count;
+        uint64_t size;
+        kevo_status rc = kevo_expr_eval(a->count_expr, shape, &count, err);
+        if (rc != KEVO_OK)
+            return rc;
+        if (count <= 0 ||
+            __builtin_mul_overflow((uint64_t)count,
+                                   (uint64_t)kevo_dtype_size(a->type), &size) ||
+            __builtin_add_overflow(total, size, &total))
+            return kevo__error_set(err, KEVO_ERANGE,
+                                   "buffer '%s': no byte count", a->name);
+    }
+    *bytes = total;
+    return KEVO_OK;
+}
+
 kevo_status kevo_task_footprint(const kevo_task *task, const kevo_vars *shape,
                                 uint64_t *bytes, kevo_error *err)
 {

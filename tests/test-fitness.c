@@ -2,8 +2,8 @@
  * test-fitness.c: the roofline arithmetic against hand-computed values
  * (memory-bound and compute-bound shapes, the peak a task names, unknown
  * ceilings), the geometric mean, the fitness functions (roofline and
- * speedups), zero fitness on any failure, the suspicious flag, and the
- * held-out gate with its why text.
+ * speedups), zero fitness on any failure and the suspicious flag (the
+ * held-out gate has tests/test-gate.c).
  *
  * The device: 3e12 bytes/s of copy bandwidth, 5e13 FP32 flop/s, 4e14 TF32
  * flop/s.
@@ -295,100 +295,6 @@ static void test_result_fitness(void)
     kevo_eval_result_free(r);
 }
 
-static bool gate(const double *train, const double *held, size_t nheld,
-                 double ratio, char *why, size_t size)
-{
-    kevo_eval_result *t = result(KEVO_SHAPES_TRAIN, train, 3, 0);
-    kevo_eval_result *h = result(KEVO_SHAPES_HELD_OUT, held, nheld, 0);
-    bool pass = kevo_gate_check(t, h, ratio, why, size);
-    kevo_eval_result_free(t);
-    kevo_eval_result_free(h);
-    return pass;
-}
-
-static void test_gate(void)
-{
-    char why[256];
-    double train[] = {0.8, 0.8, 0.8};
-    double good[] = {0.6, 0.6};
-    ok(gate(train, good, 2, 0.7, why, sizeof why), "gate: 0.6 >= 0.7 x 0.8");
-    is_str(why, "held-out fitness 0.6 >= 0.7 x training fitness 0.8 = 0.56",
-           "gate: why it passes");
-
-    double poor[] = {0.5, 0.5};
-    ok(!gate(train, poor, 2, 0.7, why, sizeof why), "gate: 0.5 < 0.56");
-    is_str(why, "held-out fitness 0.5 < 0.7 x training fitness 0.8 = 0.56",
-           "gate: why a ratio miss fails");
-    ok(gate(train, poor, 2, 0.6, why, sizeof why), "gate: 0.5 >= 0.6 x 0.8");
-    ok(gate(train, poor, 2, 0, NULL, 0), "gate: ratio 0 and no why");
-
-    double broken[] = {0.9, -1};
-    ok(!gate(train, broken, 2, 0.7, why, sizeof why),
-       "gate: a wrong held-out shape fails, however fast");
-    is_str(why,
-           "held-out shape 1 (n=77) fails: wrong: z[76] = nan, want 0.5 (1 "
-           "bad element)",
-           "gate: the why names the shape");
-
-    double untimed[] = {0.9, NAN};
-    ok(!gate(train, untimed, 2, 0.7, why, sizeof why),
-       "gate: an untimed held-out result fails");
-    like_str(why, "the held-out result has no fitness", "gate: why untimed");
-
-    double bad_train[] = {0.8, -1, 0.8};
-    ok(!gate(bad_train, good, 2, 0.7, why, sizeof why),
-       "gate: a failed training result fails");
-    like_str(why, "the training evaluation fails: wrong", "gate: why");
-
-    char small[12];
-    ok(!gate(train, poor, 2, 0.7, small, sizeof small), "gate: short why");
-    is_str(small, "held-out fi", "gate: the why is cut and terminated");
-
-    kevo_eval_result *t = result(KEVO_SHAPES_TRAIN, train, 3, 0);
-    kevo_eval_result *h = result(KEVO_SHAPES_HELD_OUT, good, 2, 0);
-    ok(!kevo_gate_check(h, t, 0.7, why, sizeof why), "gate: swapped");
-    like_str(why, "not of the training and the held-out shapes", "why");
-    ok(!kevo_gate_check(t, h, NAN, why, sizeof why), "gate: NaN ratio");
-    like_str(why, "is not a number >= 0", "why");
-    ok(!kevo_gate_check(t, h, -0.5, why, sizeof why), "gate: ratio < 0");
-    ok(!kevo_gate_check(NULL, h, 0.7, why, sizeof why), "gate: no training");
-    is_str(why, "no training result", "why");
-    ok(!kevo_gate_check(t, NULL, 0.7, why, sizeof why), "gate: no held-out");
-    is_str(why, "no held-out result", "why");
-
-    /* Another candidate's held-out result does not count. */
-    kevo_candidate *other = kevo_candidate_copy(kevo_task_seed(saxpy));
-    kevo_candidate_set_param(other, "BLOCK", 128, NULL);
-    json_t *msg = message(KEVO_SHAPES_HELD_OUT, good, 2);
-    kevo_eval_context ctx = {&dev, NULL, NULL, 0};
-    kevo_eval_result *ho = NULL;
-    kevo__eval_result_new(saxpy, other, KEVO_SHAPES_HELD_OUT, msg, NULL, &ctx,
-                          &ho, NULL);
-    ok(!kevo_gate_check(t, ho, 0.7, why, sizeof why),
-       "gate: another candidate");
-    like_str(why, "different candidates", "why");
-    kevo_eval_result_free(ho);
-    json_decref(msg);
-    kevo_candidate_free(other);
-
-    /* Speedup results are gated the same way, and not mixed with
-     * roofline ones. */
-    msg = message(KEVO_SHAPES_HELD_OUT, good, 2);
-    ctx.fitness = &kevo__fitness_speedup_reference;
-    kevo__eval_result_new(saxpy, kevo_task_seed(saxpy), KEVO_SHAPES_HELD_OUT,
-                          msg, NULL, &ctx, &ho, NULL);
-    ok(!kevo_gate_check(t, ho, 0.7, why, sizeof why),
-       "gate: different fitness functions");
-    like_str(why,
-             "different fitness functions (roofline, "
-             "speedup_reference)",
-             "why");
-    kevo_eval_result_free(ho);
-    json_decref(msg);
-    kevo_eval_result_free(t);
-    kevo_eval_result_free(h);
-}
-
 int main(void)
 {
     char *path = kevo__asprintf("%s/examples/tasks/saxpy.json", tap_srcdir());
@@ -400,7 +306,6 @@ int main(void)
     test_geomean();
     test_functions();
     test_result_fitness();
-    test_gate();
     kevo_task_free(saxpy);
     return done_testing();
 }

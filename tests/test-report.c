@@ -276,12 +276,27 @@ static void test_full(void)
              "operator params, generation 3; parameters: BLOCK=256, VEC=4.",
              "the champion");
     like_str(html,
-             "Verdict: <span class=\"pass\">passed</span>: held-out fitness "
-             "<b>0.810</b> against 0.700 \xc3\x97 0.910 = 0.637",
+             "Verdict: <span class=\"pass\">passed</span>. The gate asks, at "
+             "every held-out shape, whether the champion is correct and not "
+             "slower than the seed",
              "the gate's verdict");
+    like_str(html, "by more than the slack, 10.0%", "the slack");
+    like_str(html,
+             "Training fitness 0.910 as first measured, 0.905 timed again "
+             "beside the other finalists; held-out fitness 0.810 "
+             "(information only",
+             "the fitness, timed again, and the held-out fitness");
+    like_str(html,
+             "<tr><td>n=3000017</td><td class=\"num\">14.5</td><td>seed</td>"
+             "<td class=\"num\">20.0</td><td class=\"num\">1.38</td>"
+             "<td class=\"num\">0.909</td><td>faster</td>",
+             "the gate's row of a held-out shape");
+    like_str(html, "<td>within the slack</td>", "the call of the other shape");
     like_str(html,
              "<td class=\"num\">51</td><td class=\"num\">0.930</td>"
-             "<td class=\"num\">0.120</td><td class=\"fail\">failed</td>"
+             "<td class=\"num\">\xe2\x80\x94</td>"
+             "<td class=\"num\">0.120</td>"
+             "<td class=\"fail\">failed</td>"
              "<td>held-out shape 1: wrong result at element 2999",
              "the elites tried");
 

@@ -80,9 +80,21 @@ typedef enum kevo_eval_option {
     KEVO_EVAL_PROFILE = 9,            /* 1: CUPTI range profiler per shape */
     KEVO_EVAL_FLUSH_L2 = 10,          /* 1: flush L2 between repetitions */
     KEVO_EVAL_INPUT_SEEDS = 11,       /* input sets per shape to draw from */
-    KEVO_EVAL_GATE_RATIO_PPM = 12,    /* the held-out gate's ratio */
+    KEVO_EVAL_GATE_SLACK_PPM = 12,    /* the held-out gate's slack: how
+                                         much slower than the baseline a
+                                         candidate may be at a held-out
+                                         shape (see kevo_gate_check()) */
     KEVO_EVAL_SUSPICIOUS_PPM = 13,    /* efficiency flagged above this */
-    KEVO_EVAL_SEED = 14               /* seeds the choice of input sets */
+    KEVO_EVAL_SEED = 14,              /* seeds the choice of input sets */
+    KEVO_EVAL_GATE_FLOOR_NS = 15,     /* the gate's absolute floor: time
+                                         differences below it count as
+                                         equal; -1: the device's measured
+                                         launch latency */
+    KEVO_EVAL_PAIRED_MIN_REPS = 16,   /* timed rounds, at least, of an
+                                         evaluation that times several
+                                         kernels together */
+    KEVO_EVAL_PAIRED_SPREAD_PPM = 17  /* ... and the precision its medians
+                                         are timed to */
 } kevo_eval_option;
 
 /* String options of an evaluator, set before kevo_evaluator_start(). */
@@ -111,6 +123,13 @@ typedef enum kevo_eval_string_option {
 #define KEVO_EVAL_HELD_OUT 0x1u  /* the held-out shapes, for the gate */
 #define KEVO_EVAL_NO_TIMING 0x2u /* correctness only */
 #define KEVO_EVAL_COMPILE 0x4u   /* compile and describe only, no GPU */
+#define KEVO_EVAL_PAIRED                                                       \
+    0x8u /* time the task's seed (at the shapes where                          \
+            it is correct) and its reference                                   \
+            together with the candidate, interleaved                           \
+            run by run: the result's seed and                                  \
+            reference times are those paired times                             \
+            (kevo_shape_result.paired) */
 
 /*
  * kevo_eval_option_name: the option's name in configuration files
@@ -220,6 +239,24 @@ KEVO_API kevo_status kevo_evaluator_submit(kevo_evaluator *ev,
                                            kevo_error *err);
 
 /*
+ * kevo_evaluator_submit_group: queues one evaluation of the n candidates
+ * in cands (each copied) on the same shapes and inputs, with their timing
+ * interleaved run by run (to the precision of the paired_* options), so
+ * that their times compare in pairs: the way to rank kernels whose
+ * fitness differs by less than the noise of separate timings. Each is
+ * checked for correctness as kevo_evaluator_submit() would (a candidate
+ * that fails at a shape drops out of the shapes after it; cands[0] failing
+ * ends the evaluation for all, whose results then stop at that shape), and
+ * gets its own result and ticket: tickets[i] for cands[i] (tickets may be
+ * NULL). flags: KEVO_EVAL_HELD_OUT and KEVO_EVAL_PAIRED. Returns as
+ * kevo_evaluator_submit(), and KEVO_EINVAL for n of 0 or a NULL candidate.
+ */
+KEVO_API kevo_status
+kevo_evaluator_submit_group(kevo_evaluator *ev, const kevo_task *task,
+                            const kevo_candidate *const *cands, size_t n,
+                            unsigned flags, uint64_t *tickets, kevo_error *err);
+
+/*
  * kevo_evaluator_wait: the next finished evaluation in *out (the caller
  * owns it: kevo_eval_result_free()), waiting at most timeout_ms
  * milliseconds (negative: no limit). Returns KEVO_OK; KEVO_ETIMEDOUT when
@@ -287,8 +324,20 @@ typedef struct kevo_shape_result {
     double gbytes_per_s, gflops_per_s;        /* cost model over time */
     double dram_read_bytes, dram_write_bytes; /* profiler */
     double achieved_occupancy;                /* profiler, 0 to 1 */
-    double seed_time, reference_time; /* the task's seed and reference */
-    unsigned char reserved[64];
+    double seed_time, reference_time;     /* the task's seed and reference */
+    double seed_spread, reference_spread; /* the precision of those two
+                                             medians, as time_spread; NaN
+                                             when unknown */
+    bool paired;       /* the seed's and the reference's times were measured
+                          together with this candidate's, interleaved run by
+                          run by the same worker and timer
+                          (KEVO_EVAL_PAIRED) */
+    bool l2_explained; /* an efficiency above 1 that the L2 cache explains:
+                          the outputs fit in it, wholly or in part, so
+                          written lines can stay there past the end of the
+                          timed run and the DRAM moves fewer bytes than the
+                          cost model counts */
+    unsigned char reserved[40];
 } kevo_shape_result;
 
 /* kevo_eval_result_free: frees a result. NULL is fine. */
@@ -398,16 +447,34 @@ KEVO_API kevo_status kevo_eval_result_to_json(const kevo_eval_result *res,
                                               char **json, kevo_error *err);
 
 /*
- * kevo_gate_check: the held-out gate. It passes when held_out (an
- * evaluation with KEVO_EVAL_HELD_OUT) is correct on every held-out shape
- * and its fitness is at least ratio times the fitness of train (the same
- * candidate on the training shapes). Returns true when it passes; why
- * (may be NULL) receives one line saying what decided, NUL-terminated and
- * cut to why_size bytes.
+ * kevo_gate_check: the held-out gate: is the candidate's win real at
+ * shapes the search never saw? held_out is its evaluation on the held-out
+ * shapes (KEVO_EVAL_HELD_OUT, best with KEVO_EVAL_PAIRED). It passes when,
+ * on every held-out shape, the candidate is correct and not slower than
+ * the baseline there by more than slack (0.1: 10%): the baseline is the
+ * task's seed, or the reference where the seed's time is unknown (no seed,
+ * or a seed that is wrong at that shape). A difference inside the measured
+ * precision of both medians (time_spread, seed_spread, reference_spread),
+ * or below floor seconds (the launch latency is the natural floor: a
+ * shape that takes a microsecond has nothing to win), counts as equal. A
+ * shape with no baseline time is judged on correctness alone. The seed
+ * itself passes when it is correct: it is its own baseline. Returns true
+ * when it passes; why (may be NULL) receives a line per held-out shape
+ * naming it, both times and their ratio, such as "held-out n=3001: 41.2 us
+ * vs seed 12.1 us, 0.29x, allowed 0.91x: slower", the failing shape first,
+ * NUL-terminated and cut to why_size bytes.
  */
-KEVO_API bool kevo_gate_check(const kevo_eval_result *train,
-                              const kevo_eval_result *held_out, double ratio,
-                              char *why, size_t why_size);
+KEVO_API bool kevo_gate_check(const kevo_eval_result *held_out, double slack,
+                              double floor, char *why, size_t why_size);
+
+/*
+ * kevo_evaluator_gate_check: kevo_gate_check() with the evaluator's
+ * gate_slack_ppm and gate_floor_ns (by default the device's measured
+ * launch latency). Returns and fills why as kevo_gate_check().
+ */
+KEVO_API bool kevo_evaluator_gate_check(const kevo_evaluator *ev,
+                                        const kevo_eval_result *held_out,
+                                        char *why, size_t why_size);
 
 #ifdef __cplusplus
 }

@@ -372,6 +372,20 @@ kevo_status kevo__time_plan(kevo__gpu *g, const kevo__plan *plan,
                             const kevo__timing_config *cfg, kevo__times *out,
                             kevo_error *err);
 
+/*
+ * kevo__time_plans: times n plans together, interleaved run by run: every
+ * round runs each plan once, in order, so that the plans share the
+ * device's state (clocks, temperature, neighbours) and their times can be
+ * compared in pairs. Warm-ups, batches and the timers are as for
+ * kevo__time_plan, with cap_ms per plan; timing stops once every plan's
+ * spread is at most target_spread (after min_reps rounds), or after
+ * max_reps rounds, or at n times the cap. out[0..n) gets each plan's
+ * times; their samples are the caller's to free.
+ */
+kevo_status kevo__time_plans(kevo__gpu *g, const kevo__plan *const *plans,
+                             size_t n, const kevo__timing_config *cfg,
+                             kevo__times *out, kevo_error *err);
+
 /* kevo__times_stats: median, min, max, mean, cv (stddev / mean) and spread
  * (1.57 (p75 - p25) / sqrt(n) / median: the relative half-width of the
  * median's ~95% confidence interval; percentiles by linear interpolation) of

@@ -24,29 +24,23 @@
 #include "gpu_eval.h"
 #include "jsonutil.h"
 
-#define ORIGIN "eval message"
-
-/* What the message asks. */
-typedef struct eval_req {
-    json_t *id;
-    const char *task_key;
-    const json_t *task;
-    const json_t *candidate;
-    kevo_shape_set set;
-    uint64_t seeds[2];
-    const unsigned char *ref_cubin, *cand_cubin;
-    size_t ref_size, cand_size;
-    const json_t *ref_kernels, *cand_kernels; /* lowered names, or NULL */
-    kevo__timing_config timing;
-    bool profile;
-    bool time_reference; /* time the reference at each shape too */
-} eval_req;
+/* A companion's evaluation under way. */
+typedef struct companion {
+    kevo_candidate *cand;
+    kevo__program prog;
+    bool loaded;
+    const char *verdict; /* NULL while all is well */
+    char reason[1024];
+    long failed_shape;
+    json_t *kernels; /* at its first shape */
+    json_t *shapes;
+} companion;
 
 /* An evaluation under way. */
 typedef struct eval_run {
     kevo__gpu *g;
     kevo__gpu_cache *cache;
-    const eval_req *req;
+    const kevo__eval_req *req;
     kevo_candidate *cand;
     kevo__program prog;
     const char *verdict; /* NULL while all is well */
@@ -58,154 +52,8 @@ typedef struct eval_run {
     json_t *shapes;
     const char *timer; /* "cupti" unless some shape used events */
     double t_transfer, t_run, t_check, t_time, t_profile;
+    companion *comp; /* one per req->comp */
 } eval_run;
-
-/* ---- the request ------------------------------------------------------- */
-
-static kevo_status get_field(const json_t *obj, const char *key, bool required,
-                             const json_t **out, kevo_error *err)
-{
-    *out = json_object_get(obj, key);
-    if (!*out && required)
-        return kevo__error_set(err, KEVO_EFORMAT, "%s: \"%s\" is missing",
-                               ORIGIN, key);
-    return KEVO_OK;
-}
-
-/* An integer field in [lo, hi], or def when absent. */
-static kevo_status get_int(const json_t *obj, const char *key, int64_t def,
-                           int64_t lo, int64_t hi, int64_t *out,
-                           kevo_error *err)
-{
-    const json_t *v = json_object_get(obj, key);
-    *out = def;
-    if (!v)
-        return KEVO_OK;
-    if (!json_is_integer(v) || json_integer_value(v) < lo ||
-        json_integer_value(v) > hi)
-        return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: \"%s\" must be an integer from %" PRId64
-                               " to %" PRId64,
-                               ORIGIN, key, lo, hi);
-    *out = json_integer_value(v);
-    return KEVO_OK;
-}
-
-static kevo_status get_bool(const json_t *obj, const char *key, bool def,
-                            bool *out, kevo_error *err)
-{
-    const json_t *v = json_object_get(obj, key);
-    *out = def;
-    if (!v)
-        return KEVO_OK;
-    if (!json_is_boolean(v))
-        return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: \"%s\" must be true or false", ORIGIN, key);
-    *out = json_is_true(v);
-    return KEVO_OK;
-}
-
-static kevo_status parse_timing(const json_t *t, kevo__timing_config *c,
-                                kevo_error *err)
-{
-    int64_t warmup, min_reps, max_reps;
-    const json_t *spread = json_object_get(t, "target_spread");
-    const json_t *cap = json_object_get(t, "cap_ms");
-    kevo_status rc = get_int(t, "warmup", 3, 0, 1000, &warmup, err);
-    if (rc == KEVO_OK)
-        rc = get_int(t, "min_reps", 10, 1, 100000, &min_reps, err);
-    if (rc == KEVO_OK)
-        rc = get_int(t, "max_reps", 300, 1, 100000, &max_reps, err);
-    if (rc == KEVO_OK)
-        rc = get_bool(t, "enabled", true, &c->enabled, err);
-    if (rc != KEVO_OK)
-        return rc;
-    if ((spread &&
-         (!json_is_number(spread) || json_number_value(spread) < 0)) ||
-        (cap && (!json_is_number(cap) || json_number_value(cap) <= 0)))
-        return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: \"timing\": target_spread must be a "
-                               "number >= 0 and cap_ms one > 0",
-                               ORIGIN);
-    c->warmup = (int)warmup;
-    c->min_reps = (int)min_reps;
-    c->max_reps = (int)(max_reps < min_reps ? min_reps : max_reps);
-    c->target_spread = spread ? json_number_value(spread) : 0.01;
-    c->cap_ms = cap ? json_number_value(cap) : 1000.0;
-    return KEVO_OK;
-}
-
-static kevo_status parse_request(const kevo__frame *f, eval_req *r,
-                                 kevo_error *err)
-{
-    const json_t *m = f->json, *v, *seeds, *timing;
-    int64_t rsize, csize;
-    kevo_status rc;
-    memset(r, 0, sizeof(*r));
-    r->id = json_object_get(m, "id");
-    if (!json_is_integer(r->id))
-        return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: \"id\" must be an integer", ORIGIN);
-    if ((rc = get_field(m, "task", true, &r->task, err)) != KEVO_OK ||
-        (rc = get_field(m, "candidate", true, &r->candidate, err)) != KEVO_OK ||
-        (rc = get_field(m, "task_key", true, &v, err)) != KEVO_OK)
-        return rc;
-    r->task_key = json_string_value(v);
-    if (!json_is_object(r->task) || !json_is_object(r->candidate) ||
-        !r->task_key)
-        return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: \"task\" and \"candidate\" must be "
-                               "objects and \"task_key\" a string",
-                               ORIGIN);
-    const char *set = json_string_value(json_object_get(m, "set"));
-    if (!set || strcmp(set, "train") == 0)
-        r->set = KEVO_SHAPES_TRAIN;
-    else if (strcmp(set, "held_out") == 0)
-        r->set = KEVO_SHAPES_HELD_OUT;
-    else
-        return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: \"set\" must be \"train\" or "
-                               "\"held_out\"",
-                               ORIGIN);
-    seeds = json_object_get(m, "seeds");
-    if (!json_is_array(seeds) || json_array_size(seeds) != 2 ||
-        !json_is_integer(json_array_get(seeds, 0)) ||
-        !json_is_integer(json_array_get(seeds, 1)))
-        return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: \"seeds\" must be two integers", ORIGIN);
-    for (int k = 0; k < 2; k++)
-        r->seeds[k] = (uint64_t)json_integer_value(json_array_get(seeds, k));
-    if ((rc = get_int(m, "reference_cubin_bytes", -1, 1, INT64_MAX, &rsize,
-                      err)) != KEVO_OK ||
-        (rc = get_int(m, "candidate_cubin_bytes", -1, 1, INT64_MAX, &csize,
-                      err)) != KEVO_OK)
-        return rc;
-    if (rsize < 0 || csize < 0 ||
-        (uint64_t)rsize + (uint64_t)csize != f->payload_len)
-        return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: reference_cubin_bytes and "
-                               "candidate_cubin_bytes must add up to the "
-                               "payload's %zu bytes",
-                               ORIGIN, f->payload_len);
-    r->ref_cubin = f->payload;
-    r->ref_size = (size_t)rsize;
-    r->cand_cubin = f->payload + rsize;
-    r->cand_size = (size_t)csize;
-    r->ref_kernels = json_object_get(m, "reference_kernels");
-    r->cand_kernels = json_object_get(m, "candidate_kernels");
-    timing = json_object_get(m, "timing");
-    if (timing && !json_is_object(timing))
-        return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: \"timing\" must be an object", ORIGIN);
-    rc = parse_timing(timing, &r->timing, err);
-    if (rc == KEVO_OK)
-        rc = get_bool(m, "profile", false, &r->profile, err);
-    if (rc == KEVO_OK)
-        rc = get_bool(m, "flush_l2", true, &r->timing.flush_l2, err);
-    if (rc == KEVO_OK)
-        rc = get_bool(m, "time_reference", false, &r->time_reference, err);
-    return rc;
-}
 
 /* ---- the task and the reference ---------------------------------------- */
 
@@ -221,8 +69,8 @@ void kevo__gpu_cache_clear(kevo__gpu *g, kevo__gpu_cache *c)
 
 /* The request's task and loaded reference: the last ones when the key and
  * the reference's cubin are the same. */
-static kevo_status use_task(kevo__gpu *g, kevo__gpu_cache *c, const eval_req *r,
-                            kevo_error *err)
+static kevo_status use_task(kevo__gpu *g, kevo__gpu_cache *c,
+                            const kevo__eval_req *r, kevo_error *err)
 {
     if (c->task && strcmp(c->task_key, r->task_key) == 0 &&
         c->ref_cubin_size == r->ref_size &&
@@ -478,41 +326,116 @@ static bool run_and_check(eval_run *r, kevo__shape *s, const kevo__plan *cand,
     return true;
 }
 
-/* Times plan into shape's key ("time" or "reference_time"); false with
- * the verdict set when it fails. who: NULL for the candidate. */
-static bool time_into(eval_run *r, kevo__shape *s, const kevo__plan *plan,
-                      const char *who, json_t *shape, const char *key)
+static void companion_fail(companion *c, const char *verdict, long shape,
+                           const char *fmt, ...) KEVO_PRINTF(4, 5);
+
+/* Companion c failed (the first failure counts). */
+static void companion_fail(companion *c, const char *verdict, long shape,
+                           const char *fmt, ...)
 {
-    kevo__times times;
-    kevo_error e = KEVO__ERROR_INIT;
-    double t = kevo__seconds_now();
-    kevo_status rc = kevo__time_plan(r->g, plan, &r->req->timing, &times, &e);
-    r->t_time += kevo__seconds_now() - t;
-    if (rc != KEVO_OK) {
-        char where[320];
-        snprintf(where, sizeof(where), "%s%s%s", s->label, who ? ": " : "",
-                 who ? who : "");
-        failed(r, s, where, who ? NULL : "launch_error", &e);
-        return false;
-    }
-    if (strcmp(times.timer, "cupti") != 0)
-        r->timer = times.timer;
-    json_object_set_new(shape, key, times_json(&times));
-    free(times.samples);
-    return true;
+    va_list ap;
+    if (c->verdict)
+        return;
+    c->verdict = verdict;
+    c->failed_shape = shape;
+    va_start(ap, fmt);
+    vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
+    va_end(ap);
 }
 
-/* Timing and the profile of a correct shape, into shape. */
+/* True when companion k runs at shape i: it has not failed, and the
+ * message lists i (or lists no shapes). */
+static bool companion_at(const eval_run *r, size_t k, size_t i)
+{
+    const kevo__companion_req *q = &r->req->comp[k];
+    if (!r->comp[k].loaded || r->comp[k].verdict)
+        return false;
+    if (!q->shapes)
+        return true;
+    for (size_t j = 0; j < json_array_size(q->shapes); j++) {
+        const json_t *v = json_array_get(q->shapes, j);
+        if (json_is_integer(v) && json_integer_value(v) == (json_int_t)i)
+            return true;
+    }
+    return false;
+}
+
+/* Checks companion k on the shape's current inputs, as run_and_check does
+ * the candidate; its failure is its own, unless the context is gone. */
+static bool check_companion(eval_run *r, size_t k, kevo__shape *s,
+                            const kevo__plan *plan, unsigned char poison,
+                            const char *where, shape_check *sc)
+{
+    eval_run sub = *r;
+    sub.verdict = NULL;
+    sub.failed_shape = -1;
+    sub.fatal = false;
+    kevo_error_init(&sub.werr);
+    char who[400];
+    snprintf(who, sizeof(who), "%s: companion %zu", where, k);
+    bool ok = run_and_check(&sub, s, plan, poison, who, sc);
+    r->t_run = sub.t_run;
+    r->t_check = sub.t_check;
+    companion *c = &r->comp[k];
+    if (sub.fatal) {
+        r->fatal = true;
+        set_verdict(r, "fault", (long)s->index, "%s", sub.reason);
+    } else if (sub.werr.code != KEVO_OK && !sub.verdict) {
+        if (r->werr.code == KEVO_OK)
+            r->werr = sub.werr;
+    } else if (!ok) {
+        companion_fail(c, sub.verdict, sub.failed_shape, "%s", sub.reason);
+    }
+    return ok;
+}
+
+/* Timing and the profile of a correct shape: the candidate's, each
+ * companion's that runs there (plans[k + 1], NULL for one that does not)
+ * and, when asked, the reference's, interleaved run by run, into shape and
+ * the companions' shape objects (cshape[k]). */
 static void measure(eval_run *r, kevo__shape *s, const kevo__plan *cand,
+                    const kevo__plan *const *comp, json_t **cshape,
                     const kevo__plan *ref, json_t *shape)
 {
     kevo_error e = KEVO__ERROR_INIT;
-    const eval_req *q = r->req;
+    const kevo__eval_req *q = r->req;
     if (q->timing.enabled) {
-        if (!time_into(r, s, cand, NULL, shape, "time"))
-            return;
-        if (q->time_reference && !time_into(r, s, ref, "timing the reference",
-                                            shape, "reference_time"))
+        size_t n = 0, nmax = q->ncomp + 2;
+        const kevo__plan **plans = calloc(nmax, sizeof(*plans));
+        json_t **into = calloc(nmax, sizeof(*into));
+        const char **keys = calloc(nmax, sizeof(*keys));
+        kevo__times *times = calloc(nmax, sizeof(*times));
+        if (!plans || !into || !keys || !times) {
+            kevo__error_set(&r->werr, KEVO_ENOMEM, "out of memory");
+            goto timed;
+        }
+        plans[n] = cand, into[n] = shape, keys[n++] = "time";
+        for (size_t k = 0; k < q->ncomp; k++) {
+            if (comp[k])
+                plans[n] = comp[k], into[n] = cshape[k], keys[n++] = "time";
+        }
+        if (q->time_reference)
+            plans[n] = ref, into[n] = shape, keys[n++] = "reference_time";
+        double t = kevo__seconds_now();
+        kevo_status rc =
+            kevo__time_plans(r->g, plans, n, &q->timing, times, &e);
+        r->t_time += kevo__seconds_now() - t;
+        if (rc != KEVO_OK) {
+            failed(r, s, s->label, "launch_error", &e);
+            goto timed;
+        }
+        for (size_t k = 0; k < n; k++) {
+            if (strcmp(times[k].timer, "cupti") != 0)
+                r->timer = times[k].timer;
+            json_object_set_new(into[k], keys[k], times_json(&times[k]));
+            free(times[k].samples);
+        }
+    timed:
+        free(plans);
+        free(into);
+        free(keys);
+        free(times);
+        if (r->verdict || r->werr.code != KEVO_OK)
             return;
     }
     if (q->profile) {
@@ -536,18 +459,28 @@ static void measure(eval_run *r, kevo__shape *s, const kevo__plan *cand,
 static void eval_shape(eval_run *r, size_t i)
 {
     kevo__gpu *g = r->g;
+    const kevo__eval_req *q = r->req;
     kevo__shape s;
     kevo__plan ref, cand;
     kevo_error e = KEVO__ERROR_INIT;
     json_t *shape = NULL;
     shape_check sc = {0};
     double t = kevo__seconds_now();
+    size_t nc = q->ncomp;
+    kevo__plan *cplan = calloc(nc ? nc : 1, sizeof(*cplan));
+    const kevo__plan **cp = calloc(nc ? nc : 1, sizeof(*cp));
+    json_t **cshape = calloc(nc ? nc : 1, sizeof(*cshape));
+    shape_check *csc = calloc(nc ? nc : 1, sizeof(*csc));
 
     memset(&ref, 0, sizeof(ref));
     memset(&cand, 0, sizeof(cand));
+    memset(&s, 0, sizeof(s));
     sc.worst_arg = -1;
-    kevo_status rc =
-        kevo__shape_setup(g, r->cache->task, r->req->set, i, &s, &e);
+    if (!cplan || !cp || !cshape || !csc) {
+        kevo__error_set(&r->werr, KEVO_ENOMEM, "out of memory");
+        goto done;
+    }
+    kevo_status rc = kevo__shape_setup(g, r->cache->task, q->set, i, &s, &e);
     if (rc != KEVO_OK) {
         failed(r, &s, s.label, NULL, &e);
         goto done;
@@ -574,6 +507,31 @@ static void eval_shape(eval_run *r, size_t i)
         failed(r, &s, who, NULL, &e);
         goto done;
     }
+    for (size_t k = 0; k < nc; k++) {
+        companion *c = &r->comp[k];
+        csc[k].worst_arg = -1;
+        if (!companion_at(r, k, i))
+            continue;
+        if (!(cshape[k] = shape_json(&s))) {
+            kevo__error_set(&r->werr, KEVO_ENOMEM, "out of memory");
+            goto done;
+        }
+        kevo_error ce = KEVO__ERROR_INIT;
+        if (kevo_candidate_check(c->cand, s.env, &ce) != KEVO_OK ||
+            kevo__plan_make(g, &c->prog, &s, &cplan[k], &ce) != KEVO_OK) {
+            if (kevo__gpu_fatal(&ce)) {
+                failed(r, &s, s.label, "fault", &ce);
+                goto done;
+            }
+            companion_fail(
+                c, ce.domain == KEVO_DOMAIN_CUDA ? "launch_error" : "rejected",
+                (long)i, "%s: %s", s.label, ce.text);
+            continue;
+        }
+        cp[k] = &cplan[k];
+        if (!c->kernels)
+            c->kernels = kevo__program_kernels(g, &cplan[k], &ce);
+    }
     if (!r->kernels)
         r->kernels = kevo__program_kernels(g, &cand, &e);
     r->t_transfer += kevo__seconds_now() - t;
@@ -586,33 +544,93 @@ static void eval_shape(eval_run *r, size_t i)
         snprintf(where, sizeof(where), "%s%s", s.label,
                  k ? ", second input set" : "");
         t = kevo__seconds_now();
-        rc = kevo__shape_draw(g, &s, r->req->seeds[k], &e);
+        rc = kevo__shape_draw(g, &s, q->seeds[k], &e);
         r->t_transfer += kevo__seconds_now() - t;
         if (rc != KEVO_OK) {
             failed(r, &s, where, NULL, &e);
             goto done;
         }
-        if (!reference(r, &s, &ref, r->req->seeds[k], poison[1 - k], where) ||
+        if (!reference(r, &s, &ref, q->seeds[k], poison[1 - k], where) ||
             !run_and_check(r, &s, &cand, poison[k], where, &sc))
             break;
+        for (size_t c = 0; c < nc; c++) {
+            if (!cp[c] || !q->comp[c].check)
+                continue;
+            if (!check_companion(r, c, &s, cp[c], poison[k], where, &csc[c]))
+                cp[c] = NULL;
+            if (r->verdict || r->werr.code != KEVO_OK)
+                goto done;
+        }
     }
     if (add_check(shape, &s, &sc) != KEVO_OK)
         kevo__error_set(&r->werr, KEVO_ENOMEM, "out of memory");
     if (r->verdict || r->werr.code != KEVO_OK)
         goto done;
+    for (size_t c = 0; c < nc; c++) {
+        if (!cshape[c])
+            continue;
+        if ((q->comp[c].check &&
+             add_check(cshape[c], &s, &csc[c]) != KEVO_OK) ||
+            json_object_set_new(cshape[c], "checked",
+                                json_boolean(q->comp[c].check)) ||
+            json_object_set_new(cshape[c], "correct", json_boolean(cp[c])))
+            kevo__error_set(&r->werr, KEVO_ENOMEM, "out of memory");
+    }
     json_object_set_new(shape, "correct", json_true());
-    measure(r, &s, &cand, &ref, shape);
+    measure(r, &s, &cand, cp, cshape, &ref, shape);
 done:
     if (shape && json_array_append_new(r->shapes, shape))
         kevo__error_set(&r->werr, KEVO_ENOMEM, "out of memory");
+    /* A companion's shape counts only where it was judged: not where the
+     * candidate failed first. */
+    for (size_t c = 0; cshape && c < nc; c++) {
+        if (cshape[c] && !json_object_get(cshape[c], "correct"))
+            json_decref(cshape[c]);
+        else if (cshape[c] &&
+                 json_array_append_new(r->comp[c].shapes, cshape[c]))
+            kevo__error_set(&r->werr, KEVO_ENOMEM, "out of memory");
+    }
     if (!r->fatal) {
+        for (size_t c = 0; cplan && c < nc; c++)
+            kevo__plan_free(g, &cplan[c]);
         kevo__plan_free(g, &ref);
         kevo__plan_free(g, &cand);
         kevo__shape_free(g, &s);
     }
+    free(cplan);
+    free(cp);
+    free(cshape);
+    free(csc);
 }
 
 /* ---- the result -------------------------------------------------------- */
+
+/* [{"verdict", "reason", "failed_shape", "kernels", "shapes"}, ...]: what
+ * each companion got, its shapes as the candidate's. */
+static json_t *companions_json(const eval_run *r)
+{
+    json_t *arr = json_array();
+    for (size_t k = 0; arr && k < r->req->ncomp; k++) {
+        const companion *c = &r->comp[k];
+        json_t *o = json_pack("{s:s, s:O, s:O}", "verdict",
+                              c->verdict ? c->verdict : "ok", "kernels",
+                              c->kernels ? c->kernels : json_array(), "shapes",
+                              c->shapes);
+        if (o && c->verdict &&
+            (json_object_set_new(o, "reason", json_string(c->reason)) ||
+             (c->failed_shape >= 0 &&
+              json_object_set_new(o, "failed_shape",
+                                  json_integer(c->failed_shape))))) {
+            json_decref(o);
+            o = NULL;
+        }
+        if (!o || json_array_append_new(arr, o)) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
 
 static json_t *result_json(const eval_run *r, double total)
 {
@@ -636,13 +654,54 @@ static json_t *result_json(const eval_run *r, double total)
         json_decref(msg);
         msg = NULL;
     }
+    if (msg && r->req->ncomp > 0) {
+        json_t *arr = companions_json(r);
+        if (!arr || json_object_set_new(msg, "companions", arr)) {
+            json_decref(msg);
+            msg = NULL;
+        }
+    }
     return msg;
+}
+
+/* Loads companion k; one that does not load gets its verdict (a fault
+ * ends the evaluation). */
+static void load_companion(eval_run *r, size_t k)
+{
+    const kevo__companion_req *q = &r->req->comp[k];
+    companion *c = &r->comp[k];
+    kevo_error e = KEVO__ERROR_INIT;
+    kevo_jpath path;
+    kevo__jpath_init(&path);
+    if (kevo__candidate_from_json(q->candidate, "a companion", &path, &c->cand,
+                                  &e) != KEVO_OK) {
+        kevo__error_wrap(&r->werr, &e, "companion %zu", k);
+        return;
+    }
+    if (strstr(kevo_candidate_source(c->cand), "kevo_internal_")) {
+        companion_fail(c, "rejected", -1,
+                       "the source uses the name prefix kevo_internal_, "
+                       "which is reserved for the worker's own kernels");
+        return;
+    }
+    if (kevo__program_load(r->g, c->cand, q->cubin, q->size, q->kernels,
+                           &c->prog, &e) != KEVO_OK) {
+        if (kevo__gpu_fatal(&e)) {
+            r->fatal = true;
+            set_verdict(r, "fault", -1, "companion %zu: %s", k, e.text);
+            return;
+        }
+        companion_fail(c, e.code == KEVO_ENOENT ? "rejected" : "launch_error",
+                       -1, "%s", e.text);
+        return;
+    }
+    c->loaded = true;
 }
 
 int kevo__gpu_eval(kevo__gpu *g, kevo__gpu_cache *cache, const kevo__frame *f,
                    int out_fd)
 {
-    eval_req req;
+    kevo__eval_req req;
     eval_run r;
     kevo_error e = KEVO__ERROR_INIT;
     kevo_jpath path;
@@ -658,12 +717,21 @@ int kevo__gpu_eval(kevo__gpu *g, kevo__gpu_cache *cache, const kevo__frame *f,
     r.shapes = json_array();
     if (!r.shapes)
         kevo__error_set(&r.werr, KEVO_ENOMEM, "out of memory");
-    if (parse_request(f, &req, &r.werr) != KEVO_OK) {
+    if (kevo__eval_req_parse(f, &req, &r.werr) != KEVO_OK ||
+        !(r.comp = calloc(req.ncomp ? req.ncomp : 1, sizeof(*r.comp)))) {
+        if (r.werr.code == KEVO_OK)
+            kevo__error_set(&r.werr, KEVO_ENOMEM, "out of memory");
         json_t *reply = json_pack("{s:s, s:O?, s:b, s:s}", "op", "result", "id",
                                   json_object_get(f->json, "id"), "ok", 0,
                                   "error", r.werr.text);
         json_decref(r.shapes);
+        free(req.comp);
         return kevo__gpu_send(out_fd, reply) == KEVO_OK ? 0 : 1;
+    }
+    for (size_t k = 0; k < req.ncomp; k++) {
+        r.comp[k].failed_shape = -1;
+        if (!(r.comp[k].shapes = json_array()))
+            kevo__error_set(&r.werr, KEVO_ENOMEM, "out of memory");
     }
     t0 = kevo__seconds_now();
     if (use_task(g, cache, &req, &e) != KEVO_OK) {
@@ -694,8 +762,12 @@ int kevo__gpu_eval(kevo__gpu *g, kevo__gpu_cache *cache, const kevo__frame *f,
         }
         goto reply;
     }
+    for (size_t k = 0; k < req.ncomp && !r.verdict; k++)
+        load_companion(&r, k);
     r.t_transfer += kevo__seconds_now() - t;
-    for (size_t i = 0; i < kevo_task_shape_count(cache->task, req.set); i++) {
+    for (size_t i = 0; r.werr.code == KEVO_OK &&
+                       i < kevo_task_shape_count(cache->task, req.set);
+         i++) {
         eval_shape(&r, i);
         if (r.verdict || r.werr.code != KEVO_OK)
             break;
@@ -705,8 +777,19 @@ reply:;
     json_decref(r.shapes);
     json_decref(r.kernels);
     int status = kevo__gpu_send(out_fd, reply) == KEVO_OK ? 0 : 1;
+    for (size_t k = 0; k < req.ncomp; k++) {
+        json_decref(r.comp[k].shapes);
+        json_decref(r.comp[k].kernels);
+    }
     if (r.fatal)
         return 4;
+    for (size_t k = 0; k < req.ncomp; k++) {
+        if (r.comp[k].loaded)
+            kevo__program_unload(&r.comp[k].prog);
+        kevo_candidate_free(r.comp[k].cand);
+    }
+    free(r.comp);
+    free(req.comp);
     kevo__program_unload(&r.prog);
     kevo_candidate_free(r.cand);
     return status;

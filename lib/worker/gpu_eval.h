@@ -25,12 +25,62 @@
  * request the worker cannot serve (malformed, a task that does not load, a
  * reference that does not run, device memory the shapes do not fit) gets
  * {"op":"result","id":N,"ok":false,"error":"..."}.
+ *
+ * Companions: the request may add "companions":[{"candidate":{...},
+ * "cubin_bytes":N,"kernels":{...},"check":bool,"shapes":[i,...]}], whose
+ * cubins follow the candidate's in the payload, in order. At each shape
+ * where the candidate is correct, a companion that runs there ("shapes"
+ * lists the indices; absent: every shape) is checked on the same inputs
+ * as the candidate (unless "check" is false: its correctness is known)
+ * and then timed together with the candidate and, with time_reference,
+ * the reference: interleaved run by run (kevo__time_plans), so that their
+ * times compare in pairs. A companion's failure is its own: it leaves the
+ * shapes after it out. The reply adds "companions":[{"verdict","reason",
+ * "failed_shape","kernels","shapes":[...]}] in the request's order, each
+ * shape as the candidate's ("checked" false where it was not checked).
  */
 #ifndef KEVO_WORKER_GPU_EVAL_H
 #define KEVO_WORKER_GPU_EVAL_H
 
 #include "gpu.h"
 #include "ipc.h"
+
+/* A companion as the message gives it. */
+typedef struct kevo__companion_req {
+    const json_t *candidate;
+    const unsigned char *cubin;
+    size_t size;
+    const json_t *kernels; /* lowered names, or NULL */
+    bool check;            /* checked for correctness like the candidate */
+    const json_t *shapes;  /* the shape indices to run it at, or NULL: all */
+} kevo__companion_req;
+
+/* What the message asks. */
+typedef struct kevo__eval_req {
+    json_t *id;
+    const char *task_key;
+    const json_t *task;
+    const json_t *candidate;
+    kevo_shape_set set;
+    uint64_t seeds[2];
+    const unsigned char *ref_cubin, *cand_cubin;
+    size_t ref_size, cand_size;
+    const json_t *ref_kernels, *cand_kernels; /* lowered names, or NULL */
+    kevo__timing_config timing;
+    bool profile;
+    bool time_reference;       /* time the reference at each shape too */
+    kevo__companion_req *comp; /* owned */
+    size_t ncomp;
+} kevo__eval_req;
+
+/*
+ * kevo__eval_req_parse: reads an "eval" frame into *r, whose pointers then
+ * point into the frame (r->comp is the caller's to free, also on failure).
+ * Errors: KEVO_EFORMAT naming the field ("eval message: \"seeds\" must be
+ * two integers"), KEVO_ENOMEM. (gpu_eval_request.c)
+ */
+kevo_status kevo__eval_req_parse(const kevo__frame *f, kevo__eval_req *r,
+                                 kevo_error *err);
 
 /* The task of the last evaluation, kept for the next: its key, the loaded
  * task, the reference's cubin and the loaded reference. */

@@ -193,11 +193,12 @@ void kevo__times_stats(double *samples, size_t n, kevo__times *out)
 
 /* Per repetition r (its kernels start after mark[r - 1], mark[-1] being
  * base, and no later than mark[r]), first start to last end of the
- * candidate's kernels into t[r] (seconds). Returns the most kernels seen
- * in one repetition, and in *all whether CUPTI saw every repetition (when
- * it did not, t is partly written). */
+ * candidate's kernels into t[r] (seconds) and their number into cnt[r].
+ * Returns the most kernels seen in one repetition, and in *all whether
+ * CUPTI saw every repetition (when it did not, t and cnt are partly
+ * written). */
 static size_t from_records(uint64_t base, const uint64_t *mark, size_t reps,
-                           double *t, bool *all)
+                           double *t, size_t *cnt, bool *all)
 {
     uint64_t *first = calloc(reps + 1, sizeof(*first));
     uint64_t *last = calloc(reps + 1, sizeof(*last));
@@ -234,6 +235,7 @@ static size_t from_records(uint64_t base, const uint64_t *mark, size_t reps,
             continue;
         }
         t[r] = 1e-9 * (double)(last[r] - first[r]);
+        cnt[r] = count[r];
         most = count[r] > most ? count[r] : most;
     }
 done:
@@ -312,19 +314,18 @@ static int cmp_krec(const void *a, const void *b)
            (x->kind == KEVO__KREC_INTERNAL_FLUSH);
 }
 
-/* A batch of b repetitions from the records of kernels that started at or
- * after base: first start to last end of each one's candidate kernels into
- * t[0..b) (seconds), the most kernels of one into *most. False when a
- * record was lost, a flush record is missing or a repetition has no
- * kernels (t is then partly written). */
-static bool batch_from_records(uint64_t base, size_t b, double *t, size_t *most)
+/* A batch of b runs from the records of kernels that started at or after
+ * base: first start to last end of each one's candidate kernels into
+ * t[0..b) (seconds) and their number into cnt[0..b). False when a record
+ * was lost, a flush record is missing or a run has no kernels (t is then
+ * partly written). */
+static bool batch_from_records(uint64_t base, size_t b, double *t, size_t *cnt)
 {
     krec *sorted = NULL;
     uint64_t *first = calloc(b, sizeof(*first));
     uint64_t *last = calloc(b, sizeof(*last));
-    size_t *count = calloc(b, sizeof(*count)), m = 0;
+    size_t m = 0;
     bool all = false;
-    *most = 0;
     pthread_mutex_lock(&lock);
     if (!recs_lost && nrecs > 0 &&
         (sorted = malloc(nrecs * sizeof(*sorted))) != NULL)
@@ -332,56 +333,87 @@ static bool batch_from_records(uint64_t base, size_t b, double *t, size_t *most)
             if (recs[i].start >= base)
                 sorted[m++] = recs[i];
     pthread_mutex_unlock(&lock);
-    if (!sorted || !first || !last || !count)
+    if (!sorted || !first || !last)
         goto done;
     qsort(sorted, m, sizeof(*sorted), cmp_krec);
-    all = kevo__split_reps(sorted, m, b, first, last, count) == b;
+    all = kevo__split_reps(sorted, m, b, first, last, cnt) == b;
     for (size_t r = 0; all && r < b; r++) {
-        if (count[r] == 0 || last[r] < first[r]) {
+        if (cnt[r] == 0 || last[r] < first[r]) {
             all = false;
             break;
         }
         t[r] = 1e-9 * (double)(last[r] - first[r]);
-        *most = count[r] > *most ? count[r] : *most;
     }
 done:
     free(sorted);
     free(first);
     free(last);
-    free(count);
     return all;
 }
 
-/* Timing with the L2 flush: batches of repetitions, one host wait each.
- * est: seconds one run took in the warm-ups (0: not known). */
-static kevo_status time_batches(kevo__gpu *g, const kevo__plan *plan,
-                                const kevo__timing_config *cfg, double t0,
-                                double est, size_t min_reps, size_t max_reps,
-                                kevo__times *out, kevo_error *err)
+/* A plan's first reps samples, src, into out: the samples and their
+ * statistics (stats is room for reps values). */
+static void take_samples(kevo__times *out, const double *src, size_t reps,
+                         double *stats)
+{
+    memcpy(out->samples, src, reps * sizeof(*out->samples));
+    memcpy(stats, src, reps * sizeof(*stats));
+    kevo__times_stats(stats, reps, out);
+}
+
+/* True when every plan's median is known to the target, or the cap is
+ * reached. */
+static bool enough(const kevo__times *out, size_t n, size_t reps,
+                   size_t min_reps, const kevo__timing_config *cfg, double t0)
+{
+    if (1e3 * (kevo__seconds_now() - t0) >= cfg->cap_ms * (double)n)
+        return true;
+    if (reps < min_reps)
+        return false;
+    for (size_t k = 0; k < n; k++) {
+        if (!(out[k].spread <= cfg->target_spread))
+            return false;
+    }
+    return true;
+}
+
+/* Timing with the L2 flush: batches of rounds, a round being one run of
+ * each plan in turn, with one host wait per batch. est: seconds one round
+ * took in the warm-ups (0: not known). */
+static kevo_status time_batches(kevo__gpu *g, const kevo__plan *const *plans,
+                                size_t n, const kevo__timing_config *cfg,
+                                double t0, double est, size_t min_reps,
+                                size_t max_reps, kevo__times *out,
+                                kevo_error *err)
 {
     size_t ring = min_reps > BATCH ? min_reps : BATCH;
     ring = ring < max_reps ? ring : max_reps;
-    CUevent *ev = calloc(2 * ring, sizeof(*ev));
-    double *event_t = calloc(max_reps, sizeof(*event_t));
-    double *cupti_t = calloc(max_reps, sizeof(*cupti_t));
+    size_t slots = ring * n;
+    CUevent *ev = calloc(2 * slots, sizeof(*ev));
+    double *event_t = calloc(max_reps * n, sizeof(*event_t));
+    double *cupti_t = calloc(max_reps * n, sizeof(*cupti_t));
     double *stats = calloc(max_reps, sizeof(*stats));
+    double *bt = calloc(slots, sizeof(*bt));
+    size_t *cnt = calloc(slots, sizeof(*cnt));
+    size_t *most = calloc(n, sizeof(*most));
     bool cupti = g->cupti;
-    size_t reps = 0, most = 0;
+    size_t reps = 0;
     kevo_status rc = KEVO_OK;
 
-    if (!ev || !event_t || !cupti_t || !stats) {
+    if (!ev || !event_t || !cupti_t || !stats || !bt || !cnt || !most) {
         rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         goto done;
     }
-    for (size_t i = 0; rc == KEVO_OK && i < 2 * ring; i++)
+    for (size_t i = 0; rc == KEVO_OK && i < 2 * slots; i++)
         rc = kevo__cu_check(kevo__cu.cuEventCreate(&ev[i], CU_EVENT_DEFAULT),
                             "cuEventCreate", err);
     while (rc == KEVO_OK && reps < max_reps) {
         size_t b = reps < min_reps ? min_reps - reps : BATCH;
         b = b < max_reps - reps ? b : max_reps - reps;
         b = b < ring ? b : ring;
-        /* Near the cap, only the runs that fit (at least one). */
-        double left = 1e-3 * cfg->cap_ms - (kevo__seconds_now() - t0);
+        /* Near the cap, only the rounds that fit (at least one). */
+        double left =
+            1e-3 * cfg->cap_ms * (double)n - (kevo__seconds_now() - t0);
         if (est > 0.0 && (double)b * est > left)
             b = left > est ? (size_t)(left / est) : 1;
         uint64_t base = 0;
@@ -391,66 +423,79 @@ static kevo_status time_batches(kevo__gpu *g, const kevo__plan *plan,
                     kevo__cupti.cuptiGetTimestamp(&base) == CUPTI_SUCCESS;
         }
         double tb = kevo__seconds_now();
-        for (size_t i = 0; rc == KEVO_OK && i < b; i++)
-            rc = one_run(g, plan, true, ev[2 * i], ev[2 * i + 1], err);
+        /* Run i * n + k is plan k's repetition reps + i. */
+        for (size_t i = 0; rc == KEVO_OK && i < b * n; i++)
+            rc = one_run(g, plans[i % n], true, ev[2 * i], ev[2 * i + 1], err);
         if (rc == KEVO_OK)
             rc = kevo__gpu_sync("timed runs", err);
-        for (size_t i = 0; rc == KEVO_OK && i < b; i++) {
+        for (size_t i = 0; rc == KEVO_OK && i < b * n; i++) {
             float ms = 0.0f;
             rc = kevo__cu_check(
                 kevo__cu.cuEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]),
                 "cuEventElapsedTime", err);
-            event_t[reps + i] = 1e-3 * (double)ms;
+            event_t[(i % n) * max_reps + reps + i / n] = 1e-3 * (double)ms;
         }
         if (rc != KEVO_OK)
             break;
         est = (kevo__seconds_now() - tb) / (double)b;
         if (cupti) {
             kevo_error e = KEVO__ERROR_INIT;
-            size_t m = 0;
             cupti = flush_records(&e) == KEVO_OK &&
-                    batch_from_records(base, b, cupti_t + reps, &m);
-            most = m > most ? m : most;
+                    batch_from_records(base, b * n, bt, cnt);
+            for (size_t i = 0; cupti && i < b * n; i++) {
+                size_t k = i % n;
+                cupti_t[k * max_reps + reps + i / n] = bt[i];
+                most[k] = cnt[i] > most[k] ? cnt[i] : most[k];
+            }
         }
         reps += b;
         /* CUPTI for every repetition or events for every one, never a mix */
-        out->kernels_per_rep = cupti ? most : plan->prog->nlaunches;
-        memcpy(out->samples, cupti ? cupti_t : event_t,
-               reps * sizeof(*out->samples));
-        memcpy(stats, out->samples, reps * sizeof(*stats));
-        kevo__times_stats(stats, reps, out);
-        bool capped = 1e3 * (kevo__seconds_now() - t0) >= cfg->cap_ms;
-        if (capped || (reps >= min_reps && out->spread <= cfg->target_spread))
+        for (size_t k = 0; k < n; k++) {
+            out[k].kernels_per_rep =
+                cupti ? most[k] : plans[k]->prog->nlaunches;
+            take_samples(&out[k], (cupti ? cupti_t : event_t) + k * max_reps,
+                         reps, stats);
+        }
+        if (enough(out, n, reps, min_reps, cfg, t0))
             break;
     }
-    out->timer = cupti ? "cupti" : "events";
+    for (size_t k = 0; k < n; k++)
+        out[k].timer = cupti ? "cupti" : "events";
 done:
-    for (size_t i = 0; ev && i < 2 * ring; i++)
+    for (size_t i = 0; ev && i < 2 * slots; i++)
         if (ev[i])
             kevo__cu.cuEventDestroy(ev[i]);
     free(ev);
     free(event_t);
     free(cupti_t);
     free(stats);
+    free(bt);
+    free(cnt);
+    free(most);
     return rc;
 }
 
-/* Timing without the L2 flush: a host wait after each repetition, CUPTI's
- * clock read then to mark where it ended. */
-static kevo_status time_each(kevo__gpu *g, const kevo__plan *plan,
-                             const kevo__timing_config *cfg, double t0,
-                             size_t min_reps, size_t max_reps, kevo__times *out,
-                             kevo_error *err)
+/* Timing without the L2 flush: rounds of one run of each plan in turn, a
+ * host wait after each run, CUPTI's clock read then to mark where it
+ * ended. */
+static kevo_status time_each(kevo__gpu *g, const kevo__plan *const *plans,
+                             size_t n, const kevo__timing_config *cfg,
+                             double t0, size_t min_reps, size_t max_reps,
+                             kevo__times *out, kevo_error *err)
 {
     CUevent before = NULL, after = NULL;
-    uint64_t base = 0, *mark = calloc(max_reps + 1, sizeof(*mark));
-    double *event_t = calloc(max_reps + 1, sizeof(*event_t));
+    size_t runs = max_reps * n;
+    uint64_t base = 0, *mark = calloc(runs + 1, sizeof(*mark));
+    double *event_t = calloc(runs + 1, sizeof(*event_t));
+    double *rec_t = calloc(runs + 1, sizeof(*rec_t));
+    double *plan_t = calloc(max_reps + 1, sizeof(*plan_t));
     double *stats = calloc(max_reps + 1, sizeof(*stats));
     bool cupti = g->cupti;
-    size_t reps = 0;
+    size_t reps = 0, done_runs = 0;
+    size_t *cnt = calloc(runs + 1, sizeof(*cnt));
     kevo_status rc = KEVO_OK;
 
-    if (!mark || !event_t || !stats) {
+    if (!mark || !event_t || !rec_t || !plan_t || !stats || !cnt) {
         rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         goto done;
     }
@@ -465,50 +510,65 @@ static kevo_status time_each(kevo__gpu *g, const kevo__plan *plan,
                 kevo__cupti.cuptiGetTimestamp(&base) == CUPTI_SUCCESS;
     }
     while (rc == KEVO_OK && reps < max_reps) {
-        float ms = 0.0f;
-        rc = one_run(g, plan, cfg->flush_l2, before, after, err);
-        if (rc == KEVO_OK)
-            rc = kevo__gpu_sync("a timed run", err);
-        if (rc == KEVO_OK)
-            rc = kevo__cu_check(kevo__cu.cuEventElapsedTime(&ms, before, after),
-                                "cuEventElapsedTime", err);
+        /* One round; run i * n + k is plan k's repetition i. */
+        for (size_t k = 0; rc == KEVO_OK && k < n; k++) {
+            float ms = 0.0f;
+            rc = one_run(g, plans[k], cfg->flush_l2, before, after, err);
+            if (rc == KEVO_OK)
+                rc = kevo__gpu_sync("a timed run", err);
+            if (rc == KEVO_OK)
+                rc = kevo__cu_check(
+                    kevo__cu.cuEventElapsedTime(&ms, before, after),
+                    "cuEventElapsedTime", err);
+            if (rc != KEVO_OK)
+                break;
+            if (cupti && kevo__cupti.cuptiGetTimestamp(&mark[done_runs]) !=
+                             CUPTI_SUCCESS)
+                cupti = false;
+            event_t[done_runs++] = 1e-3 * (double)ms;
+        }
         if (rc != KEVO_OK)
             break;
-        if (cupti &&
-            kevo__cupti.cuptiGetTimestamp(&mark[reps]) != CUPTI_SUCCESS)
-            cupti = false;
-        event_t[reps++] = 1e-3 * (double)ms;
-        bool capped = 1e3 * (kevo__seconds_now() - t0) >= cfg->cap_ms;
+        reps++;
+        bool capped =
+            1e3 * (kevo__seconds_now() - t0) >= cfg->cap_ms * (double)n;
         bool look = reps >= min_reps &&
                     ((reps - min_reps) % 10 == 0 || reps == max_reps || capped);
         if (!look && !capped)
             continue;
-        memcpy(out->samples, event_t, reps * sizeof(*event_t));
         bool all = false;
-        out->kernels_per_rep = plan->prog->nlaunches;
+        const double *src = event_t;
         if (cupti) {
             kevo_error e = KEVO__ERROR_INIT;
-            size_t most = 0;
             if (flush_records(&e) == KEVO_OK)
-                most = from_records(base, mark, reps, out->samples, &all);
-            cupti = all;
+                from_records(base, mark, done_runs, rec_t, cnt, &all);
+            cupti = all; /* events for every repetition, never a mix */
             if (all)
-                out->kernels_per_rep = most;
-            else /* events for every repetition, never a mix */
-                memcpy(out->samples, event_t, reps * sizeof(*event_t));
+                src = rec_t;
         }
-        memcpy(stats, out->samples, reps * sizeof(*stats));
-        kevo__times_stats(stats, reps, out);
-        if (capped || (reps >= min_reps && out->spread <= cfg->target_spread))
+        for (size_t k = 0; k < n; k++) {
+            size_t most = 0;
+            for (size_t i = 0; i < reps; i++) {
+                plan_t[i] = src[i * n + k];
+                most = cnt[i * n + k] > most ? cnt[i * n + k] : most;
+            }
+            out[k].kernels_per_rep = cupti ? most : plans[k]->prog->nlaunches;
+            take_samples(&out[k], plan_t, reps, stats);
+        }
+        if (enough(out, n, reps, min_reps, cfg, t0))
             break;
     }
-    if (rc == KEVO_OK && out->reps != reps) {
-        memcpy(out->samples, event_t, reps * sizeof(*event_t));
-        memcpy(stats, out->samples, reps * sizeof(*stats));
-        kevo__times_stats(stats, reps, out);
+    if (rc == KEVO_OK && reps > 0 && out[0].reps != reps) {
+        for (size_t k = 0; k < n; k++) {
+            for (size_t i = 0; i < reps; i++)
+                plan_t[i] = event_t[i * n + k];
+            out[k].kernels_per_rep = plans[k]->prog->nlaunches;
+            take_samples(&out[k], plan_t, reps, stats);
+        }
         cupti = false;
     }
-    out->timer = cupti ? "cupti" : "events";
+    for (size_t k = 0; k < n; k++)
+        out[k].timer = cupti ? "cupti" : "events";
 done:
     if (before)
         kevo__cu.cuEventDestroy(before);
@@ -516,7 +576,51 @@ done:
         kevo__cu.cuEventDestroy(after);
     free(mark);
     free(event_t);
+    free(rec_t);
+    free(plan_t);
     free(stats);
+    free(cnt);
+    return rc;
+}
+
+kevo_status kevo__time_plans(kevo__gpu *g, const kevo__plan *const *plans,
+                             size_t n, const kevo__timing_config *cfg,
+                             kevo__times *out, kevo_error *err)
+{
+    size_t max_reps = cfg->max_reps > 0 ? (size_t)cfg->max_reps : 1;
+    size_t min_reps = cfg->min_reps > 0 ? (size_t)cfg->min_reps : 1;
+    double t0 = kevo__seconds_now(), est = 0.0;
+    kevo_status rc = KEVO_OK;
+
+    memset(out, 0, n * sizeof(*out));
+    for (size_t k = 0; k < n && rc == KEVO_OK; k++) {
+        out[k].samples = calloc(max_reps + 1, sizeof(*out[k].samples));
+        if (!out[k].samples)
+            rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    }
+    /* Warm-ups: untimed, back to back, one host wait. */
+    for (int w = 0; rc == KEVO_OK && w < cfg->warmup; w++)
+        for (size_t k = 0; rc == KEVO_OK && k < n; k++)
+            rc = one_run(g, plans[k], cfg->flush_l2, NULL, NULL, err);
+    if (rc == KEVO_OK && cfg->warmup > 0) {
+        rc = kevo__gpu_sync("the warm-up runs", err);
+        est = (kevo__seconds_now() - t0) / (double)cfg->warmup;
+    }
+    if (rc == KEVO_OK)
+        rc = cfg->flush_l2 ? time_batches(g, plans, n, cfg, t0, est, min_reps,
+                                          max_reps, out, err)
+                           : time_each(g, plans, n, cfg, t0, min_reps, max_reps,
+                                       out, err);
+    if (g->cupti && !kevo__cu_sticky(kevo__cu_error_of(err))) {
+        kevo_error e = KEVO__ERROR_INIT;
+        arm_records(false, &e);
+    }
+    if (rc != KEVO_OK) {
+        for (size_t k = 0; k < n; k++) {
+            free(out[k].samples);
+            out[k].samples = NULL;
+        }
+    }
     return rc;
 }
 
@@ -524,37 +628,5 @@ kevo_status kevo__time_plan(kevo__gpu *g, const kevo__plan *plan,
                             const kevo__timing_config *cfg, kevo__times *out,
                             kevo_error *err)
 {
-    size_t max_reps = cfg->max_reps > 0 ? (size_t)cfg->max_reps : 1;
-    size_t min_reps = cfg->min_reps > 0 ? (size_t)cfg->min_reps : 1;
-    double t0 = kevo__seconds_now(), est = 0.0;
-    kevo_status rc = KEVO_OK;
-
-    memset(out, 0, sizeof(*out));
-    out->samples = calloc(max_reps + 1, sizeof(*out->samples));
-    if (!out->samples) {
-        rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-        goto done;
-    }
-    /* Warm-ups: untimed, back to back, one host wait. */
-    for (int w = 0; rc == KEVO_OK && w < cfg->warmup; w++)
-        rc = one_run(g, plan, cfg->flush_l2, NULL, NULL, err);
-    if (rc == KEVO_OK && cfg->warmup > 0) {
-        rc = kevo__gpu_sync("the warm-up runs", err);
-        est = (kevo__seconds_now() - t0) / (double)cfg->warmup;
-    }
-    if (rc == KEVO_OK)
-        rc = cfg->flush_l2
-                 ? time_batches(g, plan, cfg, t0, est, min_reps, max_reps, out,
-                                err)
-                 : time_each(g, plan, cfg, t0, min_reps, max_reps, out, err);
-done:
-    if (g->cupti && !kevo__cu_sticky(kevo__cu_error_of(err))) {
-        kevo_error e = KEVO__ERROR_INIT;
-        arm_records(false, &e);
-    }
-    if (rc != KEVO_OK) {
-        free(out->samples);
-        out->samples = NULL;
-    }
-    return rc;
+    return kevo__time_plans(g, &plan, 1, cfg, out, err);
 }

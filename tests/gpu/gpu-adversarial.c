@@ -150,21 +150,46 @@ static void check_entry(kevo_evaluator *ev, const entry *e, bool gpu)
     kevo_task_free(task);
 }
 
-/* The shape-specialised kernel passes training and fails the gate. */
+/* Shape-specialised kernels pass training and fail the gate, which names
+ * the held-out shape: one wrong at the held-out sizes, one right only at
+ * the training sizes, one fast only there. */
 static void check_gate(kevo_evaluator *ev)
 {
+    static const struct {
+        const char *file, *why;
+    } cases[] = {
+        {"heldout_wrong.cu", "held-out shape 0 (n=1000003) fails: wrong"},
+        {"trainsize_only.cu", "held-out shape 0 (n=1000003) fails: wrong"},
+        {"trainsize_fastpath.cu", "held-out n=1000003: "},
+    };
     kevo_task *task = load_task("saxpy");
-    kevo_candidate *cand = load_kernel(task, "heldout_wrong.cu");
-    kevo_eval_result *train = NULL, *held = NULL;
-    kevo_evaluator_evaluate(ev, task, cand, 0, &train, NULL);
-    kevo_evaluator_evaluate(ev, task, cand, KEVO_EVAL_HELD_OUT, &held, NULL);
-    char why[256] = "";
-    ok(train && held && !kevo_gate_check(train, held, 0.7, why, sizeof why),
-       "heldout_wrong.cu: the held-out gate fails it");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kevo_candidate *cand = load_kernel(task, cases[i].file);
+        kevo_eval_result *train = NULL, *held = NULL;
+        kevo_evaluator_evaluate(ev, task, cand, 0, &train, NULL);
+        kevo_evaluator_evaluate(
+            ev, task, cand, KEVO_EVAL_HELD_OUT | KEVO_EVAL_PAIRED, &held, NULL);
+        char why[2048] = "";
+        ok(train && kevo_eval_result_verdict(train) == KEVO_VERDICT_OK,
+           "%s: correct on the training shapes", cases[i].file);
+        ok(held && !kevo_evaluator_gate_check(ev, held, why, sizeof why),
+           "%s: the held-out gate fails it", cases[i].file);
+        ok(strncmp(why, cases[i].why, strlen(cases[i].why)) == 0,
+           "%s: the gate's reason starts '%s'", cases[i].file, cases[i].why);
+        diag("gate: %s", why);
+        kevo_eval_result_free(train);
+        kevo_eval_result_free(held);
+        kevo_candidate_free(cand);
+    }
+    /* The seed passes against itself. */
+    kevo_eval_result *held = NULL;
+    char why[2048] = "";
+    kevo_evaluator_evaluate(ev, task, kevo_task_seed(task),
+                            KEVO_EVAL_HELD_OUT | KEVO_EVAL_PAIRED, &held, NULL);
+    ok(held && kevo_evaluator_gate_check(ev, held, why, sizeof why),
+       "the seed passes the gate against itself");
     diag("gate: %s", why);
-    kevo_eval_result_free(train);
     kevo_eval_result_free(held);
-    kevo_candidate_free(cand);
     kevo_task_free(task);
 }
 

@@ -4,7 +4,10 @@
  *
  *   1. params on saxpy: 40 evaluations with seed 7 stop on the budget,
  *      after exactly 40; the best fitness is at least the seed's (the
- *      first evaluation); the champion passed the held-out gate; the run
+ *      first evaluation); the finalists (the seed among them) were timed
+ *      again together and the champion is at least as fit as the seed in
+ *      those times; the champion passed the held-out gate, which compared
+ *      it with the seed in pairs at every held-out shape; the run
  *      directory holds events.jsonl with 40 evaluations, summary.json,
  *      best.cu (whose header gives the fitness and the parameters),
  *      best.dispatch.json and report.html.
@@ -273,6 +276,42 @@ static void test_params(void)
         json_object_get(json_object_get(summary, "champion"), "gate");
     ok(json_is_true(json_object_get(gate, "passed")),
        "the champion passed the held-out gate");
+    /* The gate compared it with the seed at each held-out shape, timed in
+     * pairs. */
+    size_t i;
+    json_t *row, *e;
+    json_array_foreach (json_object_get(gate, "shapes"), i, row) {
+        ok(json_is_true(json_object_get(row, "paired")) &&
+               json_is_true(json_object_get(row, "passed")) &&
+               json_is_string(json_object_get(row, "baseline")),
+           "held-out shape %zu: %s against the %s, paired", i,
+           str_of(row, "call"), str_of(row, "baseline"));
+    }
+    ok(json_array_size(json_object_get(gate, "shapes")) ==
+           kevo_task_shape_count(saxpy, KEVO_SHAPES_HELD_OUT),
+       "the gate has a row for every held-out shape");
+    /* The finalists, the seed among them, were timed again together; the
+     * champion is at least as fit as the seed in those paired times. */
+    double seed_again = NAN, champ_again = NAN;
+    json_array_foreach (events, i, e) {
+        if (!is_type(e, "retime"))
+            continue;
+        json_int_t id = json_integer_value(json_object_get(e, "id"));
+        double f = json_number_value(json_object_get(e, "retimed"));
+        if (id == 1)
+            seed_again = f;
+        if (champ && (uint64_t)id == kevo_candidate_id(champ))
+            champ_again = f;
+    }
+    ok(count_type(events, "retime") >= 2 && seed_again > 0,
+       "%zu finalists timed again, the seed among them (%.3f)",
+       count_type(events, "retime"), seed_again);
+    ok(champ_again >= seed_again,
+       "the champion, timed beside the seed, is at least as fit (%.3f >= "
+       "%.3f)",
+       champ_again, seed_again);
+    is_double(champ_fitness, champ_again, 1e-12,
+              "the champion's fitness is the one timed again");
     is_str(str_of(summary, "state"), "finished", "summary: finished");
     is_int(json_integer_value(json_object_get(summary, "evaluations")), 40,
            "summary: 40 evaluations");
