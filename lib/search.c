@@ -62,8 +62,11 @@ void kevo__search_job_clear(kevo__search_job *job)
 {
     kevo_candidate_free(job->cand);
     kevo_eval_result_free(job->result);
+    free(job->fail_kind);
+    free(job->fail_diagnostic);
     job->cand = NULL;
     job->result = NULL;
+    job->fail_kind = job->fail_diagnostic = NULL;
 }
 
 void kevo_search_free(kevo_search *s)
@@ -103,6 +106,8 @@ void kevo_search_free(kevo_search *s)
         free(s->notes[i].json);
     free(s->notes);
     kevo__search_tune_free(s);
+    kevo__search_repair_free(s);
+    kevo__search_validity_free(s);
     free(s->dispatch);
     free(s);
 }
@@ -505,8 +510,13 @@ static kevo_status judge_ready(kevo_search *s, kevo_error *err)
             if (nd > KEVO_ARRAY_SIZE(desc))
                 return kevo__error_set(err, KEVO_ELIMIT,
                                        "too many behaviour dimensions");
+            s->scoring = true;
             rc = s->score(s->task, job->cand, &fitness, desc, s->score_user,
                           err);
+            s->scoring = false;
+            job->fail_kind = s->score_kind; /* kevo_search_fail_candidate() */
+            job->fail_diagnostic = s->score_diagnostic;
+            s->score_kind = s->score_diagnostic = NULL;
             if (rc == KEVO_OK && (!isfinite(fitness) || fitness < 0))
                 rc = kevo__error_set(
                     err, KEVO_ERANGE,
@@ -777,6 +787,11 @@ kevo_status kevo_search_get_stats(const kevo_search *s, kevo_search_stats *st)
             : 0;
     kevo_operator_host_usage(s->host, &st->input_tokens, &st->output_tokens,
                              &st->cost);
+    kevo__validity v;
+    kevo__search_validity_total(s, &v);
+    st->proposals = v.proposals;
+    st->valid = v.valid;
+    st->repairs = v.repairs;
     st->seconds_left = NAN;
     if (s->opt[KEVO_SEARCH_MAX_SECONDS] > 0) {
         double left = (double)s->opt[KEVO_SEARCH_MAX_SECONDS] - st->elapsed;

@@ -32,8 +32,8 @@ size_t kevo__search_child_requests(const kevo_search *s)
     return n;
 }
 
-static kevo_status add_req(kevo_search *s, const kevo__search_req *r,
-                           kevo_error *err)
+kevo_status kevo__search_add_req(kevo_search *s, const kevo__search_req *r,
+                                 kevo_error *err)
 {
     if (s->nreqs == s->creqs) {
         size_t c = s->creqs ? 2 * s->creqs : 16;
@@ -204,7 +204,12 @@ kevo_status kevo__search_request(kevo_search *s, bool *sent, kevo_error *err)
             kevo__search_note_get(s, kevo_candidate_id(insp[m].candidate));
         m++;
     }
+    kevo_operator_failure failures[8];
+    size_t nfailures = kevo__search_failures_of(s, r.parent_id, failures,
+                                                KEVO_ARRAY_SIZE(failures));
     kevo_operator_request req = {
+        .failures = nfailures ? failures : NULL,
+        .n_failures = nfailures,
         .size = sizeof req,
         .parent = parent,
         .parent_summary_json = kevo__search_note_get(s, r.parent_id),
@@ -223,7 +228,7 @@ kevo_status kevo__search_request(kevo_search *s, bool *sent, kevo_error *err)
     s->requests++;
     o->requests++;
     *sent = true;
-    return add_req(s, &r, err);
+    return kevo__search_add_req(s, &r, err);
 }
 
 /* Sends a prompt for revision when the pool says one is due. */
@@ -263,6 +268,9 @@ kevo_status kevo__search_revise(kevo_search *s, kevo_error *err)
         .best_summary_json = kevo__search_note_get(s, rec.best_child),
         .worst_source = worst ? kevo_candidate_source(worst) : NULL,
         .worst_summary_json = kevo__search_note_get(s, rec.worst_child)};
+    kevo_operator_failure kinds[KEVO_PROMPT_FAILURE_KINDS_MAX],
+        failed[KEVO_PROMPT_FAILED_CHILDREN];
+    kevo__search_revision_failures(s, pid, &rev, kinds, failed);
     kevo__search_req r = {.op = opi,
                           .prompt = (int64_t)pid,
                           .revision = true,
@@ -273,7 +281,7 @@ kevo_status kevo__search_revise(kevo_search *s, kevo_error *err)
     if (rc != KEVO_OK)
         return rc;
     s->ops[opi].revisions++;
-    return add_req(s, &r, err);
+    return kevo__search_add_req(s, &r, err);
 }
 
 /* ---- operator results ---------------------------------------------------- */
@@ -344,11 +352,15 @@ static kevo_status take_children(kevo_search *s, const kevo__search_req *r,
                 return rc;
             }
         }
-        kevo__search_job proto = {.op = r->op,
-                                  .island = r->island,
-                                  .parent_cell = r->parent_cell,
-                                  .parent_id = r->parent_id,
-                                  .parent_fitness = r->parent_fitness};
+        kevo__search_job proto = {
+            .op = r->op,
+            .island = r->island,
+            .parent_cell = r->parent_cell,
+            .parent_id = r->parent_id,
+            .parent_fitness = r->parent_fitness,
+            .request = r->id,
+            .attempt = kevo_operator_result_child_attempt(res, i),
+            .turn = r->turn};
         s->submitted++;
         o->children++;
         taken++;
@@ -357,18 +369,28 @@ static kevo_status take_children(kevo_search *s, const kevo__search_req *r,
         if (rc != KEVO_OK)
             return rc;
     }
+    kevo_status rc = kevo__search_take_refused(s, r, res, err);
+    if (rc != KEVO_OK)
+        return rc;
     size_t nfail = kevo_operator_result_failure_count(res);
     bool exhausted = false;
     for (size_t i = 0; i < nfail; i++) {
         const char *kind = kevo_operator_result_failure_kind(res, i);
         const char *why = kevo_operator_result_failure_reason(res, i);
         exhausted = exhausted || strcmp(kind, KEVO_FAIL_EXHAUSTED) == 0;
+        /* Replies without a kernel tell of the prompt, too. */
+        if (r->prompt >= 0 && (strcmp(kind, KEVO_FAIL_NO_CODE) == 0 ||
+                               strcmp(kind, KEVO_FAIL_EDIT) == 0))
+            kevo_promptpool_credit_failure(s->pool, (uint64_t)r->prompt, kind,
+                                           0, why, NULL);
         json_t *f = json_pack("{s:s, s:s, s:s}", "operator", opname, "kind",
                               kind, "reason", why ? why : "");
         json_object_set_new(f, "prompt",
                             r->prompt >= 0 ? json_integer(r->prompt)
                                            : json_null());
-        kevo_status rc = kevo__search_log(s, "failure", f, err);
+        if (r->turn > 0)
+            json_object_set_new(f, "repair", json_integer(r->turn));
+        rc = kevo__search_log(s, "failure", f, err);
         if (rc != KEVO_OK)
             return rc;
         kevo_search_event ev = {.size = sizeof ev,
@@ -377,13 +399,14 @@ static kevo_status take_children(kevo_search *s, const kevo__search_req *r,
                                 .text = why};
         kevo__search_emit(s, &ev);
     }
-    if (taken == 0) {
+    /* A repair that gave nothing: its failed child was credited already. */
+    if (taken == 0 && r->turn == 0) {
         o->failures++;
         if (r->prompt >= 0)
             kevo_promptpool_credit(s->pool, (uint64_t)r->prompt, 0, NAN, 0,
                                    NULL);
         s->exhausted_run = exhausted ? s->exhausted_run + 1 : 0;
-    } else {
+    } else if (taken > 0) {
         s->exhausted_run = 0;
     }
     return KEVO_OK;

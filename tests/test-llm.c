@@ -1443,7 +1443,7 @@ static void test_revision_loop(void)
         bail_out("host: %s", err.text);
     kevo_operator *op = make_op("llm_rev", "", 10, 2);
     ok(kevo_operator_can_revise(op), "the llm operator revises prompts");
-    is_str(kevo_operator_plugin(op)->version, "1.1", "its version");
+    is_str(kevo_operator_plugin(op)->version, "1.2", "its version");
 
     /* A pool of the shipped seed prompts. */
     kevo_promptpool *pool = NULL;

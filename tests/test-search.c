@@ -773,6 +773,67 @@ static void test_second_parent(void)
     kevo_task_free(task);
 }
 
+/* A scorer that fails every child with BLOCK=64, saying why. */
+typedef struct failing {
+    scorer base;
+    kevo_search *search;
+    unsigned failed;
+} failing;
+
+static kevo_status score_failing(const kevo_task *task, const kevo_candidate *c,
+                                 double *fitness, double *desc, void *user,
+                                 kevo_error *err)
+{
+    failing *f = user;
+    kevo_status rc = score(task, c, fitness, desc, &f->base, err);
+    if (rc == KEVO_OK && param(c, "BLOCK") == 64) {
+        f->failed++;
+        rc = kevo_search_fail_candidate(
+            f->search, "wrong", "shape 0 (n=1000): z[999] = 0, want 1", err);
+    }
+    return rc;
+}
+
+/* An operator that cannot repair: its failed children are counted, credited
+ * and never sent back. */
+static void test_validity(void)
+{
+    kevo_task *task = load_task("saxpy");
+    failing f = {0};
+    trace tr = {0};
+    kevo_search *s = make_search(task, &f.base, &tr, 4, 30);
+    f.search = s;
+    kevo_search_set_score_fn(s, score_failing, &f, NULL);
+    char *dir = temp_dir();
+    kevo_error e = KEVO__ERROR_INIT;
+    kevo_search_open_run(s, dir, 0, NULL, &e);
+    e = (kevo_error)KEVO__ERROR_INIT;
+    is_int(kevo_search_fail_candidate(s, "Not A Kind", "d", &e), KEVO_EINVAL,
+           "a kind that is not [a-z0-9_] is refused");
+    is_int(kevo_search_run(s, &e), KEVO_OK, "a search with failing children");
+    kevo_search_stats st = {.size = sizeof st};
+    kevo_search_get_stats(s, &st);
+    ok(f.failed > 0, "some children failed (%u)", f.failed);
+    is_uint(st.proposals, st.evaluations - 1,
+            "every child but the seed is a proposal");
+    is_uint(st.valid, st.proposals - f.failed, "the failed ones are invalid");
+    is_uint(st.repairs, 0, "params does not repair: no repair was sent");
+    is_uint(count_events(dir, "repair"), 0, "and none was logged");
+    json_t *sum = load_json(dir, "summary.json");
+    json_t *op = json_array_get(json_object_get(sum, "operators"), 0);
+    is_int(json_integer_value(json_object_get(op, "proposals")),
+           (int)st.proposals, "summary: the operator's proposals");
+    is_double(json_number_value(json_object_get(op, "validity")),
+              (double)st.valid / (double)st.proposals, 1e-5,
+              "summary: its validity");
+    json_decref(sum);
+    kevo_search_free(s);
+    remove_tree(dir);
+    free(dir);
+    kevo__buf_free(&tr.ids);
+    kevo_task_free(task);
+}
+
 int main(void)
 {
     const char *b = getenv("KEVO_BUILDDIR");
@@ -787,5 +848,6 @@ int main(void)
     test_stops();
     test_kill_and_resume();
     test_second_parent();
+    test_validity();
     return done_testing();
 }

@@ -376,6 +376,16 @@ KEVO_API const char *kevo_eval_result_reason(const kevo_eval_result *res);
 /* kevo_eval_result_compile_log: NVRTC's log, borrowed ("" when empty). */
 KEVO_API const char *kevo_eval_result_compile_log(const kevo_eval_result *res);
 
+/*
+ * kevo_eval_result_diagnostic: what kevo tells an operator that is to
+ * repair the candidate: the reason (kevo_eval_result_reason()) and, after a
+ * compile error, the compiler's error lines (at most 20, each cut to 300
+ * bytes), each with the indented lines NVRTC prints under it to show
+ * where. A new string that the caller frees with free(); NULL when the
+ * verdict is KEVO_VERDICT_OK, for a NULL res, or when out of memory.
+ */
+KEVO_API char *kevo_eval_result_diagnostic(const kevo_eval_result *res);
+
 /* kevo_eval_result_fitness: the geometric mean of the shapes' efficiencies;
  * 0 when the verdict is not KEVO_VERDICT_OK or timing was off. */
 KEVO_API double kevo_eval_result_fitness(const kevo_eval_result *res);

@@ -4,7 +4,9 @@
  * weight, sends the request through the request engine, and turns the reply
  * into a child through the reply parser. A request to revise a meta-prompt
  * (ABI 1.1) goes the same way with its own prompt and reply parser, and
- * ends in a revised prompt. Every request and reply is saved under RUN/llm/
+ * ends in a revised prompt. A request to repair a failed child (ABI 1.2)
+ * continues the conversation that gave the child with kevo's diagnostic
+ * (repair.h). Every request and reply is saved under RUN/llm/
  * with the API keys redacted; tokens and cost are counted against the
  * budgets and reported to the host.
  */
@@ -21,6 +23,8 @@
 #include "buf.h"
 #include "http.h"
 #include "prompt.h"
+#include "prompt_failures.h"
+#include "repair.h"
 #include "reply.h"
 #include "revision.h"
 #include "runlog.h"
@@ -39,7 +43,12 @@ typedef struct llm_req {
     llm_state *st;
     uint64_t id;
     bool revision;       /* a request to revise a meta-prompt */
-    char *parent_source; /* a request for children: the parent's source */
+    bool repair;         /* a request to repair a failed child (ABI 1.2) */
+    char *parent_source; /* a request for children: the parent's source; a
+                            repair: the failed child's */
+    llm_convo convo;     /* a request for children or a repair: what each
+                            call sends (repair.h) */
+    uint32_t attempts;   /* its calls of emit_child so far */
     char *sections;      /* a revision: the prompt's sections */
     uint32_t calls_left;
     struct llm_req *prev, *next;
@@ -81,6 +90,8 @@ struct llm_state {
     uint64_t kind_counts[KINDS_MAX];
     size_t nkinds;
     uint64_t reply_failures, refused_children;
+    llm_convos convos; /* the conversations of recent children */
+    uint64_t repairs, repair_children;
 };
 
 /* ---- redaction and files ----------------------------------------------- */
@@ -201,6 +212,7 @@ static void req_unlink_free(llm_req *r)
         r->next->prev = r->prev;
     st->nreqs--;
     free(r->parent_source);
+    kevo__llm_convo_free(&r->convo);
     free(r->sections);
     free(r);
 }
@@ -395,10 +407,16 @@ static void take_reply(llm_call *c)
     if (!clean_child) {
         call_fail(c, KEVO_FAIL_INTERNAL, "out of memory for the child");
     } else {
+        /* The host numbers the calls of emit_child per request: a repair
+         * of this child names that number. */
+        uint32_t attempt = c->req->attempts++;
         kevo_status rc = st->api->emit_child(st->ctx, c->req->id, clean_child,
                                              NULL, clean_note);
+        kevo__llm_convos_put(&st->convos, c->req->id, attempt, &c->req->convo,
+                             c->wire.text);
         if (rc == KEVO_OK) {
             st->children++;
+            st->repair_children += c->req->repair;
             json_object_set_new(c->log, "child",
                                 kevo__llm_json_text(clean_child));
             say(st, KEVO_LOG_INFO, "request %" PRIu64 ": a child from %s (%s)",
@@ -595,6 +613,26 @@ static void on_done(void *ud, const llm_http_result *r)
     call_finished(c);
 }
 
+/* The request for a system text and a user text, followed by the later
+ * turns of the conversation cv (a repair's: the model's reply, then what
+ * failed), when it has any. */
+static bool build_request(const llm_model *m, const char *system,
+                          const char *user, const llm_convo *cv,
+                          llm_wire_request *w)
+{
+    if (!cv || cv->nturns <= 1)
+        return kevo__llm_wire_build(m, system, user, w);
+    llm_turn *t = calloc(cv->nturns, sizeof *t);
+    if (!t)
+        return false;
+    t[0] = (llm_turn){"user", user};
+    for (size_t i = 1; i < cv->nturns; i++)
+        t[i] = (llm_turn){i % 2 ? "assistant" : "user", cv->turns[i]};
+    bool ok = kevo__llm_wire_build_turns(m, system, t, cv->nturns, w);
+    free(t);
+    return ok;
+}
+
 /* Starts one call of request r with the prompt given. Returns false (with
  * a failure recorded) when it could not be sent. */
 static bool start_call(llm_state *st, llm_req *r, const char *system,
@@ -610,8 +648,10 @@ static bool start_call(llm_state *st, llm_req *r, const char *system,
     c->req = r;
     c->model = kevo__llm_config_pick(&st->cfg, st->api->uniform01(st->ctx));
     const llm_model *m = &st->cfg.models[c->model];
-    const char *kind = r->revision ? "revision" : "child";
-    if (!kevo__llm_wire_build(m, system, user, &w)) {
+    const char *kind = r->revision ? "revision"
+                       : r->repair ? "repair"
+                                   : "child";
+    if (!build_request(m, system, user, &r->convo, &w)) {
         c->seq = ++st->log.seq;
         c->log = json_pack("{s:I, s:I, s:s, s:s, s:s, s:[]}", "seq",
                            (json_int_t)c->seq, "request", (json_int_t)r->id,
@@ -690,6 +730,7 @@ static void state_free(llm_state *st)
     free((void *)st->secrets);
     kevo__llm_config_free(&st->cfg);
     kevo__llm_runlog_close(&st->log);
+    kevo__llm_convos_free(&st->convos);
     free(st);
 }
 
@@ -868,6 +909,9 @@ static kevo_status llm_propose(void *state, const kevo_operator_request *req)
         .format = st->cfg.reply_format,
         .max_log_lines = st->cfg.max_log_lines,
         .max_inspirations = st->cfg.max_inspirations,
+        /* A host of ABI 1.1 leaves the slot of failures zero. */
+        .failures = api->abi_minor >= 2 ? req->failures : NULL,
+        .n_failures = api->abi_minor >= 2 ? req->n_failures : 0,
     };
     if (!kevo__llm_prompt_build(&in, &system, &user, why, sizeof(why))) {
         host_fail(st, req->id,
@@ -877,16 +921,27 @@ static kevo_status llm_propose(void *state, const kevo_operator_request *req)
                   why);
         goto done;
     }
+    /* The conversation so far, kept for repairs of its children. */
+    r->convo.system = system;
+    r->convo.turns = malloc(sizeof(*r->convo.turns));
+    if (!r->convo.turns) {
+        host_fail(st, req->id, KEVO_FAIL_INTERNAL, "out of memory");
+        r->convo.system = NULL;
+        goto done;
+    }
+    r->convo.turns[0] = user;
+    r->convo.nturns = 1;
+    system = user = NULL;
     uint32_t n = r->calls_left;
     for (uint32_t i = 0; i < n; i++) {
         /* A call that could not start has its failure recorded and is
          * over; the request stays open while another is in flight. */
-        if (!start_call(st, r, system, user))
+        if (!start_call(st, r, r->convo.system, r->convo.turns[0]))
             r->calls_left--;
     }
 done:
     /* Nothing in flight for it: the request ends now. */
-    if (r->calls_left == 0 || !system) {
+    if (r->calls_left == 0 || r->convo.nturns == 0) {
         api->done(st->ctx, req->id);
         req_unlink_free(r);
     }
@@ -944,6 +999,14 @@ static kevo_status llm_revise(void *state, const kevo_operator_revision *rev)
                   why);
         goto done;
     }
+    /* How the prompt's children failed (ABI 1.2; a 1.1 host leaves the
+     * slots zero). */
+    if (api->abi_minor >= 2 && !kevo__llm_revision_failures(&user, rev)) {
+        host_fail(st, rev->id, KEVO_FAIL_INTERNAL, "out of memory");
+        free(system);
+        system = NULL;
+        goto done;
+    }
     if (!start_call(st, r, system, user))
         r->calls_left--;
 done:
@@ -953,6 +1016,56 @@ done:
     }
     free(system);
     free(user);
+    return KEVO_OK;
+}
+
+/* A repair (ABI 1.2): the failed child's conversation goes on with a turn
+ * that gives kevo's diagnostic; without that conversation (forgotten, or a
+ * resumed run) a new one shows the failed kernel. */
+static kevo_status llm_repair(void *state,
+                              const kevo_operator_repair_request *rep)
+{
+    llm_state *st = state;
+    const kevo_host_api *api = st->api;
+    char why[1024];
+    char *text = NULL, *clean = NULL;
+    llm_req *r = req_new(st, rep->id, 1);
+    if (!r)
+        return KEVO_ENOMEM;
+    r->repair = true;
+    st->repairs++;
+    if (!budget_left(st, why, sizeof(why))) {
+        host_fail(st, rep->id, KEVO_FAIL_BUDGET, why);
+        goto done;
+    }
+    text = kevo__llm_repair_text(rep->kind, rep->diagnostic, rep->turns_left,
+                                 st->cfg.reply_format);
+    clean = text ? kevo__llm_utf8_clean(text, strlen(text)) : NULL;
+    const llm_convo_entry *e =
+        kevo__llm_convos_find(&st->convos, rep->request_id, rep->attempt);
+    bool ok = clean && (r->parent_source = kevo__strdup(rep->source)) &&
+              (e ? kevo__llm_convo_extend(&e->convo, e->reply, clean, &r->convo)
+                 : kevo__llm_repair_fresh(api->task_name(st->ctx),
+                                          api->task_args(st->ctx), rep->source,
+                                          clean, &r->convo));
+    if (!ok) {
+        host_fail(st, rep->id, KEVO_FAIL_INTERNAL, "out of memory");
+        goto done;
+    }
+    say(st, KEVO_LOG_DEBUG,
+        "request %" PRIu64 ": repair turn %u of request %" PRIu64
+        " attempt %u (%s)%s",
+        rep->id, rep->turn, rep->request_id, rep->attempt, rep->kind,
+        e ? "" : ", in a new conversation");
+    if (!start_call(st, r, r->convo.system, r->convo.turns[0]))
+        r->calls_left--;
+done:
+    if (r->calls_left == 0 || r->convo.nturns == 0) {
+        api->done(st->ctx, rep->id);
+        req_unlink_free(r);
+    }
+    free(text);
+    free(clean);
     return KEVO_OK;
 }
 
@@ -1009,6 +1122,10 @@ static void save_summary(llm_state *st)
                             json_integer((json_int_t)st->revisions));
         json_object_set_new(s, "revised_prompts",
                             json_integer((json_int_t)st->prompts));
+        json_object_set_new(s, "repairs",
+                            json_integer((json_int_t)st->repairs));
+        json_object_set_new(s, "repaired_children",
+                            json_integer((json_int_t)st->repair_children));
     }
     if (s)
         save_json(st, "summary", st->instance_seq, s);
@@ -1029,14 +1146,16 @@ static const kevo_operator_desc llm_desc = {
     .abi_minor = KEVO_OPERATOR_ABI_MINOR,
     .struct_size = sizeof(kevo_operator_desc),
     .name = "llm",
-    .version = "1.1",
-    .description = "rewrites kernels, and revises meta-prompts, with a "
-                   "language model (OpenAI or Anthropic API)",
+    .version = "1.2",
+    .description = "rewrites and repairs kernels, and revises "
+                   "meta-prompts, with a language model (OpenAI or "
+                   "Anthropic API)",
     .init = llm_init,
     .propose = llm_propose,
     .poll = llm_poll,
     .fini = llm_fini,
     .revise = llm_revise,
+    .repair = llm_repair,
 };
 
 KEVO_OPERATOR_ENTRY(llm_desc)

@@ -20,6 +20,7 @@
 #include "include_scan.h"
 #include "prompt.h"
 #include "prompt_eval.h"
+#include "prompt_failures.h"
 
 /* The rules below are kevo's: lib/include_scan.c (headers), lib/blocks.c
  * and kevo-blocks(5) (the kevo:launch and kevo:param blocks),
@@ -246,6 +247,7 @@ static void put_parent(kevo_buf *b, const llm_prompt_input *in)
         kevo__llm_put_evaluation(b, c->summary_json, in->task_dims,
                                  in->max_log_lines);
     }
+    kevo__llm_prompt_failures(b, in->failures, in->n_failures);
 }
 
 /* A variant shown beside the parent: what sets it apart, its source (or

@@ -52,6 +52,10 @@ typedef struct llm_prompt_input {
     llm_reply_format format;
     size_t max_log_lines;
     size_t max_inspirations;
+    /* Recent failed attempts from the parent (prompt_failures.h), or
+     * NULL. */
+    const struct kevo_operator_failure *failures;
+    size_t n_failures;
 } llm_prompt_input;
 
 /* Builds the prompt into two new strings (valid UTF-8). Returns false with
