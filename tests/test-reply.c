@@ -150,7 +150,7 @@ static void check_round_trip(const char *stem, const char *child)
         bail_out("out of memory");
     snprintf(reply, n, "Here it is:\n```cuda\n%s```\nDone.\n", child);
     kevo_reply_result r;
-    kevo__reply_parse(reply, strlen(reply), NULL, 0, &r);
+    kevo__reply_parse(reply, strlen(reply), NULL, 0, 0, &r);
     is_str(kevo__reply_kind_name(r.kind), "ok", "%s: the child parses again",
            stem);
     /* ... to the same child, with its line endings made LF. */
@@ -175,6 +175,23 @@ static void check_round_trip(const char *stem, const char *child)
 
 static size_t ncases_ok, ncases_err;
 
+/* The flags a NAME.flags file names (white-space separated words). */
+static unsigned case_flags(const char *stem, const char *words)
+{
+    unsigned flags = 0;
+    const char *p = words;
+    while (p && *p) {
+        size_t n = strcspn(p, " \t\n");
+        if (n == strlen("cut_off") && strncmp(p, "cut_off", n) == 0)
+            flags |= KEVO_REPLY_CUT_OFF;
+        else if (n > 0)
+            bail_out("%s.flags: unknown flag '%.*s'", stem, (int)n, p);
+        p += n;
+        p += strspn(p, " \t\n");
+    }
+    return flags;
+}
+
 static void run_case(const char *dir, const char *stem)
 {
     size_t reply_len = 0;
@@ -185,12 +202,14 @@ static void run_case(const char *dir, const char *stem)
     char *want_note = read_case(dir, stem, ".note", NULL);
     char *max = read_case(dir, stem, ".max", NULL);
     size_t max_child = max ? strtoull(max, NULL, 10) : 0;
+    char *flag_words = read_case(dir, stem, ".flags", NULL);
+    unsigned flags = case_flags(stem, flag_words);
     if (!reply)
         bail_out("%s/%s.reply cannot be read", dir, stem);
 
     kevo_reply_result r;
     kevo_reply_kind kind =
-        kevo__reply_parse(reply, reply_len, parent, max_child, &r);
+        kevo__reply_parse(reply, reply_len, parent, max_child, flags, &r);
     is_int(kind, r.kind, "%s: the result holds the kind returned", stem);
     ok(r.reason != NULL, "%s: a reason or note is given", stem);
     if (want_err) {
@@ -241,6 +260,7 @@ static void run_case(const char *dir, const char *stem)
     free(want_err);
     free(want_note);
     free(max);
+    free(flag_words);
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -310,9 +330,9 @@ static void test_kind_names(void)
         "ok",        "empty",          "nul_byte",       "no_code",
         "truncated", "malformed_edit", "edit_not_found", "edit_ambiguous",
         "no_parent", "unchanged",      "too_large",      "launch_block_lost",
-        "nomem"};
+        "nomem",     "host_code"};
     size_t n = sizeof want / sizeof want[0];
-    is_int(n, KEVO_REPLY_NOMEM + 1, "every kind has a name here");
+    is_int(n, KEVO_REPLY_KIND_LAST + 1, "every kind has a name here");
     for (size_t k = 0; k < n; k++)
         is_str(kevo__reply_kind_name((kevo_reply_kind)k), want[k],
                "kind %zu has its name", k);
@@ -325,7 +345,7 @@ static void test_kind_names(void)
 static void test_edge_inputs(void)
 {
     kevo_reply_result r;
-    is_int(kevo__reply_parse(NULL, 10, parent_src, 0, &r), KEVO_REPLY_EMPTY,
+    is_int(kevo__reply_parse(NULL, 10, parent_src, 0, 0, &r), KEVO_REPLY_EMPTY,
            "a NULL reply is empty");
     is_str(r.reason, "the reply is empty", "... and says so");
     kevo__reply_result_free(&r);
@@ -333,7 +353,7 @@ static void test_edge_inputs(void)
     ok(1, "freeing NULL does nothing");
 
     static const char nul[] = "```cuda\n__global__ void k() {}\0\n```\n";
-    is_int(kevo__reply_parse(nul, sizeof nul - 1, parent_src, 0, &r),
+    is_int(kevo__reply_parse(nul, sizeof nul - 1, parent_src, 0, 0, &r),
            KEVO_REPLY_NUL_BYTE, "a NUL byte inside the reply");
     is_str(r.reason, "the reply holds a NUL byte at offset 30",
            "... names its offset");
@@ -345,7 +365,7 @@ static void test_edge_inputs(void)
     if (!huge)
         bail_out("out of memory");
     memset(huge, 'x', big);
-    is_int(kevo__reply_parse(huge, big, parent_src, 0, &r),
+    is_int(kevo__reply_parse(huge, big, parent_src, 0, 0, &r),
            KEVO_REPLY_TOO_LARGE, "a reply over the default limit");
     is_str(r.reason, "the reply is 8388609 bytes, over the limit of 8388608",
            "... says by how much");
@@ -361,7 +381,7 @@ static void test_edge_inputs(void)
     memcpy(huge, head, hl);
     memset(huge + hl, 'x', body - hl);
     memcpy(huge + body, tail, tl);
-    is_int(kevo__reply_parse(huge, body + tl, NULL, 0, &r),
+    is_int(kevo__reply_parse(huge, body + tl, NULL, 0, 0, &r),
            KEVO_REPLY_TOO_LARGE, "a child over the default limit");
     is_str(r.reason, "the child is 1048585 bytes, over the limit of 1048576",
            "... says by how much");
@@ -379,7 +399,7 @@ static void test_flags(void)
                         "    int i = blockIdx.x * BLOCK + threadIdx.x;\n"
                         "    if (i < n) y[i] = 3.0f * x[i];\n"
                         "}\n";
-    is_int(kevo__reply_parse(whole, strlen(whole), parent_src, 0, &r),
+    is_int(kevo__reply_parse(whole, strlen(whole), parent_src, 0, 0, &r),
            KEVO_REPLY_OK, "an unclosed fence with complete code");
     ok(r.launch_restored && r.param_restored && r.fence_unterminated &&
            r.form == KEVO_REPLY_FORM_WHOLE && r.nedits == 0,
@@ -405,7 +425,7 @@ static void test_flags(void)
                         "=======\n"
                         "    if (i < n && n > 0)\n"
                         ">>>>>>> REPLACE\n";
-    is_int(kevo__reply_parse(edits, strlen(edits), parent_src, 0, &r),
+    is_int(kevo__reply_parse(edits, strlen(edits), parent_src, 0, 0, &r),
            KEVO_REPLY_OK, "two edits");
     ok(r.form == KEVO_REPLY_FORM_EDITS && r.nedits == 2 && !r.launch_restored &&
            !r.param_restored && !r.fence_unterminated,
@@ -418,8 +438,8 @@ static void test_flags(void)
 
     /* The same reply twice gives the same result. */
     kevo_reply_result a, b;
-    kevo__reply_parse(edits, strlen(edits), parent_src, 0, &a);
-    kevo__reply_parse(edits, strlen(edits), parent_src, 0, &b);
+    kevo__reply_parse(edits, strlen(edits), parent_src, 0, 0, &a);
+    kevo__reply_parse(edits, strlen(edits), parent_src, 0, 0, &b);
     is_str(a.child, b.child, "parsing is deterministic");
     is_str(a.reason, b.reason, "... notes included");
     kevo__reply_result_free(&a);
@@ -429,11 +449,11 @@ static void test_flags(void)
     const char *exact = "```\n/* kevo:launch k<<<1, 1>>>() */\n"
                         "__global__ void k() {}\n```\n";
     size_t want = strlen(exact) - 8;
-    is_int(kevo__reply_parse(exact, strlen(exact), NULL, want, &r),
+    is_int(kevo__reply_parse(exact, strlen(exact), NULL, want, 0, &r),
            KEVO_REPLY_OK, "a child exactly at the limit");
     is_int(r.child_len, want, "... of that size");
     kevo__reply_result_free(&r);
-    is_int(kevo__reply_parse(exact, strlen(exact), NULL, want - 1, &r),
+    is_int(kevo__reply_parse(exact, strlen(exact), NULL, want - 1, 0, &r),
            KEVO_REPLY_TOO_LARGE, "one byte over the limit");
     kevo__reply_result_free(&r);
 }
@@ -448,14 +468,14 @@ static void fail_each_allocation(const char *name, const char *reply,
                                  const char *parent)
 {
     kevo_reply_result want, r;
-    kevo__reply_parse(reply, strlen(reply), parent, 0, &want);
+    kevo__reply_parse(reply, strlen(reply), parent, 0, 0, &want);
     int bad = 0;
     long n = 0;
     for (;; n++) {
         long before = live;
         fail_in = n;
         kevo_reply_kind kind =
-            kevo__reply_parse(reply, strlen(reply), parent, 0, &r);
+            kevo__reply_parse(reply, strlen(reply), parent, 0, 0, &r);
         int hit = fail_in < 0;
         fail_in = -1;
         if (hit ? kind != KEVO_REPLY_NOMEM || r.child ||

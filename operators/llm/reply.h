@@ -84,15 +84,23 @@ typedef enum kevo_reply_kind {
     KEVO_REPLY_UNCHANGED,         /* "unchanged": the child is the parent */
     KEVO_REPLY_TOO_LARGE,         /* "too_large": reply or child too big */
     KEVO_REPLY_LAUNCH_BLOCK_LOST, /* "launch_block_lost" */
-    KEVO_REPLY_NOMEM              /* "nomem": out of memory */
+    KEVO_REPLY_NOMEM,             /* "nomem": out of memory */
+    KEVO_REPLY_HOST_CODE          /* "host_code": host code not separable */
 } kevo_reply_kind;
+
+/* The last kind, for range checks. */
+#define KEVO_REPLY_KIND_LAST KEVO_REPLY_HOST_CODE
 
 /* The form of a reply that gave a child. */
 typedef enum kevo_reply_form {
     KEVO_REPLY_FORM_NONE = 0, /* no child */
     KEVO_REPLY_FORM_WHOLE,    /* a whole kernel */
-    KEVO_REPLY_FORM_EDITS     /* SEARCH/REPLACE edits of the parent */
+    KEVO_REPLY_FORM_EDITS,    /* SEARCH/REPLACE edits of the parent */
+    KEVO_REPLY_FORM_DIFF      /* a unified diff of the parent */
 } kevo_reply_form;
+
+/* Flags of kevo__reply_parse. */
+#define KEVO_REPLY_CUT_OFF 0x1u /* the model stopped at its token limit */
 
 /* The size limit used when the caller passes 0: 1 MiB of child source. A
  * reply may be up to 8 times the child limit. */
@@ -113,7 +121,7 @@ typedef struct kevo_reply_result {
      * restored blocks). Owned by the result (malloc); never NULL after
      * kevo__reply_parse unless kind is KEVO_REPLY_NOMEM. */
     char *reason;
-    size_t nedits;           /* edits applied (FORM_EDITS) */
+    size_t nedits;           /* edits or hunks applied (EDITS, DIFF) */
     bool launch_restored;    /* a kevo:launch block was inserted */
     bool param_restored;     /* a kevo:param block was inserted */
     bool fence_unterminated; /* the chosen fence was never closed */
@@ -129,7 +137,7 @@ typedef struct kevo_reply_result {
  * out->reason set. */
 kevo_reply_kind kevo__reply_parse(const char *reply, size_t reply_len,
                                   const char *parent, size_t max_child,
-                                  kevo_reply_result *out);
+                                  unsigned flags, kevo_reply_result *out);
 
 /* Frees what the result holds and zeroes it; NULL does nothing. */
 void kevo__reply_result_free(kevo_reply_result *r);

@@ -43,7 +43,7 @@ static bool same(const char *a, const char *b)
 static void check(const kevo_reply_result *r, kevo_reply_kind kind,
                   const char *parent)
 {
-    if (r->kind != kind || (unsigned)kind > KEVO_REPLY_NOMEM)
+    if (r->kind != kind || (unsigned)kind > KEVO_REPLY_KIND_LAST)
         abort();
     if (strcmp(kevo__reply_kind_name(kind), "unknown") == 0)
         abort();
@@ -102,7 +102,7 @@ static void round_trip(const kevo_reply_result *r)
     lf[w] = '\0';
     kevo_reply_result again;
     kevo_reply_kind kind =
-        kevo__reply_parse(reply, n + 12, NULL, MAX_CHILD, &again);
+        kevo__reply_parse(reply, n + 12, NULL, MAX_CHILD, 0, &again);
     if (kind != KEVO_REPLY_NOMEM &&
         (kind != KEVO_REPLY_OK || !same(again.child, lf)))
         abort();
@@ -141,10 +141,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     kevo_reply_result r, r2;
     kevo_reply_kind kind =
-        kevo__reply_parse(reply, reply_len, parent, MAX_CHILD, &r);
+        kevo__reply_parse(reply, reply_len, parent, MAX_CHILD, 0, &r);
     check(&r, kind, parent);
     kevo_reply_kind kind2 =
-        kevo__reply_parse(reply, reply_len, parent, MAX_CHILD, &r2);
+        kevo__reply_parse(reply, reply_len, parent, MAX_CHILD, 0, &r2);
     if (kind != KEVO_REPLY_NOMEM && kind2 != KEVO_REPLY_NOMEM &&
         (kind2 != kind || !same(r.child, r2.child) ||
          !same(r.reason, r2.reason)))
