@@ -24,7 +24,9 @@
 
 #include <kevo.h>
 
+#include "include_scan.h"
 #include "reply.h"
+#include "reply_host.h"
 #include "tap.h"
 
 /* ---- allocation failures ------------------------------------------------- */
@@ -458,6 +460,189 @@ static void test_flags(void)
     kevo__reply_result_free(&r);
 }
 
+/* KEVO_REPLY_CUT_OFF on the replies of the data cases that have no
+ * .flags file: the result is the same without the flag, or truncated,
+ * except that a whole kernel with prose after its last fence stays. */
+static void test_cut_off(void)
+{
+    kevo_reply_result r;
+    const char *closed = "Each thread handles one element:\n"
+                         "```cuda\n"
+                         "/* kevo:launch k<<<1, 1>>>(y) */\n"
+                         "__global__ void k(float *y) { y[0] = 1.0f; }\n"
+                         "```\n"
+                         "It is the simplest kernel that";
+    is_int(kevo__reply_parse(closed, strlen(closed), NULL, 0,
+                             KEVO_REPLY_CUT_OFF, &r),
+           KEVO_REPLY_OK, "cut off in the prose after a closed fence");
+    is_str(r.reason,
+           "whole kernel from the reply's fenced block (```cuda, 2 lines); "
+           "the reply was cut off at its token limit in the text after its "
+           "last fence",
+           "... says where the cut fell");
+    kevo__reply_result_free(&r);
+    is_int(kevo__reply_parse(closed, strlen(closed), NULL, 0, 0x2u, &r),
+           KEVO_REPLY_OK, "other flag bits are ignored");
+    is_str(r.reason,
+           "whole kernel from the reply's fenced block (```cuda, 2 lines)",
+           "... and say nothing of a cut");
+    kevo__reply_result_free(&r);
+
+    /* The same unclosed fence with complete code: taken without the flag,
+     * truncated with it. */
+    const char *open = "```cuda\n"
+                       "/* kevo:launch k<<<1, 1>>>(y) */\n"
+                       "__global__ void k(float *y) { y[0] = 1.0f; }\n";
+    is_int(kevo__reply_parse(open, strlen(open), NULL, 0, 0, &r), KEVO_REPLY_OK,
+           "an unclosed fence with complete code");
+    ok(r.fence_unterminated, "... is taken, unterminated");
+    kevo__reply_result_free(&r);
+    is_int(
+        kevo__reply_parse(open, strlen(open), NULL, 0, KEVO_REPLY_CUT_OFF, &r),
+        KEVO_REPLY_TRUNCATED, "... but not when the reply was cut off");
+    is_str(r.reason,
+           "the reply was cut off at its token limit inside fence 1 of 1 "
+           "(```cuda, 2 lines, opened at line 1 of the reply): its brackets "
+           "balance, but its code may stop early",
+           "... and says why");
+    kevo__reply_result_free(&r);
+
+    const char *bare = "/* kevo:launch k<<<1, 1>>>(y) */\n"
+                       "__global__ void k(float *y) { y[0] = 1.0f; }\n";
+    is_int(
+        kevo__reply_parse(bare, strlen(bare), NULL, 0, KEVO_REPLY_CUT_OFF, &r),
+        KEVO_REPLY_TRUNCATED, "unfenced code that was cut off");
+    kevo__reply_result_free(&r);
+
+    /* A cut inside reasoning leaves no answer, whatever the flag. */
+    const char *thought = "<think>\nDraft:\n```cuda\n"
+                          "/* kevo:launch k<<<1, 1>>>(y) */\n"
+                          "__global__ void k(float *y) { y[0] = 1.0f; }\n"
+                          "```\nBut then";
+    is_int(kevo__reply_parse(thought, strlen(thought), NULL, 0, 0, &r),
+           KEVO_REPLY_NO_CODE, "a reply that ends inside its reasoning");
+    kevo__reply_result_free(&r);
+}
+
+/* Reasoning tags wherever models put them. */
+static void test_reasoning(void)
+{
+    static const char kernel[] = "```cuda\n"
+                                 "/* kevo:launch k<<<1, 1>>>(y) */\n"
+                                 "__global__ void k(float *y) { y[0] = 2; }\n"
+                                 "```\n";
+    static const struct {
+        const char *head, *note;
+    } cases[] = {
+        {"<Think>\nUpper case tags.\n</Think>\n",
+         "; the reasoning in '<think>' (lines 1-3) was set aside"},
+        {"Okay.</think>\n\n",
+         "; the reasoning before '</think>' (line 1) was set aside"},
+        {"Sure.<think>inline</think> Here it is:\n",
+         "; the reasoning in '<think>' (line 1) was set aside"},
+        {"<think>\none\n</think>\n<reasoning>\ntwo\n</reasoning>\n",
+         "; 2 reasoning sections (lines 1-6) were set aside"},
+        {"<think>\na </reasoning> and a <thinking> are text here\n"
+         "</think>\r\n\r\n",
+         "; the reasoning in '<think>' (lines 1-3) was set aside"},
+        {"<thinking>\n```cuda\n__global__ void k(float *y) { y[0] = 1; "
+         "y[1] = 1; y[2] = 1; }\n```\n</thinking>\n",
+         "; the reasoning in '<thinking>' (lines 1-5) was set aside"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char reply[512];
+        snprintf(reply, sizeof reply, "%s%s", cases[k].head, kernel);
+        kevo_reply_result r;
+        is_int(kevo__reply_parse(reply, strlen(reply), NULL, 0, 0, &r),
+               KEVO_REPLY_OK, "reasoning case %zu gives a child", k);
+        like_str(r.reason, cases[k].note, "... and sets aside its reasoning");
+        like_str(r.child, "y[0] = 2;", "... the answer's kernel");
+        kevo__reply_result_free(&r);
+    }
+
+    /* Edits inside reasoning do not make the reply edits. */
+    const char *draft = "<think>\n<<<<<<< SEARCH\nnothing\n=======\n"
+                        "something\n>>>>>>> REPLACE\n</think>\n";
+    char reply[512];
+    snprintf(reply, sizeof reply, "%s%s", draft, kernel);
+    kevo_reply_result r;
+    is_int(kevo__reply_parse(reply, strlen(reply), parent_src, 0, 0, &r),
+           KEVO_REPLY_OK, "a draft edit in the reasoning");
+    is_int(r.form, KEVO_REPLY_FORM_WHOLE,
+           "... leaves the reply a whole kernel");
+    kevo__reply_result_free(&r);
+}
+
+/* The headers the reply parser keeps are those kevo allows. */
+static void test_includes(void)
+{
+    for (size_t k = 0; k < kevo__include_nallowed; k++) {
+        const char *h = kevo__include_allowed[k];
+        span t = {h, strlen(h)};
+        ok(kevo__reply_include_allowed(t, true), "<%s> is kept", h);
+        ok(!kevo__reply_include_allowed(t, false), "\"%s\" is not", h);
+    }
+    static const char *const headers[] = {"cstdio",
+                                          "cuda_runtime.h",
+                                          "iostream",
+                                          "cuda/std/cstdint",
+                                          "cuda/std/type_traits",
+                                          "cuda_fp16.hpp",
+                                          "cooperative_groups/memcpy_async.h",
+                                          "cuda/barrier",
+                                          "mma.h",
+                                          "stdint.h"};
+    for (size_t k = 0; k < sizeof headers / sizeof headers[0]; k++) {
+        span t = {headers[k], strlen(headers[k])};
+        is_int(kevo__reply_include_allowed(t, true),
+               kevo__include_allowed_name(headers[k]),
+               "<%s>: the parser and the include scan agree", headers[k]);
+    }
+}
+
+/* Every kernel of the task suite, fenced, comes back as it is: nothing in
+ * real kernels is taken for host code or joined. */
+static void test_suite_kernels(void)
+{
+    size_t n = strlen(tap_srcdir()) + sizeof "/examples/tasks";
+    char *dir = malloc(n);
+    if (!dir)
+        bail_out("out of memory");
+    snprintf(dir, n, "%s/examples/tasks", tap_srcdir());
+    DIR *d = opendir(dir);
+    if (!d)
+        bail_out("cannot open %s", dir);
+    size_t count = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 4 || strcmp(de->d_name + len - 3, ".cu") != 0)
+            continue;
+        char stem[256];
+        snprintf(stem, sizeof stem, "%.*s", (int)(len - 3), de->d_name);
+        size_t src_len;
+        char *src = read_case(dir, stem, ".cu", &src_len);
+        if (!src)
+            bail_out("%s/%s cannot be read", dir, de->d_name);
+        size_t rn = src_len + 64;
+        char *reply = malloc(rn);
+        if (!reply)
+            bail_out("out of memory");
+        snprintf(reply, rn, "Here:\n```cuda\n%s```\n", src);
+        kevo_reply_result r;
+        kevo__reply_parse(reply, strlen(reply), NULL, 0, 0, &r);
+        is_str(kevo__reply_kind_name(r.kind), "ok", "%s: parses", de->d_name);
+        is_str(r.child, src, "%s: comes back unchanged", de->d_name);
+        kevo__reply_result_free(&r);
+        free(reply);
+        free(src);
+        count++;
+    }
+    closedir(d);
+    ok(count >= 10, "%zu kernels of the task suite", count);
+    free(dir);
+}
+
 static int same(const char *a, const char *b)
 {
     return (!a && !b) || (a && b && strcmp(a, b) == 0);
@@ -545,6 +730,23 @@ static void test_allocation_failures(void)
                        "__global__ void scale(const float *x, float *y, int "
                        "n) { y[0] = x[0]; }\n";
     fail_each_allocation("bare code", bare, parent_src);
+    const char *helper = "</think>\nA helper:\n```cuda\n"
+                         "__device__ float twice(float v) { return 2 * v; }\n"
+                         "```\nThe kernel:\n```cuda\n"
+                         "__global__ void scale(const float *x, float *y, "
+                         "int n)\n{\n    y[0] = twice(x[0]);\n}\n```\n";
+    fail_each_allocation("reasoning, helper fence joined", helper, parent_src);
+    const char *diff = "```diff\n--- a/k.cu\n+++ b/k.cu\n"
+                       "@@ -11,1 +11,1 @@\n"
+                       "-        y[i] = 2.0f * x[i];\n"
+                       "+        y[i] = 3.0f * x[i];\n```\n";
+    fail_each_allocation("unified diff", diff, parent_src);
+    const char *host = "```cuda\n#include <cstdio>\n"
+                       "__global__ void scale(const float *x, float *y, "
+                       "int n)\n{\n    y[0] = x[0];\n}\n"
+                       "int main()\n{\n    scale<<<1, 1>>>(0, 0, 0);\n}\n"
+                       "```\n";
+    fail_each_allocation("host code dropped", host, parent_src);
 }
 
 int main(void)
@@ -553,6 +755,10 @@ int main(void)
     test_kind_names();
     test_edge_inputs();
     test_flags();
+    test_cut_off();
+    test_reasoning();
+    test_includes();
+    test_suite_kernels();
     test_allocation_failures();
     return done_testing();
 }

@@ -176,6 +176,42 @@ static bool dropped_token(const hosting *h, size_t k)
     return false;
 }
 
+/* Offset off is inside a kevo:launch or kevo:param block. */
+static bool in_block(const hosting *h, size_t off)
+{
+    for (int t = 0; t < 2; t++) {
+        if (h->bl.found[t] && off >= h->bl.start[t] && off < h->bl.end[t])
+            return true;
+    }
+    return false;
+}
+
+/* The lines [*a, *b) of a dropped item: its own, and the line comments
+ * right above it (not kevo blocks). */
+static void item_lines(const hosting *h, const item *it, size_t *a, size_t *b)
+{
+    *a = it->start;
+    *b = it->end;
+    while (*a > 0 && h->s[*a - 1] != '\n')
+        (*a)--;
+    while (*b < h->n && h->s[*b] != '\n')
+        (*b)++;
+    if (*b < h->n)
+        (*b)++;
+    for (size_t k = h->sc.nc; k-- > 0;) {
+        const cmt *cm = &h->sc.c[k];
+        if (cm->end > *a)
+            continue;
+        size_t e = cm->end;
+        if (cm->is_block || !cm->own_line || e + 1 != *a || h->s[e] != '\n' ||
+            in_block(h, cm->start))
+            break;
+        *a = cm->start;
+        while (*a > 0 && h->s[*a - 1] != '\n')
+            (*a)--;
+    }
+}
+
 /* A __global__ token is kept. */
 static bool kernel_kept(const hosting *h)
 {
@@ -212,11 +248,23 @@ static kevo_reply_kind check(hosting *h)
         const item *it = &h->it.v[i];
         if (h->fate[i] == KEEP)
             continue;
-        size_t a = it->start, b = it->end;
-        while (a > 0 && h->s[a - 1] != '\n')
-            a--;
-        while (b < h->n && h->s[b] != '\n')
-            b++;
+        size_t a, b;
+        item_lines(h, it, &a, &b);
+        /* A comment that the lines would cut in two. */
+        for (size_t k = 0; k < h->sc.nc; k++) {
+            const cmt *cm = &h->sc.c[k];
+            size_t off = cm->start < a ? a : cm->start;
+            if ((cm->start < a && cm->end > a) ||
+                (cm->start < b && cm->end > b)) {
+                kevo__buf_printf(&msg, "line %zu of the kernel's code, ",
+                                 kevo__reply_line_of(h->s, off));
+                kevo__reply_quote(&msg, line_at(h->s, h->n, off));
+                kevo__buf_puts(&msg, ", holds host code and a comment that "
+                                     "goes on past it: put each on lines of "
+                                     "its own");
+                return kevo__reply_fail_with(h->c, KEVO_REPLY_HOST_CODE, &msg);
+            }
+        }
         /* Tokens are in source order: those on the item's lines but not
          * its own are just before and after it. */
         size_t k = it->tok0;
@@ -235,42 +283,6 @@ static kevo_reply_kind check(hosting *h)
         }
     }
     return KEVO_REPLY_OK;
-}
-
-/* Offset off is inside a kevo:launch or kevo:param block. */
-static bool in_block(const hosting *h, size_t off)
-{
-    for (int t = 0; t < 2; t++) {
-        if (h->bl.found[t] && off >= h->bl.start[t] && off < h->bl.end[t])
-            return true;
-    }
-    return false;
-}
-
-/* The lines [*a, *b) of a dropped item: its own, and the line comments
- * right above it (not kevo blocks). */
-static void item_lines(const hosting *h, const item *it, size_t *a, size_t *b)
-{
-    *a = it->start;
-    *b = it->end;
-    while (*a > 0 && h->s[*a - 1] != '\n')
-        (*a)--;
-    while (*b < h->n && h->s[*b] != '\n')
-        (*b)++;
-    if (*b < h->n)
-        (*b)++;
-    for (size_t k = h->sc.nc; k-- > 0;) {
-        const cmt *cm = &h->sc.c[k];
-        if (cm->end > *a)
-            continue;
-        size_t e = cm->end;
-        if (cm->is_block || !cm->own_line || e + 1 != *a || h->s[e] != '\n' ||
-            in_block(h, cm->start))
-            break;
-        *a = cm->start;
-        while (*a > 0 && h->s[*a - 1] != '\n')
-            (*a)--;
-    }
 }
 
 /* The child without the dropped lines, and blank lines where they were
@@ -352,9 +364,10 @@ static void note(const hosting *h)
         const item *it = &h->it.v[i];
         if (h->fate[i] != DROP_INCLUDE)
             continue;
-        kevo__buf_printf(b, "%s%c%.*s%c", shown ? ", " : "#include ",
-                         it->angle ? '<' : '"', (int)it->header.n, it->header.s,
-                         it->angle ? '>' : '"');
+        kevo__buf_printf(b, "%s%c", shown ? ", " : "#include ",
+                         it->angle ? '<' : '"');
+        kevo__reply_put_clean(b, it->header);
+        kevo__buf_puts(b, it->angle ? ">" : "\"");
         shown++;
     }
     if (nin)

@@ -19,7 +19,7 @@ bool kevo__reply_has_word(span t, const char *name)
     return false;
 }
 
-void kevo__reply_quote(kevo_buf *b, span t)
+void kevo__reply_put_clean(kevo_buf *b, span t)
 {
     t = trim(t);
     size_t n = t.n;
@@ -30,14 +30,21 @@ void kevo__reply_quote(kevo_buf *b, span t)
             n--;
         cut = true;
     }
-    kevo__buf_puts(b, "'");
     for (size_t i = 0; i < n; i++) {
         char c = t.s[i];
         if ((unsigned char)c < 0x20 || c == 0x7f)
             c = '?';
         kevo__buf_append(b, &c, 1);
     }
-    kevo__buf_puts(b, cut ? "...'" : "'");
+    if (cut)
+        kevo__buf_puts(b, "...");
+}
+
+void kevo__reply_quote(kevo_buf *b, span t)
+{
+    kevo__buf_puts(b, "'");
+    kevo__reply_put_clean(b, t);
+    kevo__buf_puts(b, "'");
 }
 
 bool kevo__reply_split_lines(const char *s, size_t len, lines *out)

@@ -99,8 +99,11 @@ static inline span indent_of(span t)
 /* name appears in t as an identifier (not inside a longer one). */
 bool kevo__reply_has_word(span t, const char *name);
 
-/* Appends a line of text, quoted, for a message: trimmed, control
- * characters as '?', cut after 60 bytes (at a character boundary). */
+/* Appends text for a message: trimmed, control characters as '?', cut
+ * after 60 bytes (at a character boundary, then "..."). */
+void kevo__reply_put_clean(kevo_buf *b, span t);
+
+/* The same in single quotes. */
 void kevo__reply_quote(kevo_buf *b, span t);
 
 /* ---- lines --------------------------------------------------------------- */

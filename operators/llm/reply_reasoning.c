@@ -49,6 +49,15 @@ static void record(ctx *c, size_t first, size_t last, size_t name, bool lone)
     r->count++;
 }
 
+/* "line 3" or "lines 1-40" */
+static void put_lines(kevo_buf *b, size_t first, size_t last)
+{
+    if (first == last)
+        kevo__buf_printf(b, "line %zu", first);
+    else
+        kevo__buf_printf(b, "lines %zu-%zu", first, last);
+}
+
 kevo_reply_kind kevo__reply_strip_reasoning(ctx *c)
 {
     char *s = c->text;
@@ -117,30 +126,28 @@ kevo_reply_kind kevo__reply_strip_reasoning(ctx *c)
     bool blank = true;
     for (size_t i = 0; i < w && blank; i++)
         blank = is_space(s[i]) || s[i] == '\n';
-    if (blank && c->thought.count > 0)
-        return kevo__reply_fail(c, KEVO_REPLY_NO_CODE,
-                                "the reply holds only reasoning (lines "
-                                "%zu-%zu), and no answer after it",
-                                c->thought.first, c->thought.last);
+    if (blank && c->thought.count > 0) {
+        kevo_buf msg = {0};
+        kevo__buf_puts(&msg, "the reply holds only reasoning (");
+        put_lines(&msg, c->thought.first, c->thought.last);
+        kevo__buf_puts(&msg, "), and no answer after it");
+        return kevo__reply_fail_with(c, KEVO_REPLY_NO_CODE, &msg);
+    }
     return KEVO_REPLY_OK;
 }
 
 void kevo__reply_note_reasoning(ctx *c)
 {
     const reasoning *r = &c->thought;
+    if (r->count == 0)
+        return;
     if (r->count == 1 && r->lone_close)
-        kevo__buf_printf(&c->note,
-                         "; the reasoning before '</%s>' (lines %zu-%zu) was "
-                         "set aside",
-                         r->tag, r->first, r->last);
+        kevo__buf_printf(&c->note, "; the reasoning before '</%s>' (", r->tag);
     else if (r->count == 1)
-        kevo__buf_printf(&c->note,
-                         "; the reasoning in '<%s>' (lines %zu-%zu) was set "
-                         "aside",
-                         r->tag, r->first, r->last);
-    else if (r->count > 1)
-        kevo__buf_printf(&c->note,
-                         "; %zu reasoning sections (lines %zu-%zu) were set "
-                         "aside",
-                         r->count, r->first, r->last);
+        kevo__buf_printf(&c->note, "; the reasoning in '<%s>' (", r->tag);
+    else
+        kevo__buf_printf(&c->note, "; %zu reasoning sections (", r->count);
+    put_lines(&c->note, r->first, r->last);
+    kevo__buf_puts(&c->note,
+                   r->count == 1 ? ") was set aside" : ") were set aside");
 }
