@@ -270,37 +270,49 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void test_data(void)
+/* The directory $srcdir/sub (malloc'ed), and the stems of its files that
+ * end in suffix, sorted (malloc'ed, each too), *count of them. */
+static char *list_dir(const char *sub, const char *suffix, char ***stems,
+                      size_t *count)
 {
-    size_t n = strlen(tap_srcdir()) + sizeof "/tests/data/reply";
+    size_t n = strlen(tap_srcdir()) + strlen(sub) + 2;
     char *dir = malloc(n);
     if (!dir)
         bail_out("out of memory");
-    snprintf(dir, n, "%s/tests/data/reply", tap_srcdir());
+    snprintf(dir, n, "%s/%s", tap_srcdir(), sub);
     DIR *d = opendir(dir);
     if (!d)
         bail_out("cannot open %s", dir);
-    char **stems = NULL;
-    size_t count = 0, cap = 0;
+    size_t cap = 0, sl = strlen(suffix);
+    *stems = NULL;
+    *count = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
         size_t len = strlen(de->d_name);
-        if (len <= 6 || strcmp(de->d_name + len - 6, ".reply") != 0)
+        if (len <= sl || strcmp(de->d_name + len - sl, suffix) != 0)
             continue;
-        if (count == cap) {
+        if (*count == cap) {
             cap = cap ? cap * 2 : 64;
-            stems = realloc(stems, cap * sizeof *stems);
-            if (!stems)
+            *stems = realloc(*stems, cap * sizeof **stems);
+            if (!*stems)
                 bail_out("out of memory");
         }
-        stems[count] = strdup(de->d_name);
-        if (!stems[count])
+        char *stem = strdup(de->d_name);
+        if (!stem)
             bail_out("out of memory");
-        stems[count][len - 6] = '\0';
-        count++;
+        stem[len - sl] = '\0';
+        (*stems)[(*count)++] = stem;
     }
     closedir(d);
-    qsort(stems, count, sizeof *stems, cmp_names);
+    qsort(*stems, *count, sizeof **stems, cmp_names);
+    return dir;
+}
+
+static void test_data(void)
+{
+    char **stems;
+    size_t count;
+    char *dir = list_dir("tests/data/reply", ".reply", &stems, &count);
     for (size_t i = 0; i < count; i++) {
         run_case(dir, stems[i]);
         free(stems[i]);
@@ -604,26 +616,14 @@ static void test_includes(void)
  * real kernels is taken for host code or joined. */
 static void test_suite_kernels(void)
 {
-    size_t n = strlen(tap_srcdir()) + sizeof "/examples/tasks";
-    char *dir = malloc(n);
-    if (!dir)
-        bail_out("out of memory");
-    snprintf(dir, n, "%s/examples/tasks", tap_srcdir());
-    DIR *d = opendir(dir);
-    if (!d)
-        bail_out("cannot open %s", dir);
-    size_t count = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        size_t len = strlen(de->d_name);
-        if (len < 4 || strcmp(de->d_name + len - 3, ".cu") != 0)
-            continue;
-        char stem[256];
-        snprintf(stem, sizeof stem, "%.*s", (int)(len - 3), de->d_name);
+    char **stems;
+    size_t count;
+    char *dir = list_dir("examples/tasks", ".cu", &stems, &count);
+    for (size_t i = 0; i < count; i++) {
         size_t src_len;
-        char *src = read_case(dir, stem, ".cu", &src_len);
+        char *src = read_case(dir, stems[i], ".cu", &src_len);
         if (!src)
-            bail_out("%s/%s cannot be read", dir, de->d_name);
+            bail_out("%s/%s.cu cannot be read", dir, stems[i]);
         size_t rn = src_len + 64;
         char *reply = malloc(rn);
         if (!reply)
@@ -631,15 +631,15 @@ static void test_suite_kernels(void)
         snprintf(reply, rn, "Here:\n```cuda\n%s```\n", src);
         kevo_reply_result r;
         kevo__reply_parse(reply, strlen(reply), NULL, 0, 0, &r);
-        is_str(kevo__reply_kind_name(r.kind), "ok", "%s: parses", de->d_name);
-        is_str(r.child, src, "%s: comes back unchanged", de->d_name);
+        is_str(kevo__reply_kind_name(r.kind), "ok", "%s.cu: parses", stems[i]);
+        is_str(r.child, src, "%s.cu: comes back unchanged", stems[i]);
         kevo__reply_result_free(&r);
         free(reply);
         free(src);
-        count++;
+        free(stems[i]);
     }
-    closedir(d);
     ok(count >= 10, "%zu kernels of the task suite", count);
+    free(stems);
     free(dir);
 }
 
