@@ -256,12 +256,8 @@ static kevo_reply_kind read_region(ctx *c, diff *d, size_t a, size_t b,
  * NULL. */
 static const fence *fence_at(const ctx *c, size_t i)
 {
-    for (size_t k = 0; k < c->nfences; k++) {
-        const fence *f = &c->fences[k];
-        if (i >= f->open && i < f->first + f->nlines + f->closed)
-            return f;
-    }
-    return NULL;
+    return i < c->rl.n && c->fence_of[i] ? &c->fences[c->fence_of[i] - 1]
+                                         : NULL;
 }
 
 /* Reads every hunk of the reply, in reply order. */
@@ -585,7 +581,16 @@ kevo_reply_kind kevo__reply_apply_diff(ctx *c, char **child, size_t *child_len)
             kind = kevo__reply_nomem(c);
             goto done;
         }
-        c->work += cl.n;
+        /* Each hunk writes the whole text anew. */
+        c->work += cl.n + cur.len;
+        if (c->work > c->work_max) {
+            kind = kevo__reply_fail(c, KEVO_REPLY_TOO_LARGE,
+                                    "applying the diff's %zu hunks takes more "
+                                    "than %zu steps (the diff or the parent "
+                                    "is too large)",
+                                    d.n, c->work_max);
+            goto done;
+        }
         size_t at = 0;
         bool tolerant = false;
         reindent r;

@@ -60,7 +60,9 @@ void kevo__reply_fences_free(ctx *c)
         kevo__reply_scan_free(&c->fences[k].sc);
     }
     free(c->fences);
+    free(c->fence_of);
     c->fences = NULL;
+    c->fence_of = NULL;
     c->nfences = 0;
 }
 
@@ -75,7 +77,8 @@ kevo_reply_kind kevo__reply_read_fences(ctx *c)
         cap += fence_run(line_span(c->text, &c->rl.v[i]), &ch, &ind) > 0;
     }
     c->fences = calloc(cap ? cap : 1, sizeof *c->fences);
-    if (!c->fences)
+    c->fence_of = calloc(c->rl.n + 1, sizeof *c->fence_of);
+    if (!c->fences || !c->fence_of)
         return kevo__reply_nomem(c);
     for (size_t i = 0; i < c->rl.n; i++) {
         span t = line_span(c->text, &c->rl.v[i]);
@@ -122,6 +125,8 @@ kevo_reply_kind kevo__reply_read_fences(ctx *c)
             }
             f->nlines++;
         }
+        for (size_t k = i; k < j + f->closed && k < c->rl.n; k++)
+            c->fence_of[k] = c->nfences;
         i = j;
         if (kevo__reply_is_diff_label(f->label) ||
             (f->c_family &&

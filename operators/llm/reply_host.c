@@ -65,8 +65,14 @@ typedef struct hosting {
     size_t n;
     cscan sc;
     items it;
-    blocks bl; /* its kevo:launch and kevo:param blocks */
-    int *fate; /* KEEP or why it is dropped, per item */
+    blocks bl;       /* its kevo:launch and kevo:param blocks */
+    int *fate;       /* KEEP or why it is dropped, per item */
+    bool *tok_gone;  /* per token: part of a dropped item */
+    size_t *kept_at; /* per line: 1 + where kept code starts on it, or 0 */
+    size_t *starts;  /* where each line starts */
+    size_t nlines;
+    size_t *kept, nkept;       /* the kept leaf items */
+    size_t *dropped, ndropped; /* the dropped ones */
 } hosting;
 
 static bool leaf(const item *it)
@@ -114,13 +120,32 @@ static bool unannotated(const hosting *h, const item *it)
     return true;
 }
 
-/* The first item that uses name, among those kept (keep) or dropped. */
-static const item *user(const hosting *h, span name, size_t self, bool keep)
+/* Lists the kept and the dropped leaf items (as item indexes). */
+static void sort_out(hosting *h)
 {
+    h->nkept = h->ndropped = 0;
     for (size_t i = 0; i < h->it.n; i++) {
-        const item *u = &h->it.v[i];
-        if (i == self || !leaf(u) || (h->fate[i] == KEEP) != keep)
+        if (!leaf(&h->it.v[i]))
             continue;
+        if (h->fate[i] == KEEP)
+            h->kept[h->nkept++] = i;
+        else
+            h->dropped[h->ndropped++] = i;
+    }
+}
+
+/* The first item other than self that uses name, among the kept or the
+ * dropped ones (as sort_out listed them). The tokens it reads count as
+ * the parse's work. */
+static const item *user(const hosting *h, span name, size_t self, bool kept)
+{
+    const size_t *list = kept ? h->kept : h->dropped;
+    size_t n = kept ? h->nkept : h->ndropped;
+    for (size_t k = 0; k < n; k++) {
+        const item *u = &h->it.v[list[k]];
+        if (list[k] == self)
+            continue;
+        h->c->work += 1 + u->tok1 - u->tok0;
         if (item_uses(&h->sc, u, name))
             return u;
     }
@@ -140,12 +165,15 @@ static void decide(hosting *h)
         else
             h->fate[i] = is_host(h, it) ? DROP_HOST : KEEP;
     }
-    /* What only the dropped code used goes too. */
-    for (bool changed = true; changed;) {
+    /* What only the dropped code used goes too, pass after pass. */
+    for (bool changed = true; changed && h->c->work <= h->c->work_max;) {
         changed = false;
-        for (size_t i = 0; i < h->it.n; i++) {
+        sort_out(h);
+        for (size_t k = 0; k < h->nkept && h->c->work <= h->c->work_max; k++) {
+            size_t i = h->kept[k];
             const item *it = &h->it.v[i];
-            if (h->fate[i] != KEEP || !leaf(it) || !unannotated(h, it))
+            h->c->work++;
+            if (h->fate[i] != KEEP || !unannotated(h, it))
                 continue;
             if (user(h, it->name, i, false) && !user(h, it->name, i, true)) {
                 h->fate[i] = DROP_UNUSED;
@@ -153,6 +181,7 @@ static void decide(hosting *h)
             }
         }
     }
+    sort_out(h);
 }
 
 static span line_at(const char *s, size_t n, size_t off)
@@ -165,17 +194,6 @@ static span line_at(const char *s, size_t n, size_t off)
     return (span){s + a, b - a};
 }
 
-/* Token k belongs to a dropped item. */
-static bool dropped_token(const hosting *h, size_t k)
-{
-    for (size_t i = 0; i < h->it.n; i++) {
-        if (h->fate[i] != KEEP && leaf(&h->it.v[i]) && k >= h->it.v[i].tok0 &&
-            k < h->it.v[i].tok1)
-            return true;
-    }
-    return false;
-}
-
 /* Offset off is inside a kevo:launch or kevo:param block. */
 static bool in_block(const hosting *h, size_t off)
 {
@@ -186,29 +204,48 @@ static bool in_block(const hosting *h, size_t off)
     return false;
 }
 
+/* The first comment that ends after off (comments are in source order). */
+static size_t comment_after(const hosting *h, size_t off)
+{
+    size_t lo = 0, hi = h->sc.nc;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->sc.c[mid].end > off)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* The 0-based line of offset off. */
+static size_t line_index(const hosting *h, size_t off)
+{
+    size_t lo = 0, hi = h->nlines;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->starts[mid] <= off)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The lines [*a, *b) of a dropped item: its own, and the line comments
  * right above it (not kevo blocks). */
 static void item_lines(const hosting *h, const item *it, size_t *a, size_t *b)
 {
-    *a = it->start;
-    *b = it->end;
-    while (*a > 0 && h->s[*a - 1] != '\n')
-        (*a)--;
-    while (*b < h->n && h->s[*b] != '\n')
-        (*b)++;
-    if (*b < h->n)
-        (*b)++;
-    for (size_t k = h->sc.nc; k-- > 0;) {
+    size_t last = line_index(h, it->end > it->start ? it->end - 1 : it->end);
+    *a = h->starts[line_index(h, it->start)];
+    *b = last + 1 < h->nlines ? h->starts[last + 1] : h->n;
+    for (size_t k = comment_after(h, *a); k-- > 0;) {
         const cmt *cm = &h->sc.c[k];
-        if (cm->end > *a)
-            continue;
         size_t e = cm->end;
         if (cm->is_block || !cm->own_line || e + 1 != *a || h->s[e] != '\n' ||
             in_block(h, cm->start))
             break;
-        *a = cm->start;
-        while (*a > 0 && h->s[*a - 1] != '\n')
-            (*a)--;
+        *a = h->starts[line_index(h, cm->start)];
     }
 }
 
@@ -216,26 +253,65 @@ static void item_lines(const hosting *h, const item *it, size_t *a, size_t *b)
 static bool kernel_kept(const hosting *h)
 {
     for (size_t k = 0; k < h->sc.nt; k++) {
-        if (tok_is(&h->sc, k, "__global__") && !dropped_token(h, k))
+        if (tok_is(&h->sc, k, "__global__") && !h->tok_gone[k])
             return true;
     }
     return false;
 }
 
-/* Fails when kept code uses dropped host code, or shares its lines. */
+/* Marks the tokens of dropped items, and the lines where kept code is.
+ * Returns false when out of memory. */
+static bool mark(hosting *h)
+{
+    h->nlines = 1;
+    for (size_t i = 0; i < h->n; i++)
+        h->nlines += h->s[i] == '\n';
+    h->tok_gone = calloc(h->sc.nt + 1, sizeof *h->tok_gone);
+    h->kept_at = calloc(h->nlines, sizeof *h->kept_at);
+    h->starts = calloc(h->nlines, sizeof *h->starts);
+    if (!h->tok_gone || !h->kept_at || !h->starts)
+        return false;
+    for (size_t i = 0, l = 1; i < h->n; i++) {
+        if (h->s[i] == '\n' && l < h->nlines)
+            h->starts[l++] = i + 1;
+    }
+    for (size_t i = 0; i < h->it.n; i++) {
+        const item *it = &h->it.v[i];
+        for (size_t k = it->tok0; h->fate[i] != KEEP && k < it->tok1; k++)
+            h->tok_gone[k] = true;
+    }
+    size_t line = 0, pos = 0;
+    for (size_t k = 0; k < h->sc.nt; k++) {
+        for (; pos < h->sc.t[k].off; pos++)
+            line += h->s[pos] == '\n';
+        if (!h->tok_gone[k] && !h->kept_at[line])
+            h->kept_at[line] = h->sc.t[k].off + 1;
+    }
+    return true;
+}
+
+/* "line 3 of the kernel's code, '...'" for the line at off. */
+static void name_line(kevo_buf *b, const hosting *h, size_t off)
+{
+    kevo__buf_printf(b, "line %zu of the kernel's code, ",
+                     kevo__reply_line_of(h->s, off));
+    kevo__reply_quote(b, line_at(h->s, h->n, off));
+}
+
+/* Fails when kept code uses dropped host code, shares its lines, or a
+ * comment runs across where dropped lines would cut it. */
 static kevo_reply_kind check(hosting *h)
 {
     kevo_buf msg = {0};
-    for (size_t i = 0; i < h->it.n; i++) {
+    for (size_t k = 0; k < h->ndropped && h->c->work <= h->c->work_max; k++) {
+        size_t i = h->dropped[k];
         const item *it = &h->it.v[i];
-        if (h->fate[i] == KEEP || h->fate[i] == DROP_INCLUDE || !it->name.s)
+        if (h->fate[i] == DROP_INCLUDE || !it->name.s)
             continue;
         const item *u = user(h, it->name, i, true);
         if (!u)
             continue;
-        kevo__buf_printf(&msg, "line %zu of the kernel's code, ",
-                         kevo__reply_line_of(h->s, u->start));
-        kevo__reply_quote(&msg, line_at(h->s, h->n, u->start));
+        name_line(&msg, h, u->start);
         kevo__buf_printf(&msg, ", uses '%.*s', which is host code (line %zu, ",
                          (int)it->name.n, it->name.s,
                          kevo__reply_line_of(h->s, it->start));
@@ -244,41 +320,36 @@ static kevo_reply_kind check(hosting *h)
                              "headers and libraries, so keep host code out");
         return kevo__reply_fail_with(h->c, KEVO_REPLY_HOST_CODE, &msg);
     }
+    if (h->c->work > h->c->work_max)
+        return kevo__reply_fail(h->c, KEVO_REPLY_TOO_LARGE,
+                                "dropping host code takes more than %zu "
+                                "comparisons",
+                                h->c->work_max);
+    if (!mark(h))
+        return kevo__reply_nomem(h->c);
     for (size_t i = 0; i < h->it.n; i++) {
-        const item *it = &h->it.v[i];
         if (h->fate[i] == KEEP)
             continue;
         size_t a, b;
-        item_lines(h, it, &a, &b);
-        /* A comment that the lines would cut in two. */
-        for (size_t k = 0; k < h->sc.nc; k++) {
-            const cmt *cm = &h->sc.c[k];
-            size_t off = cm->start < a ? a : cm->start;
-            if ((cm->start < a && cm->end > a) ||
-                (cm->start < b && cm->end > b)) {
-                kevo__buf_printf(&msg, "line %zu of the kernel's code, ",
-                                 kevo__reply_line_of(h->s, off));
-                kevo__reply_quote(&msg, line_at(h->s, h->n, off));
-                kevo__buf_puts(&msg, ", holds host code and a comment that "
-                                     "goes on past it: put each on lines of "
-                                     "its own");
+        item_lines(h, &h->it.v[i], &a, &b);
+        for (size_t l = line_index(h, a); l <= line_index(h, b - 1); l++) {
+            if (h->kept_at[l]) {
+                name_line(&msg, h, h->kept_at[l] - 1);
+                kevo__buf_puts(&msg, ", holds host code and kernel code "
+                                     "together: put each on lines of its "
+                                     "own");
                 return kevo__reply_fail_with(h->c, KEVO_REPLY_HOST_CODE, &msg);
             }
         }
-        /* Tokens are in source order: those on the item's lines but not
-         * its own are just before and after it. */
-        size_t k = it->tok0;
-        while (k > 0 && h->sc.t[k - 1].off >= a)
-            k--;
-        for (; k < h->sc.nt && h->sc.t[k].off < b; k++) {
-            if ((k >= it->tok0 && k < it->tok1) || dropped_token(h, k))
+        /* A comment across the first or the last line's edge. */
+        for (int edge = 0; edge < 2; edge++) {
+            size_t at = edge ? b : a;
+            size_t k = comment_after(h, at);
+            if (k == h->sc.nc || h->sc.c[k].start >= at)
                 continue;
-            size_t off = h->sc.t[k].off;
-            kevo__buf_printf(&msg, "line %zu of the kernel's code, ",
-                             kevo__reply_line_of(h->s, off));
-            kevo__reply_quote(&msg, line_at(h->s, h->n, off));
-            kevo__buf_puts(&msg, ", holds host code and kernel code "
-                                 "together: put each on lines of its own");
+            name_line(&msg, h, edge ? b - 1 : a);
+            kevo__buf_puts(&msg, ", holds host code and a comment that goes "
+                                 "on past it: put each on lines of its own");
             return kevo__reply_fail_with(h->c, KEVO_REPLY_HOST_CODE, &msg);
         }
     }
@@ -290,16 +361,19 @@ static kevo_reply_kind check(hosting *h)
  * stays. */
 static bool rebuild(const hosting *h, kevo_buf *out)
 {
-    char *gone = calloc(h->n + 1, 1);
+    /* Where dropped ranges start and end, then how many cover each
+     * byte. */
+    long *gone = calloc(h->n + 1, sizeof *gone);
     if (!gone)
         return false;
-    for (size_t i = 0; i < h->it.n; i++) {
-        if (h->fate[i] == KEEP)
-            continue;
+    for (size_t k = 0; k < h->ndropped; k++) {
         size_t a, b;
-        item_lines(h, &h->it.v[i], &a, &b);
-        memset(gone + a, 1, b - a);
+        item_lines(h, &h->it.v[h->dropped[k]], &a, &b);
+        gone[a]++;
+        gone[b]--;
     }
+    for (size_t i = 1; i <= h->n; i++)
+        gone[i] += gone[i - 1];
     for (int t = 0; t < 2; t++) {
         if (!h->bl.found[t])
             continue;
@@ -311,8 +385,8 @@ static bool rebuild(const hosting *h, kevo_buf *out)
             b++;
         for (size_t k = 0; k < h->sc.nt && alone; k++)
             alone = h->sc.t[k].off < a || h->sc.t[k].off >= b;
-        if (alone)
-            memset(gone + a, 0, b + (b < h->n) - a);
+        for (size_t i = a; alone && i < b + (b < h->n); i++)
+            gone[i] = 0;
     }
     bool after_gone = false;
     for (size_t i = 0, e; i < h->n; i = e) {
@@ -364,6 +438,10 @@ static void note(const hosting *h)
         const item *it = &h->it.v[i];
         if (h->fate[i] != DROP_INCLUDE)
             continue;
+        if (shown == 6) {
+            kevo__buf_printf(b, " and %zu more", nin - shown);
+            break;
+        }
         kevo__buf_printf(b, "%s%c", shown ? ", " : "#include ",
                          it->angle ? '<' : '"');
         kevo__reply_put_clean(b, it->header);
@@ -400,7 +478,9 @@ kevo_reply_kind kevo__reply_drop_host_code(ctx *c, char **child,
     }
     h.bl = kevo__reply_find_blocks(&h.sc);
     h.fate = calloc(h.it.n + 1, sizeof *h.fate);
-    if (!h.fate) {
+    h.kept = calloc(h.it.n + 1, sizeof *h.kept);
+    h.dropped = calloc(h.it.n + 1, sizeof *h.dropped);
+    if (!h.fate || !h.kept || !h.dropped) {
         kind = kevo__reply_nomem(c);
         goto done;
     }
@@ -431,6 +511,11 @@ kevo_reply_kind kevo__reply_drop_host_code(ctx *c, char **child,
         kind = kevo__reply_nomem(c);
 done:
     free(h.fate);
+    free(h.tok_gone);
+    free(h.kept_at);
+    free(h.starts);
+    free(h.kept);
+    free(h.dropped);
     kevo__reply_items_free(&h.it);
     kevo__reply_scan_free(&h.sc);
     kevo__buf_free(&out);

@@ -14,6 +14,8 @@ typedef struct joining {
     items *it;    /* the items of each fence (C fences that can join) */
     bool *usable; /* a C fence whose code is complete */
     bool *joined;
+    size_t *order; /* the joined fences, in the order they joined */
+    size_t njoined;
     names launched; /* kernels their kevo:launch blocks launch */
     bool blocks[2]; /* they hold a kevo:launch, kevo:param block */
     bool over;      /* the work limit was passed */
@@ -23,10 +25,9 @@ typedef struct joining {
 static bool used(joining *j, span name)
 {
     ctx *c = j->c;
-    for (size_t k = 0; k < c->nfences; k++) {
-        if (!j->joined[k])
-            continue;
-        c->work += c->fences[k].sc.nt;
+    for (size_t o = 0; o < j->njoined; o++) {
+        size_t k = j->order[o];
+        c->work += 1 + c->fences[k].sc.nt;
         if (kevo__reply_has_ident(&c->fences[k].sc, 0, c->fences[k].sc.nt,
                                   name))
             return true;
@@ -42,8 +43,10 @@ static bool used(joining *j, span name)
 static bool defined(joining *j, span name)
 {
     ctx *c = j->c;
-    for (size_t k = 0; k < c->nfences; k++) {
-        for (size_t i = 0; j->joined[k] && i < j->it[k].n; i++) {
+    for (size_t o = 0; o < j->njoined; o++) {
+        size_t k = j->order[o];
+        c->work++;
+        for (size_t i = 0; i < j->it[k].n; i++) {
             const item *d = &j->it[k].v[i];
             c->work++;
             if (d->defines && span_eq(d->name, name))
@@ -58,6 +61,7 @@ static void join(joining *j, size_t k)
     const cscan *sc = &j->c->fences[k].sc;
     blocks bl = kevo__reply_find_blocks(sc);
     j->joined[k] = true;
+    j->order[j->njoined++] = k;
     for (int t = 0; t < 2; t++)
         j->blocks[t] = j->blocks[t] || bl.found[t];
     if (bl.found[TAG_LAUNCH])
@@ -127,6 +131,7 @@ static bool choose(joining *j, size_t chosen, kevo_buf *why, kevo_buf *left)
         changed = false;
         /* The last fence that defines a needed name wins. */
         for (size_t k = c->nfences; k-- > 0 && !changed && !j->over;) {
+            c->work++;
             if (!j->usable[k] || j->joined[k] || refused[k])
                 continue;
             span need, dup;
@@ -173,7 +178,8 @@ kevo_reply_kind kevo__reply_join_helpers(ctx *c, size_t chosen, char **child,
     j.it = calloc(c->nfences, sizeof *j.it);
     j.usable = calloc(c->nfences, sizeof *j.usable);
     j.joined = calloc(c->nfences, sizeof *j.joined);
-    if (!j.it || !j.usable || !j.joined) {
+    j.order = calloc(c->nfences, sizeof *j.order);
+    if (!j.it || !j.usable || !j.joined || !j.order) {
         kind = kevo__reply_nomem(c);
         goto done;
     }
@@ -228,6 +234,7 @@ done:
     free(j.it);
     free(j.usable);
     free(j.joined);
+    free(j.order);
     kevo__buf_free(&why);
     kevo__buf_free(&left);
     kevo__buf_free(&code);

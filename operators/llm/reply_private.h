@@ -54,6 +54,7 @@ typedef struct ctx {
     lines rl;
     fence *fences;
     size_t nfences;
+    size_t *fence_of; /* per line: 1 + the fence it is part of, or 0 */
     reasoning thought;
     kevo_reply_result *out;
     kevo_buf why;  /* the failure's reason */
