@@ -72,7 +72,8 @@
  * and the note says so.
  *
  * Host code (reply_host.h): includes of headers a kernel may not include
- * are dropped from the child, and so are main, host functions (calling the
+ * are dropped from the child (<cstdint> and <climits> become their
+ * <cuda/std/...> forms), and so are main, host functions (calling the
  * CUDA runtime, launching kernels with <<<...>>>), host macros and what
  * only they used, when the kernel does not use them; when it does, the
  * child fails with KEVO_REPLY_HOST_CODE, naming the line.

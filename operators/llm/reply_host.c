@@ -56,7 +56,23 @@ static bool host_marker(const cscan *sc, size_t k)
     return false;
 }
 
-enum { KEEP, DROP_INCLUDE, DROP_HOST, DROP_UNUSED };
+enum { KEEP, DROP_INCLUDE, SWAP_INCLUDE, DROP_HOST, DROP_UNUSED };
+
+/* The host headers whose names a kernel can have from one it may include
+ * (<cuda/std/cstdint> declares uint32_t and the rest at global scope
+ * under NVRTC too), or NULL. */
+static const char *swap_for(span header)
+{
+    static const char *const swaps[][2] = {{"cstdint", "cuda/std/cstdint"},
+                                           {"stdint.h", "cuda/std/cstdint"},
+                                           {"climits", "cuda/std/climits"},
+                                           {"limits.h", "cuda/std/climits"}};
+    for (size_t k = 0; k < KEVO_ARRAY_SIZE(swaps); k++) {
+        if (span_is(header, swaps[k][0]))
+            return swaps[k][1];
+    }
+    return NULL;
+}
 
 /* The work on one child. */
 typedef struct hosting {
@@ -161,7 +177,8 @@ static void decide(hosting *h)
             h->fate[i] = KEEP;
         else if (it->kind == ITEM_INCLUDE && it->header.s &&
                  !kevo__reply_include_allowed(it->header, it->angle))
-            h->fate[i] = DROP_INCLUDE;
+            h->fate[i] =
+                it->angle && swap_for(it->header) ? SWAP_INCLUDE : DROP_INCLUDE;
         else
             h->fate[i] = is_host(h, it) ? DROP_HOST : KEEP;
     }
@@ -239,7 +256,8 @@ static void item_lines(const hosting *h, const item *it, size_t *a, size_t *b)
     size_t last = line_index(h, it->end > it->start ? it->end - 1 : it->end);
     *a = h->starts[line_index(h, it->start)];
     *b = last + 1 < h->nlines ? h->starts[last + 1] : h->n;
-    for (size_t k = comment_after(h, *a); k-- > 0;) {
+    for (size_t k = comment_after(h, *a);
+         h->fate[it - h->it.v] != SWAP_INCLUDE && k-- > 0;) {
         const cmt *cm = &h->sc.c[k];
         size_t e = cm->end;
         if (cm->is_block || !cm->own_line || e + 1 != *a || h->s[e] != '\n' ||
@@ -306,7 +324,8 @@ static kevo_reply_kind check(hosting *h)
     for (size_t k = 0; k < h->ndropped && h->c->work <= h->c->work_max; k++) {
         size_t i = h->dropped[k];
         const item *it = &h->it.v[i];
-        if (h->fate[i] == DROP_INCLUDE || !it->name.s)
+        if (h->fate[i] == DROP_INCLUDE || h->fate[i] == SWAP_INCLUDE ||
+            !it->name.s)
             continue;
         const item *u = user(h, it->name, i, true);
         if (!u)
@@ -388,12 +407,28 @@ static bool rebuild(const hosting *h, kevo_buf *out)
         for (size_t i = a; alone && i < b + (b < h->n); i++)
             gone[i] = 0;
     }
+    /* The include each swapped one becomes, at its first line. */
+    const char **swap = calloc(h->nlines, sizeof *swap);
+    if (!swap) {
+        free(gone);
+        return false;
+    }
+    for (size_t k = 0; k < h->ndropped; k++) {
+        const item *it = &h->it.v[h->dropped[k]];
+        if (h->fate[h->dropped[k]] == SWAP_INCLUDE)
+            swap[line_index(h, it->start)] = swap_for(it->header);
+    }
     bool after_gone = false;
-    for (size_t i = 0, e; i < h->n; i = e) {
+    for (size_t i = 0, e, line = 0; i < h->n; i = e, line++) {
         for (e = i; e < h->n && h->s[e] != '\n';)
             e++;
         bool blank = is_blank((span){h->s + i, e - i});
         e += e < h->n;
+        if (gone[i] && swap[line]) {
+            kevo__buf_printf(out, "#include <%s>\n", swap[line]);
+            after_gone = false;
+            continue;
+        }
         if (gone[i]) {
             after_gone = true;
             continue;
@@ -410,6 +445,7 @@ static bool rebuild(const hosting *h, kevo_buf *out)
            out->data[out->len - 2] == '\n')
         out->data[--out->len] = '\0';
     free(gone);
+    free(swap);
     return !out->failed;
 }
 
@@ -428,9 +464,16 @@ static void note(const hosting *h)
     kevo_buf *b = &h->c->note;
     size_t nin = 0, nhost = 0, shown = 0;
     for (size_t i = 0; i < h->it.n; i++) {
+        const item *it = &h->it.v[i];
         nin += h->fate[i] == DROP_INCLUDE;
         nhost += h->fate[i] == DROP_HOST || h->fate[i] == DROP_UNUSED;
+        if (h->fate[i] == SWAP_INCLUDE && shown++ < 4) {
+            kevo__buf_puts(b, "; #include <");
+            kevo__reply_put_clean(b, it->header);
+            kevo__buf_printf(b, "> became <%s>", swap_for(it->header));
+        }
     }
+    shown = 0;
     if (nin + nhost == 0)
         return;
     kevo__buf_puts(b, "; host code dropped: ");

@@ -8,8 +8,11 @@
  * Dropped, whatever the kernel: every #include of a header a kernel may
  * not include (kevo allows only <cuda_fp16.h>, <cuda_bf16.h>,
  * <cuda_pipeline.h>, <cooperative_groups.h>, <cooperative_groups/reduce.h>,
- * <mma.h> and <cuda/std/...>). Host code, dropped when nothing kept uses
- * it: main; every other top-level function that is neither __global__ nor
+ * <mma.h> and <cuda/std/...>), except that <cstdint> and <stdint.h> become
+ * <cuda/std/cstdint>, <climits> and <limits.h> <cuda/std/climits>, which
+ * declare the same names at global scope under NVRTC. Host code, dropped when
+ * nothing kept uses it: main; every other top-level function that is neither
+ * __global__ nor
  * __device__ and calls the CUDA runtime or a CUDA host library (cuda*,
  * cublas*, cudnn*, cufft*, curand*, cusparse* followed by an upper-case
  * letter, then '('), launches a kernel (<<<...>>> outside comments), or
