@@ -140,17 +140,24 @@ static void split_err(char *text, const char **kind, const char **reason)
     }
 }
 
+/* A reply that gives code as a whole kernel, in a new string. */
+static char *fenced(const char *code)
+{
+    size_t n = strlen(code) + 64;
+    char *reply = malloc(n);
+    if (!reply)
+        bail_out("out of memory");
+    snprintf(reply, n, "Here it is:\n```cuda\n%s```\nDone.\n", code);
+    return reply;
+}
+
 /* A child comes back unchanged when it is sent as a fenced whole kernel
  * with no parent. */
 static void check_round_trip(const char *stem, const char *child)
 {
     if (strstr(child, "```") || strstr(child, "SEARCH"))
         return;
-    size_t n = strlen(child) + 64;
-    char *reply = malloc(n);
-    if (!reply)
-        bail_out("out of memory");
-    snprintf(reply, n, "Here it is:\n```cuda\n%s```\nDone.\n", child);
+    char *reply = fenced(child);
     kevo_reply_result r;
     kevo__reply_parse(reply, strlen(reply), NULL, 0, 0, &r);
     is_str(kevo__reply_kind_name(r.kind), "ok", "%s: the child parses again",
@@ -624,11 +631,7 @@ static void test_suite_kernels(void)
         char *src = read_case(dir, stems[i], ".cu", &src_len);
         if (!src)
             bail_out("%s/%s.cu cannot be read", dir, stems[i]);
-        size_t rn = src_len + 64;
-        char *reply = malloc(rn);
-        if (!reply)
-            bail_out("out of memory");
-        snprintf(reply, rn, "Here:\n```cuda\n%s```\n", src);
+        char *reply = fenced(src);
         kevo_reply_result r;
         kevo__reply_parse(reply, strlen(reply), NULL, 0, 0, &r);
         is_str(kevo__reply_kind_name(r.kind), "ok", "%s.cu: parses", stems[i]);
