@@ -394,8 +394,9 @@ static void take_reply(llm_call *c)
     llm_state *st = c->req->st;
     const llm_model *m = &st->cfg.models[c->model];
     kevo_reply_result res = {0};
-    kevo_reply_kind k = kevo__reply_parse(c->wire.text, c->wire.text_len,
-                                          c->req->parent_source, 0, &res);
+    kevo_reply_kind k =
+        kevo__reply_parse(c->wire.text, c->wire.text_len, c->req->parent_source,
+                          0, c->wire.cut_off ? KEVO_REPLY_CUT_OFF : 0, &res);
     parse_outcome(c, k == KEVO_REPLY_OK, kevo__reply_kind_name(k), res.reason,
                   "child", reply_fail_kind(k));
     if (k != KEVO_REPLY_OK)
