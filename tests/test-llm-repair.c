@@ -6,8 +6,8 @@
  * same conversation: the system text, the user text, the model's own reply
  * and a turn with kevo's diagnostic, in the OpenAI and the Anthropic
  * formats; the repaired kernel becomes a child with the failed child's
- * lineage. A reply that includes <cuda_runtime.h> is refused by the host
- * with the include scan's message and repaired the same way. A repair
+ * lineage. A reply whose launch block calls std::min is refused by the
+ * host with the block parser's message and repaired the same way. A repair
  * whose conversation the operator no longer holds starts a new one. Child
  * prompts list the parent's recent failed attempts; revision prompts the
  * prompt's failure kinds and failed children. The replies are written as
@@ -234,7 +234,7 @@ static void test_compile_error(kevo_operator *op, const char *api)
     kevo_candidate_free(bug);
 }
 
-/* ---- a forbidden #include, refused and repaired -------------------------- */
+/* ---- a launch block kevo cannot read, refused and repaired -------------- */
 
 static void test_include(kevo_operator *op)
 {
@@ -244,19 +244,20 @@ static void test_include(kevo_operator *op)
         0);
     kevo_operator_result *res = wait_for(id);
     is_uint(kevo_operator_result_child_count(res), 0,
-            "a kernel with #include <cuda_runtime.h> is no child");
+            "a kernel whose launch block calls std::min is no child");
     is_str(kevo_operator_result_failure_kind(res, 0), "invalid",
            "the operator reports it invalid");
     like_str(kevo_operator_result_failure_reason(res, 0),
-             "line 1: #include of <cuda_runtime.h> is not allowed",
-             "with the include scan's message");
+             "kevo:launch: grid of 'saxpy_gs': expression "
+             "'std::min(ceil_div(n, 256), 4 * sm_count)'",
+             "with the block parser's message");
     is_uint(kevo_operator_result_refused_count(res), 1,
             "the result keeps the refused attempt");
     uint32_t attempt = 9;
     const char *kind, *reason;
     const char *src =
         kevo_operator_result_refused(res, 0, &attempt, &kind, &reason);
-    like_str(src ? src : "", "#include <cuda_runtime.h>", "with its source");
+    like_str(src ? src : "", "std::min(", "with its source");
     is_uint(attempt, 0, "as attempt 0");
     kevo_operator_repair_request rep = {.size = sizeof rep,
                                         .request_id = id,
@@ -280,9 +281,9 @@ static void test_include(kevo_operator *op)
     const char *turn = content(b, 3, NULL);
     like_str(turn, "kevo could not accept it as a kernel of this task",
              "the turn says it was refused");
-    like_str(turn, "#include of <cuda_runtime.h> is not allowed", "and why");
+    like_str(turn, "expected an operator or the end, found ':'", "and why");
     ok(!strstr(turn, "last chance"), "one more turn is left");
-    like_str(content(b, 2, NULL), "#include <cuda_runtime.h>",
+    like_str(content(b, 2, NULL), "std::min(",
              "the model's reply is in the conversation");
     json_decref(b);
 }
@@ -423,7 +424,8 @@ int main(void)
     parent = kevo_candidate_copy(kevo_task_seed(task));
     kevo_candidate_set_id(parent, 7);
     const char *names[3] = {"bug", "fixed", "include"};
-    const char *files[3] = {"compile-error.md", "repaired.md", "include.md"};
+    const char *files[3] = {"compile-error.md", "repaired.md",
+                            "launch-std-min.md"};
     for (int i = 0; i < 3; i++) {
         char *t = slurp("tests/data/llm-repair", files[i]);
         loopback_set_text(srv, names[i], t);

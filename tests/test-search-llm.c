@@ -7,8 +7,8 @@
  * (kevo_eval_result_diagnostic()); where the kevo-worker program is not
  * built (no CUDA), it reports the same error for the same kernel without
  * compiling. The model's replies, in order: a kernel that does not compile,
- * its repair, a kernel with #include <cuda_runtime.h> (refused by the host
- * before anything compiles), its repair, then good kernels. The search
+ * its repair, a kernel whose launch block calls std::min (refused by the
+ * host before anything compiles), its repair, then good kernels. The search
  * sends each failure back in the same conversation, credits the repaired
  * children, counts validity per operator and per prompt, logs the repairs,
  * lists the parent's failures in later prompts, and keeps all of it in
@@ -154,7 +154,8 @@ int main(void)
     if (!srv)
         bail_out("the loopback server did not start");
     const char *names[3] = {"bug", "fixed", "include"};
-    const char *files[3] = {"compile-error.md", "repaired.md", "include.md"};
+    const char *files[3] = {"compile-error.md", "repaired.md",
+                            "launch-std-min.md"};
     for (int i = 0; i < 3; i++) {
         char *t = slurp("tests/data/llm-repair", files[i]);
         loopback_set_text(srv, names[i], t);
@@ -249,8 +250,8 @@ int main(void)
     msgs = json_object_get(body, "messages");
     like_str(
         json_string_value(json_object_get(json_array_get(msgs, 3), "content")),
-        "#include of <cuda_runtime.h> is not allowed",
-        "the refused #include is repaired with the scan's message");
+        "expected an operator or the end, found ':'",
+        "the refused launch block is repaired with the parser's message");
     json_decref(body);
 
     /* events.jsonl */

@@ -282,6 +282,8 @@ static const char *reply_fail_kind(kevo_reply_kind k)
     case KEVO_REPLY_EDIT_AMBIGUOUS:
     case KEVO_REPLY_NO_PARENT: return KEVO_FAIL_EDIT;
     case KEVO_REPLY_NOMEM: return KEVO_FAIL_INTERNAL;
+    case KEVO_REPLY_TRUNCATED: return "truncated";
+    case KEVO_REPLY_HOST_CODE: return "host_code";
     default: return KEVO_FAIL_PARSE;
     }
 }
@@ -382,8 +384,9 @@ static void parse_outcome(llm_call *c, bool ok, const char *kind,
     kevo_buf b = {0};
     kevo__buf_printf(&b, "the reply gave no %s: %s: %s%s", what, kind,
                      reason ? reason : "out of memory",
-                     c->wire.cut_off ? " (the reply stopped at max_tokens)"
-                                     : "");
+                     c->wire.cut_off && strcmp(kind, "truncated") != 0
+                         ? " (the reply stopped at max_tokens)"
+                         : "");
     call_fail(c, fail_kind, b.data ? b.data : "out of memory");
     kevo__buf_free(&b);
 }

@@ -1,13 +1,10 @@
-Here is a grid-stride version; with a fixed grid of a few waves the
-launch is cheaper for small n and every thread keeps its loads in flight.
+// Refused before compiling: a kevo:launch expression is kevo's own
+// grammar, which has min() but no std::min.
 
-```cuda
-#include <cuda_runtime.h>
-
-// saxpy, grid-stride loop. @SEQ@
+// saxpy, grid-stride loop.
 
 /* kevo:launch
- *   saxpy_gs<<<min(ceil_div(n, 256), 4 * sm_count), 256>>>(a, x, y, z, n)
+ *   saxpy_gs<<<std::min(ceil_div(n, 256), 4 * sm_count), 256>>>(a, x, y, z, n)
  */
 
 extern "C" __global__ void __launch_bounds__(256)
@@ -18,4 +15,3 @@ extern "C" __global__ void __launch_bounds__(256)
          i += gridDim.x * blockDim.x)
         z[i] = fmaf(a, x[i], y[i]);
 }
-```
