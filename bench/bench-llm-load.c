@@ -2,8 +2,10 @@
  * bench-llm-load.c: the llm operator under load. 1,000 requests go through
  * the plugin, loaded by the operator host, to a loopback HTTP server
  * (tests/loopback-server.c) that fails a third of them at first: 429s with
- * Retry-After, 500s (some recover, some do not), replies slower than the
- * time limit, malformed JSON and truncated bodies. It prints that nothing
+ * Retry-After, 500s (some recover, some do not), replies that keep silent
+ * past the idle limit, malformed events and streams cut halfway (the
+ * replies are streamed, as the operator asks by default). It prints that
+ * nothing
  * crashed, the outcome of every request by kind against the plan (the
  * counts add up to 1,000), the most requests the server held at once
  * against the concurrency limit, and the wall time against what the retry
@@ -191,9 +193,9 @@ static kevo_operator *make_op(const char *name, const char *url)
     char json[2048];
     snprintf(json, sizeof(json),
              "{\"models\": [{\"name\": \"o\", \"api\": \"openai\", \"model\": "
-             "\"bench-o\", \"base_url\": \"%s/v1\", \"timeout_s\": %g}, "
-             "{\"name\": \"a\", \"api\": \"anthropic\", \"model\": "
-             "\"bench-a\", \"base_url\": \"%s\", \"timeout_s\": %g}], "
+             "\"bench-o\", \"base_url\": \"%s/v1\", \"idle_timeout_s\": "
+             "%g}, {\"name\": \"a\", \"api\": \"anthropic\", \"model\": "
+             "\"bench-a\", \"base_url\": \"%s\", \"idle_timeout_s\": %g}], "
              "\"concurrency\": %d, \"max_retries\": %d, \"backoff_base_s\": "
              "%g, \"backoff_max_s\": %g}",
              url, TIMEOUT_S, url, TIMEOUT_S, CONCURRENCY, MAX_RETRIES,
@@ -286,7 +288,7 @@ int main(int argc, char **argv)
            "loopback HTTP server\n",
            nreq);
     printf("  run directory: %s\n", run);
-    printf("  policy: concurrency %d, time limit %g s, %d retries, backoff "
+    printf("  policy: concurrency %d, idle limit %g s, %d retries, backoff "
            "%g..%g s with jitter, Retry-After %d s\n",
            CONCURRENCY, TIMEOUT_S, MAX_RETRIES, BACKOFF_BASE_S, BACKOFF_MAX_S,
            RETRY_AFTER_S);

@@ -81,23 +81,40 @@ print("champion: %s fitness %s by %s; coverage %s; tokens %d in, %d out" % (
     champ.get("id", "-"), f(champ.get("fitness")), champ.get("operator", "-"),
     f((s.get("archive") or {}).get("coverage")),
     s.get("input_tokens", 0), s.get("output_tokens", 0)))
+def pct(v):
+    return "-" if v is None else "{:.1f}%".format(100 * v)
+
+def kinds(k):
+    return ", ".join("%s %d" % (n, c) for n, c in (k or {}).items()) or "-"
+
+v = s.get("validity") or {}
+print("validity: %s of %d proposals; first attempts %s, after %d repairs %s"
+      " (repair_turns %s)" % (
+    pct(v.get("validity")), v.get("proposals", 0), pct(v.get("validity_first")),
+    v.get("repairs", 0), pct(v.get("validity_repaired")),
+    v.get("repair_turns", "-")))
 table("operators",
       ["name", "plugin", "weight", "requests", "children", "evaluated",
-       "entered", "improved", "failures", "in tokens", "out tokens"],
+       "entered", "improved", "failures", "validity", "repairs",
+       "after repair", "in tokens", "out tokens"],
       [[o["name"], o.get("plugin", ""), f(o.get("weight"), "{:g}"),
         str(o.get("requests", 0)), str(o.get("children", 0)),
         str(o.get("evaluated", 0)), str(o.get("entered", 0)),
         str(o.get("improved", 0)), str(o.get("failures", 0)),
+        pct(o.get("validity")), str(o.get("repairs", 0)),
+        pct(o.get("validity_repaired")),
         str(o.get("input_tokens", 0)), str(o.get("output_tokens", 0))]
        for o in s.get("operators", [])])
 table("prompts",
       ["id", "name", "parent", "gen", "uses", "children", "entered",
-       "beat parent", "best", "mean"],
+       "beat parent", "best", "mean", "validity", "after repair",
+       "failures"],
       [[str(p["id"]), p.get("name", ""), str(p.get("parent", 0)),
         str(p.get("generation", 0)), str(p.get("uses", 0)),
         str(p.get("children", 0)), str(p.get("entered", 0)),
         str(p.get("beat_parent", 0)), f(p.get("best_fitness")),
-        f(p.get("mean"))]
+        f(p.get("mean")), pct(p.get("validity")),
+        pct(p.get("validity_repaired")), kinds(p.get("failure_kinds"))]
        for p in s.get("prompts", [])])
 PY
 exit $rc

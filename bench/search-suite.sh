@@ -7,9 +7,11 @@
 # EVALS (default 300) is each search's evaluation budget; OUTDIR (default
 # runs/suite-YYYYmmdd-HHMMSS) gets one run directory per task. The table
 # gives, at the first training shape: the seed's and the champion's
-# roofline efficiency, the champion's time, and PyTorch's efficiency (the
-# figures below, measured on an H100 with the same cost models) with the
-# ratio champion / PyTorch; then the champion's fitness (timed again beside
+# roofline efficiency, the champion's time, PyTorch's time for the same
+# task measured first in the same run (bench/torch-suite.py, when PyTorch
+# is installed) and PyTorch's time over the champion's, and PyTorch's
+# efficiency on an H100 (the figures below, with the same cost models) with
+# the ratio champion / PyTorch; then the champion's fitness (timed again beside
 # the other finalists and the seed) against the seed's in the same paired
 # timing, the gate verdict, the champion's lowest speed against the seed's
 # over the held-out shapes (the gate allows 0.91 with its default slack),
@@ -32,6 +34,14 @@ export KEVO_OPERATOR_PATH
 mkdir -p "$outdir" || exit 1
 
 status=0
+# PyTorch on the same GPU in the same session, when it is installed.
+if python3 -c "import torch" 2>/dev/null; then
+  echo "== PyTorch (bench/torch-suite.py)"
+  python3 "$srcdir/bench/torch-suite.py" ${KEVO_TORCH_FLAGS:-} \
+    --json "$outdir/torch.json" > "$outdir/torch.log" 2>&1 ||
+    echo "   torch-suite.py failed: see $outdir/torch.log"
+  cat "$outdir/torch.log"
+fi
 for task in "$srcdir"/examples/tasks/*.json; do
   name=$(basename "$task" .json)
   echo "== $name ($evals evaluations)"
@@ -101,6 +111,15 @@ def retimed(path, ident):
     return None
 
 rows, notes, defects = [], [], []
+# PyTorch measured in this session (torch-suite.py): its best time per task.
+measured = {}
+try:
+    for r in json.load(open(os.path.join(outdir, "torch.json")))["rows"]:
+        best = measured.get(r["task"])
+        if best is None or r["time"] < best[0]:
+            measured[r["task"]] = (r["time"], "%s, %s" % (r["code"], r["mode"]))
+except (OSError, ValueError, KeyError):
+    pass
 for name in sorted(os.listdir(outdir)):
     path = os.path.join(outdir, name, "summary.json")
     if not os.path.isfile(path):
@@ -139,6 +158,11 @@ for name in sorted(os.listdir(outdir)):
     t = torch.get(s.get("task", name))
     ratio = (ch.get("efficiency") / t[0]
              if t and ch.get("efficiency") is not None else None)
+    m = measured.get(s.get("task", name))
+    torch_us = m[0] * 1e6 if m else None
+    speedup = (m[0] / ch["time"] if m and ch.get("time") else None)
+    if m:
+        notes.append("%s: PyTorch measured %s" % (s.get("task", name), m[1]))
     mem = "-"
     if sh.get("bound") == "memory":
         mem = ("yes" if (ch.get("efficiency") or 0) >= 0.90 else "no")
@@ -147,13 +171,14 @@ for name in sorted(os.listdir(outdir)):
                  f(worst, "{:.2f}"),
                  f(None if ch.get("time") is None else ch["time"] * 1e6,
                    "{:.1f}"),
+                 f(torch_us, "{:.1f}"), f(speedup, "{:.2f}"),
                  f(t[0] if t else None, "{:.2f}"), f(ratio, "{:.2f}"), mem])
-    if t:
-        notes.append("%s: PyTorch %s" % (s.get("task", name), t[1]))
+    if t and not m:
+        notes.append("%s: PyTorch on an H100 %s" % (s.get("task", name), t[1]))
 
 cols = ["task", "seed eff", "champ eff", "champ fitness", "seed fitness",
-        "gate", "held-out vs seed", "champ us", "torch eff", "champ/torch",
-        "mem >= 0.90"]
+        "gate", "held-out vs seed", "champ us", "torch us", "torch/champ",
+        "H100 torch eff", "champ/torch eff", "mem >= 0.90"]
 w = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c)
      for i, c in enumerate(cols)]
 print()

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "kevo_cli.h"
+#include "kevo_tolerance.h"
 
 static void eval_usage(FILE *out)
 {
@@ -22,10 +23,13 @@ static void eval_usage(FILE *out)
         "\n"
         "Compiles KERNEL.cu for the GPU, checks it against the task's\n"
         "reference on every training shape (two fresh input sets each),\n"
-        "times it and prints one line per shape: correct, worst error,\n"
-        "median time and spread, GB/s and GFLOP/s of the task's cost model,\n"
-        "efficiency (the roofline floor over the time), what bounds the\n"
-        "floor, and the DRAM bytes the profiler saw against the model's.\n"
+        "times it and prints one line per shape: correct, the worst\n"
+        "element's error as a fraction of its tolerance (err/tol:\n"
+        "|got - want| / (atol + rtol * |want|), 1.00 = the limit; \"exact\"\n"
+        "where the tolerance is zero), median time and spread, GB/s and\n"
+        "GFLOP/s of the task's cost model, efficiency (the roofline floor\n"
+        "over the time), what bounds the floor, and the DRAM bytes the\n"
+        "profiler saw against the model's.\n"
         "\n"
         "  -p, --param NAME=VALUE  set a parameter of the kernel (repeatable)\n"
         "  --held-out              also evaluate the held-out shapes and\n"
@@ -54,6 +58,7 @@ static void peaks_usage(FILE *out)
             "once per device and driver and cached (see kevo(1), FILES).\n"
             "\n"
             "  --all    also the tensor-core peaks (measured when not cached)\n"
+            "           and the figure of every probe behind each ceiling\n"
             "  --json   one JSON object\n",
             program);
 }
@@ -219,19 +224,17 @@ static void print_table(const kevo_task *task, const kevo_eval_result *res)
 {
     size_t n = kevo_eval_result_shape_count(res);
     printf("%-22s %-4s %9s %11s %6s %8s %9s %6s %-7s %s\n", "shape", "ok",
-           "max rel", "time (us)", "+-%", "GB/s", "GFLOP/s", "eff", "bound",
+           "err/tol", "time (us)", "+-%", "GB/s", "GFLOP/s", "eff", "bound",
            "DRAM MB (model)");
     for (size_t i = 0; i < n; i++) {
         kevo_shape_result s = {.size = sizeof s};
         if (kevo_eval_result_shape(res, i, &s) != KEVO_OK)
             continue;
-        char dims[64];
+        char dims[64], err[32];
+        error_fraction f = error_fraction_of(task, &s);
         shape_text(task, s.set, s.index, dims, sizeof dims);
-        printf("%-22s %-4s ", dims, s.correct ? "yes" : "NO");
-        if (s.bad_elements || isnan(s.max_rel_err))
-            printf("%9s ", s.bad_elements ? "bad" : "-");
-        else
-            printf("%9.1e ", s.max_rel_err);
+        printf("%-22s %-4s %9s ", dims, s.correct ? "yes" : "NO",
+               error_fraction_text(&f, err, sizeof err));
         print_num(s.time * 1e6, 2, 11);
         putchar(' ');
         print_num(s.time_spread * 100, 2, 6);
@@ -252,11 +255,19 @@ static void print_table(const kevo_task *task, const kevo_eval_result *res)
         else
             printf("- (%.1f)", s.bytes / 1e6);
         putchar('\n');
-        if (!s.correct && s.worst_arg)
+        if (!s.correct && s.worst_arg) {
             printf("  worst: %s[%llu] = %.9g, reference %.9g (%llu bad "
-                   "elements)\n",
+                   "elements)",
                    s.worst_arg, (unsigned long long)s.worst_index, s.worst_got,
                    s.worst_want, (unsigned long long)s.bad_elements);
+            if (f.known && f.exact)
+                printf("; %s must match the reference exactly", s.worst_arg);
+            else if (f.known && isfinite(f.error))
+                printf("; error %.3g, allowed %.3g (atol %g + rtol %g * "
+                       "|reference|)",
+                       f.error, f.allowed, f.atol, f.rtol);
+            putchar('\n');
+        }
     }
 }
 
@@ -521,6 +532,54 @@ done:
 
 /* ---- kevo peaks --------------------------------------------------------- */
 
+/* The streams the bandwidth is the best of, and the tensor-core
+ * instruction families a tensor-core peak is the best of. */
+static const char *const streams[4] = {"read", "write", "copy", "triad"};
+static const char *const families[2] = {"_mma_sync", "_wgmma"};
+static const char *const family_names[2] = {"mma.sync", "wgmma"};
+
+/* Each stream's figure into figure[]; the name of the best (NULL when none
+ * is known). */
+static const char *stream_figures(kevo_evaluator *ev, double figure[4])
+{
+    const char *best = NULL;
+    double top = 0.0;
+    for (size_t i = 0; i < 4; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "bandwidth_%s", streams[i]);
+        figure[i] = kevo_evaluator_ceiling(ev, name);
+        if (figure[i] > top) {
+            top = figure[i];
+            best = streams[i];
+        }
+    }
+    return best;
+}
+
+static bool is_tensor(kevo_peak peak)
+{
+    return peak != KEVO_PEAK_FP32 && peak != KEVO_PEAK_FP64;
+}
+
+/* The figure of peak by family ("_wgmma"); 0 when the device has none. */
+static double tensor_figure(kevo_evaluator *ev, kevo_peak peak,
+                            const char *family)
+{
+    char name[32];
+    snprintf(name, sizeof name, "%s%s", kevo_peak_name(peak), family);
+    return kevo_evaluator_ceiling(ev, name);
+}
+
+/* ", \"PREFIXNAME\": value" (null for 0: not on this device). */
+static void print_json_figure(const char *prefix, const char *name,
+                              double value)
+{
+    if (value > 0)
+        printf(", \"%s%s\": %.6g", prefix, name, value);
+    else
+        printf(", \"%s%s\": null", prefix, name);
+}
+
 int cmd_peaks(int argc, char **argv)
 {
     static const struct option options[] = {
@@ -557,28 +616,52 @@ int cmd_peaks(int argc, char **argv)
         goto done;
     static const kevo_peak kinds[] = {KEVO_PEAK_FP32, KEVO_PEAK_FP64,
                                       KEVO_PEAK_TF32, KEVO_PEAK_FP16,
-                                      KEVO_PEAK_BF16};
+                                      KEVO_PEAK_BF16, KEVO_PEAK_FP8};
     size_t nkinds = cli.all ? sizeof kinds / sizeof *kinds : 2;
     double bw = kevo_evaluator_bandwidth(ev);
+    double stream[4];
+    const char *best = stream_figures(ev, stream);
     if (cli.json) {
         printf("{\"device\": ");
         cli_json_string(kevo_evaluator_device_name(ev));
-        printf(", \"bandwidth\": %.6g, \"launch_latency\": %.6g", bw,
-               kevo_evaluator_latency(ev));
-        for (size_t i = 0; i < nkinds; i++)
+        printf(", \"bandwidth\": %.6g, \"bandwidth_probe\": ", bw);
+        if (best)
+            cli_json_string(best);
+        else
+            printf("null");
+        printf(", \"launch_latency\": %.6g", kevo_evaluator_latency(ev));
+        for (size_t i = 0; cli.all && i < 4; i++)
+            print_json_figure("bandwidth_", streams[i], stream[i]);
+        for (size_t i = 0; i < nkinds; i++) {
             printf(", \"%s\": %.6g", kevo_peak_name(kinds[i]),
                    kevo_evaluator_peak(ev, kinds[i]));
+            for (size_t f = 0; is_tensor(kinds[i]) && f < 2; f++)
+                print_json_figure(kevo_peak_name(kinds[i]), families[f],
+                                  tensor_figure(ev, kinds[i], families[f]));
+        }
         printf("}\n");
     } else {
         printf("%s\n", kevo_evaluator_device_name(ev));
-        printf("  %-10s %10.1f GB/s  (bytes read + written)\n", "bandwidth",
-               bw / 1e9);
+        printf("  %-10s %10.1f GB/s  (bytes read + written; best stream: "
+               "%s)\n",
+               "bandwidth", bw / 1e9, best ? best : "?");
+        for (size_t i = 0; cli.all && i < 4; i++)
+            printf("    %-8s %10.1f GB/s\n", streams[i], stream[i] / 1e9);
         printf("  %-10s %10.2f us    (an empty kernel, start to end)\n",
                "latency", kevo_evaluator_latency(ev) * 1e6);
         for (size_t i = 0; i < nkinds; i++) {
             double p = kevo_evaluator_peak(ev, kinds[i]);
             printf("  %-10s %10.1f TFLOP/s  (balance %.1f flop/byte)\n",
                    kevo_peak_name(kinds[i]), p / 1e12, bw > 0 ? p / bw : 0.0);
+            for (size_t f = 0; is_tensor(kinds[i]) && f < 2; f++) {
+                double x = tensor_figure(ev, kinds[i], families[f]);
+                if (x > 0)
+                    printf("    %-8s %10.1f TFLOP/s\n", family_names[f],
+                           x / 1e12);
+                else
+                    printf("    %-8s %10s          (not on this device)\n",
+                           family_names[f], "-");
+            }
         }
     }
     status = EXIT_OK;

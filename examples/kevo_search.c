@@ -165,7 +165,8 @@ static bool changeable_on_resume(kevo_search_option opt)
     case KEVO_SEARCH_STAGNATION:
     case KEVO_SEARCH_CHECKPOINT_EVERY:
     case KEVO_SEARCH_GATE_TOP:
-    case KEVO_SEARCH_TUNE: return true;
+    case KEVO_SEARCH_TUNE:
+    case KEVO_SEARCH_REPAIR_TURNS: return true;
     default: return false;
     }
 }

@@ -144,6 +144,12 @@ void view_print_stats(kevo_search *search)
     printf("\nstopped: %s; %llu evaluations (%llu failed)\n",
            kevo_stop_reason_name(st.stop), (unsigned long long)st.evaluations,
            (unsigned long long)st.failures);
+    if (st.proposals > 0)
+        printf("validity: %.1f%% of %llu proposals compiled and were correct "
+               "(%llu repairs)\n",
+               100.0 * (double)st.valid / (double)st.proposals,
+               (unsigned long long)st.proposals,
+               (unsigned long long)st.repairs);
     double fitness;
     const kevo_candidate *c = kevo_search_champion(search, &fitness);
     if (c)

@@ -16,7 +16,7 @@
 #include "kevo_private.h"
 
 /* The number of kevo_peak values. */
-#define KEVO__PEAK_COUNT 5
+#define KEVO__PEAK_COUNT 6
 
 /* The default level above which an efficiency is flagged as suspicious. */
 #define KEVO__SUSPICIOUS_DEFAULT 1.05

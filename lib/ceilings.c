@@ -9,8 +9,22 @@
 #include "ceilings.h"
 #include "compile_cache.h"
 
-#define FORMAT                                                                 \
-    "kevo-ceilings-2" /* 2: bandwidth includes the two-in, one-out probe */
+/* 3: the bandwidth is the best of read, write, copy and triad streams
+ * timed as candidates are; a tensor-core peak the best of mma.sync and
+ * wgmma; each probe's figure kept. A file of another format is measured
+ * again. */
+#define FORMAT "kevo-ceilings-3"
+
+static const char *const detail_names[KEVO__NDETAILS] = {
+    "bandwidth_read", "bandwidth_write", "bandwidth_copy", "bandwidth_triad",
+    "tf32_mma_sync",  "tf32_wgmma",      "fp16_mma_sync",  "fp16_wgmma",
+    "bf16_mma_sync",  "bf16_wgmma",      "fp8_mma_sync",   "fp8_wgmma",
+};
+
+const char *kevo__ceilings_detail_name(int i)
+{
+    return i >= 0 && i < KEVO__NDETAILS ? detail_names[i] : NULL;
+}
 
 void kevo__ceilings_clear(kevo__ceilings *c)
 {
@@ -20,28 +34,71 @@ void kevo__ceilings_clear(kevo__ceilings *c)
     memset(c, 0, sizeof *c);
 }
 
-/* The index of kind which in the peaks, -1 for the bandwidth, -3 for the
- * launch latency, -2 for none. */
+#define BANDWIDTH (-1)
+#define NONE (-2)
+#define LAUNCH (-3)
+#define DETAIL 100 /* DETAIL + i: probe figure i */
+
+/* The index of kind which in the peaks, DETAIL + i for probe figure i,
+ * BANDWIDTH, LAUNCH, or NONE. */
 static int which_index(const char *which)
 {
+    if (!which)
+        return NONE;
     if (strcmp(which, "bandwidth") == 0)
-        return -1;
+        return BANDWIDTH;
     if (strcmp(which, "launch") == 0)
-        return -3;
+        return LAUNCH;
     for (int p = 0; p < KEVO__NPEAKS; p++) {
         const char *name = kevo_peak_name((kevo_peak)p);
         if (name && strcmp(name, which) == 0)
             return p;
     }
-    return -2;
+    for (int i = 0; i < KEVO__NDETAILS; i++) {
+        if (strcmp(detail_names[i], which) == 0)
+            return DETAIL + i;
+    }
+    return NONE;
+}
+
+bool kevo__ceilings_known(const char *which)
+{
+    return which_index(which) != NONE;
+}
+
+/* The value and the known flag of ceiling i; NULL for NONE. */
+static double *slot(kevo__ceilings *c, int i, bool **has)
+{
+    if (i == BANDWIDTH) {
+        *has = &c->has_bandwidth;
+        return &c->bandwidth;
+    }
+    if (i == LAUNCH) {
+        *has = &c->has_launch;
+        return &c->launch;
+    }
+    if (i >= DETAIL) {
+        *has = &c->has_detail[i - DETAIL];
+        return &c->detail[i - DETAIL];
+    }
+    if (i >= 0) {
+        *has = &c->has_peak[i];
+        return &c->peak[i];
+    }
+    return NULL;
 }
 
 bool kevo__ceilings_has(const kevo__ceilings *c, const char *which)
 {
-    int i = which_index(which);
-    if (i == -3)
-        return c->has_launch;
-    return i == -1 ? c->has_bandwidth : i >= 0 && c->has_peak[i];
+    bool *has = NULL;
+    return slot((kevo__ceilings *)c, which_index(which), &has) && *has;
+}
+
+double kevo__ceilings_get(const kevo__ceilings *c, const char *which)
+{
+    bool *has = NULL;
+    double *v = slot((kevo__ceilings *)c, which_index(which), &has);
+    return v && *has ? *v : 0;
 }
 
 double kevo__ceilings_peak(const kevo__ceilings *c, kevo_peak p)
@@ -55,24 +112,17 @@ kevo_status kevo__ceilings_update(kevo__ceilings *c, const json_t *peaks,
     const char *key;
     json_t *v;
     json_object_foreach ((json_t *)peaks, key, v) {
-        int i = which_index(key);
+        bool *has = NULL;
+        double *slot_of = slot(c, which_index(key), &has);
         double x = json_number_value(v);
-        if (i == -2)
+        if (!slot_of)
             continue; /* a ceiling this release does not use */
         if (!json_is_number(v) || !(x > 0))
             return kevo__error_set(err, KEVO_EFORMAT,
                                    "ceiling \"%s\" is not a positive number",
                                    key);
-        if (i == -1) {
-            c->bandwidth = x;
-            c->has_bandwidth = true;
-        } else if (i == -3) {
-            c->launch = x;
-            c->has_launch = true;
-        } else {
-            c->peak[i] = x;
-            c->has_peak[i] = true;
-        }
+        *slot_of = x;
+        *has = true;
     }
     return KEVO_OK;
 }
@@ -156,6 +206,11 @@ kevo_status kevo__ceilings_save(const kevo__ceilings *c, kevo_error *err)
         if (c->has_peak[p])
             json_object_set_new(peaks, kevo_peak_name((kevo_peak)p),
                                 json_real(c->peak[p]));
+    }
+    for (int i = 0; i < KEVO__NDETAILS; i++) {
+        if (c->has_detail[i])
+            json_object_set_new(peaks, detail_names[i],
+                                json_real(c->detail[i]));
     }
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
     json_decref(root);

@@ -1,12 +1,14 @@
 /*
  * devprops.h: the device properties that expressions may name (launch
- * geometry, constraints), and a nominal device to check tasks against where
- * there is no GPU.
+ * geometry, constraints), a nominal device to check tasks against where
+ * there is no GPU, and the device described to operators.
  */
 #ifndef KEVO_DEVPROPS_H
 #define KEVO_DEVPROPS_H
 
 #include "kevo_private.h"
+
+struct kevo_ceilings; /* fitness/fitness.h */
 
 /* The i-th property's name, in a fixed order; NULL past the last. */
 const char *kevo__devprop_name(size_t i);
@@ -17,5 +19,19 @@ bool kevo__devprop_is_name(const char *name);
 /* Sets every device property of the nominal device (an H100 SXM: 132 SMs,
  * 227 KiB of shared memory per block, 50 MiB of L2) in vars. */
 kevo_status kevo__devprops_nominal(kevo_vars *vars);
+
+/*
+ * The device as operators see it (kevo_host_api's device_json): a JSON
+ * object with the device's name (when known), its properties under their
+ * expression names (sm_count, max_smem_per_block, ...), and its measured
+ * ceilings: "bandwidth" in bytes (read plus written) per second,
+ * "launch_latency" in seconds, "peaks" {"fp32": operations per second,
+ * ...} with the known peaks, and "peak", the kind the task's cost model
+ * counts flops against. Unknown ceilings (<= 0 or not finite) are left
+ * out. Returns a new string, or NULL when out of memory.
+ */
+char *kevo__devprops_json(const char *name, const kevo_vars *props,
+                          const struct kevo_ceilings *ceilings,
+                          kevo_peak task_peak);
 
 #endif

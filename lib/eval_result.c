@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "candidate_private.h"
 #include "descriptor.h"
@@ -442,6 +443,60 @@ const char *kevo_eval_result_reason(const kevo_eval_result *res)
 const char *kevo_eval_result_compile_log(const kevo_eval_result *res)
 {
     return res ? res->compile_log : "";
+}
+
+/* The compiler's error lines a diagnostic keeps, and their length. */
+#define DIAG_ERRORS 20
+#define DIAG_LINE 300
+
+static bool says(const char *s, size_t n, const char *word)
+{
+    size_t w = strlen(word);
+    for (size_t i = 0; i + w <= n; i++) {
+        if (strncasecmp(s + i, word, w) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The compiler's error lines of log, each with the indented lines under
+ * it that show where, as NVRTC prints them. */
+static void put_errors(kevo_buf *b, const char *log)
+{
+    size_t kept = 0, context = 0;
+    bool any = false;
+    for (const char *p = log; *p && kept < DIAG_ERRORS;) {
+        const char *eol = strchr(p, '\n');
+        size_t n = eol ? (size_t)(eol - p) : strlen(p);
+        size_t m = n > 0 && p[n - 1] == '\r' ? n - 1 : n;
+        bool error = says(p, m, "error");
+        bool shown =
+            error || (context > 0 && m > 0 && (*p == ' ' || *p == '\t') &&
+                      !says(p, m, "warning"));
+        context = error ? 2 : context > 0 ? context - 1 : 0;
+        if (shown) {
+            if (!any)
+                kevo__buf_puts(b, "\nThe compiler's errors:\n");
+            any = true;
+            kevo__buf_append(b, p, m < DIAG_LINE ? m : DIAG_LINE);
+            kevo__buf_puts(b, m > DIAG_LINE ? "...\n" : "\n");
+            kept += error;
+        }
+        p += eol ? n + 1 : n;
+    }
+}
+
+char *kevo_eval_result_diagnostic(const kevo_eval_result *res)
+{
+    if (!res || res->verdict == KEVO_VERDICT_OK)
+        return NULL;
+    kevo_buf b = {0};
+    kevo__buf_puts(&b, res->reason && *res->reason
+                           ? res->reason
+                           : kevo_verdict_name(res->verdict));
+    if (res->verdict == KEVO_VERDICT_COMPILE_ERROR && res->compile_log)
+        put_errors(&b, res->compile_log);
+    return kevo__buf_take(&b);
 }
 
 double kevo_eval_result_fitness(const kevo_eval_result *res)

@@ -549,6 +549,15 @@ double kevo_evaluator_peak(kevo_evaluator *ev, kevo_peak peak)
     return kevo__ceilings_peak(&ev->ceilings, peak);
 }
 
+double kevo_evaluator_ceiling(kevo_evaluator *ev, const char *name)
+{
+    if (!ev || !ev->started || ev->compile_only ||
+        !kevo__ceilings_known(name) ||
+        ensure_ceiling(ev, name, NULL) != KEVO_OK)
+        return 0;
+    return kevo__ceilings_get(&ev->ceilings, name);
+}
+
 /* ---- the gate ----------------------------------------------------------- */
 
 void kevo__evaluator_gate_settings(const kevo_evaluator *ev, double *slack,

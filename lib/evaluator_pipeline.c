@@ -20,6 +20,7 @@
 #include "evaluator_private.h"
 #include "include_scan.h"
 #include "launch_args.h"
+#include "launch_check.h"
 
 /* ---- checks before compiling --------------------------------------------
  */
@@ -302,14 +303,29 @@ static kevo_status compiled(kevo_evaluator *ev, kevo__compile_result *cr,
         if (tr->ref_job != cr->id)
             continue;
         tr->ref_job = 0;
+        kevo_error mismatch = KEVO__ERROR_INIT;
+        char *why = NULL;
         if (!cr->ok) {
+            why = kevo__launch_missing_kernel(kevo_task_reference(tr->task),
+                                              cr->error, cr->log);
             tr->ref_error =
                 kevo__asprintf("the task's reference does not compile: %s",
-                               cr->error ? cr->error : "compile error");
-            kevo__compile_result_free(cr);
+                               why         ? why
+                               : cr->error ? cr->error
+                                           : "compile error");
+        } else if (kevo__launch_check_ptx(tr->task,
+                                          kevo_task_reference(tr->task),
+                                          cr->ptx, cr->ptx_len, cr->lowered,
+                                          cr->nlowered, &mismatch) != KEVO_OK) {
+            tr->ref_error = kevo__asprintf(
+                "the task's reference does not match its launches: %s",
+                mismatch.text);
         } else {
             tr->ref = cr;
+            cr = NULL;
         }
+        free(why);
+        kevo__compile_result_free(cr);
         return KEVO_OK;
     }
     job *j = job_by_compile(ev, cr->id);
@@ -318,9 +334,24 @@ static kevo_status compiled(kevo_evaluator *ev, kevo__compile_result *cr,
         return KEVO_OK;
     }
     j->compiled = cr;
-    if (!cr->ok)
-        return finish_failure(ev, j, KEVO_VERDICT_COMPILE_ERROR,
-                              cr->error ? cr->error : "compile error", err);
+    if (!cr->ok) {
+        char *why = kevo__launch_missing_kernel(j->cand, cr->error, cr->log);
+        kevo_status rc = finish_failure(ev, j, KEVO_VERDICT_COMPILE_ERROR,
+                                        why         ? why
+                                        : cr->error ? cr->error
+                                                    : "compile error",
+                                        err);
+        free(why);
+        return rc;
+    }
+    kevo_error mismatch = KEVO__ERROR_INIT;
+    kevo_status mrc =
+        kevo__launch_check_ptx(j->tr->task, j->cand, cr->ptx, cr->ptx_len,
+                               cr->lowered, cr->nlowered, &mismatch);
+    if (mrc == KEVO_ENOMEM)
+        return kevo__error_set(err, mrc, "out of memory");
+    if (mrc != KEVO_OK)
+        return finish_failure(ev, j, KEVO_VERDICT_REJECTED, mismatch.text, err);
     if (is_seed_job(j) && !j->tr->seed_cubin && cr->cubin_len > 0) {
         taskrec *tr = j->tr;
         tr->seed_kernels = kernel_names(j->cand, cr);

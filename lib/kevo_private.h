@@ -95,6 +95,12 @@ char *kevo__strdup(const char *s); /* NULL for NULL or no memory */
 char *kevo__strndup(const char *s, size_t n);
 char *kevo__asprintf(const char *fmt, ...) KEVO_PRINTF(1, 2);
 
+/* text as one line in a new string: every run of white space and control
+ * characters becomes one space, the ends are trimmed, bytes that are not
+ * valid UTF-8 become '?', and a line longer than max bytes is cut at a
+ * character and ends in "..." (max >= 8). NULL when out of memory. */
+char *kevo__one_line(const char *text, size_t max);
+
 /* [A-Za-z_][A-Za-z0-9_]*, 1 to 63 characters. */
 bool kevo__is_identifier(const char *s);
 #define KEVO__IDENT_MAX 63

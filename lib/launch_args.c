@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,51 @@ kevo_vars *kevo__env_with_params(const kevo_vars *env,
         v = NULL;
     }
     return v;
+}
+
+const char *kevo__launch_place(const kevo_candidate *cand, int line, char *buf,
+                               size_t size)
+{
+    if (cand->origin)
+        snprintf(buf, size, "%s:%d: kevo:launch: ", cand->origin, line);
+    else
+        snprintf(buf, size, "line %d: kevo:launch: ", line);
+    return buf;
+}
+
+/* Whether type (i32, u32, i64 or u64: the casts of a launch expression)
+ * holds v. */
+static bool holds(kevo_dtype type, int64_t v)
+{
+    switch (type) {
+    case KEVO_DTYPE_I32: return v >= INT32_MIN && v <= INT32_MAX;
+    case KEVO_DTYPE_U32: return v >= 0 && v <= (int64_t)UINT32_MAX;
+    case KEVO_DTYPE_U64: return v >= 0;
+    default: return true;
+    }
+}
+
+/* The error of a launch expression whose value v its type does not hold. */
+static kevo_status range_error(const kevo_candidate *cand, const kevo_launch *l,
+                               size_t a, kevo_dtype type, int64_t v,
+                               kevo_error *err)
+{
+    char where[512];
+    const kevo_launch_arg *la = &l->args[a];
+    const char *hint =
+        v < 0 ? "a negative value needs a signed type: cast it to (i32) or "
+                "(i64) and take a kernel parameter of that type"
+        : !la->has_cast
+            ? "an expression without a cast is passed as i32: cast it to "
+              "(i64) (or (u32) for values below 2^32) and take a kernel "
+              "parameter of that type"
+            : "cast it to (i64) and take a 64-bit kernel parameter";
+    return kevo__error_set_at(
+        err, KEVO_EINVALID, cand->origin, l->line, 0,
+        "%sargument %zu '%s' of '%s' is %" PRId64 ", which %s does not hold "
+        "(%s)",
+        kevo__launch_place(cand, l->line, where, sizeof where), a + 1, la->text,
+        l->kernel, v, kevo_dtype_name(type), hint);
 }
 
 /* The index of the task argument called name, or -1. */
@@ -94,6 +140,10 @@ kevo_status kevo__launch_args(const kevo_task *task, const kevo_candidate *cand,
             if (rc != KEVO_OK) {
                 kevo__error_wrap(err, &e, "launch of %s, argument %zu '%s'",
                                  l->kernel, a + 1, la->text);
+                goto done;
+            }
+            if (!holds(v[a].type, v[a].value)) {
+                rc = range_error(cand, l, a, v[a].type, v[a].value, err);
                 goto done;
             }
         }

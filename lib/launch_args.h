@@ -34,12 +34,20 @@ typedef struct kevo__resolved_arg {
  * assignment on top, unless env is NULL. Returns KEVO_OK and a new array
  * (free()) of *nargs entries in *args, or an error (a name no longer
  * resolving, an expression that fails, naming the kernel and the argument)
- * in err.
+ * in err; KEVO_EINVALID for an expression whose value its type does not
+ * hold (4100000000 for an i32, the type of an expression without a cast;
+ * a negative value for a u32 or u64), naming the source, the launch's
+ * line, the argument and the value.
  */
 kevo_status kevo__launch_args(const kevo_task *task, const kevo_candidate *cand,
                               size_t i, const kevo_vars *env,
                               kevo__resolved_arg **args, size_t *nargs,
                               kevo_error *err);
+
+/* "seed.cu:3: kevo:launch: " for a message about the launch at line (or
+ * "line 3: kevo:launch: " for a source without a name), in buf. */
+const char *kevo__launch_place(const kevo_candidate *cand, int line, char *buf,
+                               size_t size);
 
 /* env (may be NULL) with cand's assignment on top, in a new set; NULL on no
  * memory. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "include_scan.h"
 #include "jsonutil.h"
 #include "operator_private.h"
 #include "task_private.h"
@@ -508,6 +509,7 @@ static kevo_status probe(kevo_operator *op, const kevo_candidate *c,
         op->probe_of = c;
         op->probe_source_hash =
             kevo__op_source_hash(kevo_candidate_source(op->probe));
+        op->probe_scanned = false;
     }
     *out = op->probe;
     return apply_assignment(op, op->probe, assignment_json);
@@ -588,6 +590,21 @@ static kevo_status api_check(kevo_host_ctx *ctx, const kevo_candidate *c,
         return kevo__op_fail(op, KEVO_EINVAL, "check: the candidate is NULL");
     kevo_candidate *p = NULL;
     kevo_status rc = probe(op, c, assignment_json, &p);
+    if (rc == KEVO_OK && !op->probe_scanned) {
+        /* Once per source: the scan does not depend on the assignment. */
+        const char *src = kevo_candidate_source(p);
+        kevo_error e = KEVO__ERROR_INIT;
+        free(op->probe_scan_msg);
+        op->probe_scan =
+            kevo__include_scan(src, strlen(src), kevo_candidate_origin(p), &e);
+        op->probe_scan_msg =
+            op->probe_scan != KEVO_OK ? kevo__strdup(e.text) : NULL;
+        op->probe_scanned = true;
+    }
+    if (rc == KEVO_OK && op->probe_scan != KEVO_OK)
+        return kevo__op_fail(op, op->probe_scan, "%s",
+                             op->probe_scan_msg ? op->probe_scan_msg
+                                                : "out of memory");
     return rc == KEVO_OK ? check_shapes(op, p) : rc;
 }
 
@@ -605,33 +622,39 @@ static kevo_op_pending *pending_or_fail(kevo_operator *op, uint64_t req_id,
     return p;
 }
 
-static kevo_status api_emit_child(kevo_host_ctx *ctx, uint64_t req_id,
-                                  const char *source,
-                                  const char *assignment_json, const char *note)
+/* Why source has an #include kernels may not have, in op's last_error:
+ * the include scan's own message. */
+static kevo_status scan_includes(kevo_operator *op, const char *source,
+                                 const char *origin)
 {
-    kevo_operator *op = ctx->op;
+    kevo_error e = KEVO__ERROR_INIT;
+    kevo_status rc = kevo__include_scan(source, strlen(source), origin, &e);
+    if (rc != KEVO_OK)
+        kevo__op_fail(op, rc, "%s", e.text);
+    return rc;
+}
+
+/* Makes p's child from source: parsed, with its assignment, checked and
+ * new. Failures go into op's last_error. */
+static kevo_status make_child(kevo_operator *op, kevo_op_pending *p,
+                              const char *source, const char *assignment_json,
+                              kevo_candidate **out)
+{
     kevo_operator_host *host = op->host;
-    kevo_op_pending *p = pending_or_fail(op, req_id, "emit_child");
-    if (!p)
-        return KEVO_EINVAL;
-    if (p->revision)
-        return kevo__op_fail(op, KEVO_EINVAL,
-                             "emit_child: request %llu asks for a revised "
-                             "prompt, not for children (see emit_prompt)",
-                             (unsigned long long)req_id);
-    if (!source)
-        return kevo__op_fail(op, KEVO_EINVAL, "emit_child: source is NULL");
     kevo_status rc;
     kevo_error e = KEVO__ERROR_INIT;
-    kevo_candidate *fresh = NULL, *child = NULL;
+    kevo_candidate *fresh = NULL;
     char origin[160];
     snprintf(origin, sizeof origin, "%s#%llu", op->name,
-             (unsigned long long)req_id);
+             (unsigned long long)p->id);
+    *out = NULL;
     if ((rc = kevo_candidate_new_for_task(host->task, source, origin, &fresh,
                                           &e)) != KEVO_OK) {
         kevo__op_fail(op, rc, "%s", e.text);
         goto out;
     }
+    if ((rc = scan_includes(op, source, origin)) != KEVO_OK)
+        goto out;
     /* A child with its parent's source starts from the parent's values. */
     if (strcmp(source, kevo_candidate_source(p->parent)) == 0) {
         const kevo_vars *a = kevo_candidate_assignment(p->parent);
@@ -644,12 +667,14 @@ static kevo_status api_emit_child(kevo_host_ctx *ctx, uint64_t req_id,
     if ((rc = apply_assignment(op, fresh, assignment_json)) != KEVO_OK ||
         (rc = check_shapes(op, fresh)) != KEVO_OK)
         goto out;
-    child = fresh;
-    fresh = NULL;
-    uint64_t key = kevo__op_candidate_key(child);
+    uint64_t key = kevo__op_candidate_key(fresh);
     if (key == kevo__op_candidate_key(p->parent)) {
         rc = kevo__op_fail(op, KEVO_EEXIST,
-                           "emit_child: the child is its parent unchanged");
+                           p->repair && p->repair->child
+                               ? "emit_child: the repair is the failed child "
+                                 "unchanged"
+                               : "emit_child: the child is its parent "
+                                 "unchanged");
         goto out;
     }
     if (kevo__op_seen_has(host, key)) {
@@ -658,11 +683,9 @@ static kevo_status api_emit_child(kevo_host_ctx *ctx, uint64_t req_id,
                            "already evaluated or proposed");
         goto out;
     }
-    uint64_t parents[2] = {kevo_candidate_id(p->parent),
-                           p->second ? kevo_candidate_id(p->second) : 0};
-    if ((rc = kevo_candidate_set_lineage(
-             child, parents, p->second ? 2 : 1, op->name, p->req.prompt_id,
-             kevo_candidate_generation(p->parent) + 1, &e)) != KEVO_OK) {
+    if ((rc = kevo_candidate_set_lineage(fresh, p->lineage, p->nlineage,
+                                         op->name, p->prompt_id, p->generation,
+                                         &e)) != KEVO_OK) {
         kevo__op_fail(op, rc, "%s", e.text);
         goto out;
     }
@@ -670,13 +693,45 @@ static kevo_status api_emit_child(kevo_host_ctx *ctx, uint64_t req_id,
         rc = kevo__op_fail(op, KEVO_ENOMEM, "out of memory");
         goto out;
     }
-    rc = kevo__op_add_child(p, child, note);
-    child = NULL;
-    if (rc != KEVO_OK)
-        kevo__op_fail(op, rc, "out of memory");
+    *out = fresh;
+    fresh = NULL;
 out:
     kevo_candidate_free(fresh);
-    kevo_candidate_free(child);
+    return rc;
+}
+
+static kevo_status api_emit_child(kevo_host_ctx *ctx, uint64_t req_id,
+                                  const char *source,
+                                  const char *assignment_json, const char *note)
+{
+    kevo_operator *op = ctx->op;
+    kevo_op_pending *p = pending_or_fail(op, req_id, "emit_child");
+    if (!p)
+        return KEVO_EINVAL;
+    if (p->revision)
+        return kevo__op_fail(op, KEVO_EINVAL,
+                             "emit_child: request %llu asks for a revised "
+                             "prompt, not for children (see emit_prompt)",
+                             (unsigned long long)req_id);
+    uint32_t attempt = p->attempts++;
+    kevo_status rc;
+    kevo_candidate *child = NULL;
+    if (!source)
+        rc = kevo__op_fail(op, KEVO_EINVAL, "emit_child: source is NULL");
+    else if (p->repair && p->res->nchildren > 0)
+        rc = kevo__op_fail(op, KEVO_EEXIST,
+                           "emit_child: a repair request takes one child, "
+                           "and request %llu has it",
+                           (unsigned long long)req_id);
+    else
+        rc = make_child(op, p, source, assignment_json, &child);
+    if (rc == KEVO_OK) {
+        rc = kevo__op_add_child(p, child, note, attempt);
+        if (rc != KEVO_OK)
+            kevo__op_fail(op, rc, "out of memory");
+    }
+    if (rc != KEVO_OK && rc != KEVO_ENOMEM)
+        kevo__op_add_refused(p, attempt, source, rc, op->last_error);
     return rc;
 }
 

@@ -21,9 +21,10 @@
 #error "KEVO_OPERATOR_DIR must name the installed operator directory"
 #endif
 
-/* The size of a version 1.0 request: what a caller must at least pass. */
+/* The size of a version 1.0 request: what a caller must at least pass
+ * (ABI 1.2's fields took its first reserved slots). */
 #define REQUEST_SIZE_1_0                                                       \
-    (offsetof(kevo_operator_request, reserved) + 8 * sizeof(void *))
+    (offsetof(kevo_operator_request, failures) + 8 * sizeof(void *))
 
 /* ---- log ------------------------------------------------------------------
  */
@@ -103,8 +104,21 @@ static void result_free(kevo_operator_result *res)
     free(res->children);
     free(res->failures);
     kevo__op_result_prompts_free(res);
+    kevo__op_result_refused_free(res);
     free(res->op_name);
     free(res);
+}
+
+kevo_op_pending *kevo__op_pending_new(kevo_operator *op)
+{
+    kevo_op_pending *p = calloc(1, sizeof *p);
+    if (!p || !(p->res = calloc(1, sizeof *p->res)) ||
+        !(p->res->op_name = kevo__strdup(op->name))) {
+        kevo__op_pending_free(p);
+        return NULL;
+    }
+    p->op = op;
+    return p;
 }
 
 void kevo__op_pending_free(kevo_op_pending *p)
@@ -112,6 +126,8 @@ void kevo__op_pending_free(kevo_op_pending *p)
     if (!p)
         return;
     kevo__op_revision_free(p->revision);
+    kevo__op_repair_free(p->repair);
+    kevo__op_failures_free(&p->failures);
     kevo_candidate_free(p->parent);
     kevo_candidate_free(p->second);
     for (size_t i = 0; i < p->ninsp; i++) {
@@ -139,6 +155,7 @@ void kevo_operator_host_free(kevo_operator_host *host)
         kevo_operator *op = host->ops[i];
         op->plugin->desc->fini(op->state);
         kevo_candidate_free(op->probe);
+        free(op->probe_scan_msg);
         kevo_rng_free(op->rng);
         free(op->name);
         free(op);
@@ -780,7 +797,7 @@ kevo_status kevo__op_start(kevo_operator *op, kevo_op_pending *p, uint64_t *id)
 }
 
 kevo_status kevo__op_add_child(kevo_op_pending *p, kevo_candidate *cand,
-                               const char *note)
+                               const char *note, uint32_t attempt)
 {
     kevo_operator_result *r = p->res;
     char *copy = NULL;
@@ -796,6 +813,7 @@ kevo_status kevo__op_add_child(kevo_op_pending *p, kevo_candidate *cand,
     }
     r->children[r->nchildren].cand = cand;
     r->children[r->nchildren].note = copy;
+    r->children[r->nchildren].attempt = attempt;
     r->nchildren++;
     return KEVO_OK;
 fail:
@@ -894,11 +912,9 @@ static kevo_op_pending *copy_request(kevo_operator *op,
                                      const kevo_operator_request *req)
 {
     bool failed = false;
-    kevo_op_pending *p = calloc(1, sizeof *p);
+    kevo_op_pending *p = kevo__op_pending_new(op);
     if (!p)
         return NULL;
-    p->op = op;
-    p->res = calloc(1, sizeof *p->res);
     p->parent = copy_or_null(req->parent, &failed);
     p->second = copy_or_null(req->second_parent, &failed);
     p->parent_summary = dup_or_null(req->parent_summary_json, &failed);
@@ -906,8 +922,6 @@ static kevo_op_pending *copy_request(kevo_operator *op,
     p->target_cell = dup_or_null(req->target_cell_json, &failed);
     if (req->prompt_json &&
         !(p->prompt = kevo__op_prompt_sections(req->prompt_json)))
-        failed = true;
-    if (!p->res || (p->res->op_name = kevo__strdup(op->name)) == NULL)
         failed = true;
     if (req->n_inspirations && req->inspirations && !failed) {
         size_t n = req->n_inspirations;
@@ -926,10 +940,19 @@ static kevo_op_pending *copy_request(kevo_operator *op,
             p->insp[i].summary_json = p->insp_summaries[i];
         }
     }
+    if (!failed && req->n_failures &&
+        kevo__op_failures_copy(&p->failures, req->failures, req->n_failures,
+                               "failures", NULL) != KEVO_OK)
+        failed = true;
     if (failed) {
         kevo__op_pending_free(p);
         return NULL;
     }
+    p->lineage[0] = kevo_candidate_id(p->parent);
+    p->lineage[1] = p->second ? kevo_candidate_id(p->second) : 0;
+    p->nlineage = p->second ? 2 : 1;
+    p->prompt_id = req->prompt_id;
+    p->generation = kevo_candidate_generation(p->parent) + 1;
     kevo_operator_request *r = &p->req;
     r->size = sizeof *r;
     r->parent = p->parent;
@@ -942,6 +965,8 @@ static kevo_op_pending *copy_request(kevo_operator *op,
     r->prompt_json = p->prompt;
     r->prompt_id = req->prompt_id;
     r->n_children = req->n_children;
+    r->failures = p->failures.n ? p->failures.items : NULL;
+    r->n_failures = p->failures.n;
     return p;
 }
 
@@ -977,6 +1002,13 @@ kevo_status kevo_operator_submit(kevo_operator *op,
                                    "no candidate",
                                    i);
     }
+    for (size_t i = 0; i < req->n_failures; i++) {
+        if (!req->failures || !req->failures[i].kind)
+            return kevo__error_set(err, KEVO_EINVAL,
+                                   "kevo_operator_submit: failure %zu has no "
+                                   "kind",
+                                   i);
+    }
     kevo_op_pending *p = copy_request(op, req);
     if (!p || kevo__op_start(op, p, id) != KEVO_OK) {
         kevo__op_pending_free(p);
@@ -991,31 +1023,30 @@ void kevo__op_after_call(kevo_op_pending *p, kevo_status rc)
 {
     kevo_operator *op = p->op;
     const kevo_operator_desc *d = op->plugin->desc;
+    const char *fn = p->revision ? "revise" : p->repair ? "repair" : "propose";
     if (p->res) {
         /* Still in flight: acceptable only from an asynchronous operator
          * that took the request on. */
         if (rc != KEVO_OK) {
             char why[KEVO__OP_MSG_SIZE + 64];
-            snprintf(why, sizeof why, "%s failed: %s",
-                     p->revision ? "revise" : "propose",
+            snprintf(why, sizeof why, "%s failed: %s", fn,
                      op->error_msg[0] ? op->error_msg : kevo_strerror(rc));
             end_with_failure(p, why);
         } else if (!d->poll) {
-            end_with_failure(p, p->revision
-                                    ? "revise returned without ending the "
-                                      "request (a synchronous operator must "
-                                      "call done)"
-                                    : "propose returned without ending the "
-                                      "request (a synchronous operator must "
-                                      "call done)");
+            char why[160];
+            snprintf(why, sizeof why,
+                     "%s returned without ending the request (a synchronous "
+                     "operator must call done)",
+                     fn);
+            end_with_failure(p, why);
         }
     } else if (rc != KEVO_OK) {
         char line[KEVO__OP_MSG_SIZE + 64];
         snprintf(line, sizeof line,
                  "%s returned '%s' after ending "
                  "request %llu: %s",
-                 p->revision ? "revise" : "propose", kevo_strerror(rc),
-                 (unsigned long long)p->id, op->error_msg);
+                 fn, kevo_strerror(rc), (unsigned long long)p->id,
+                 op->error_msg);
         kevo__op_log(op, KEVO_LOG_WARN, line);
     }
     reap(op->host);

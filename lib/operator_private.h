@@ -23,7 +23,16 @@ typedef struct kevo_plugin {
 typedef struct kevo_op_child {
     kevo_candidate *cand; /* NULL once taken */
     char *note;           /* may be NULL */
+    uint32_t attempt;     /* the call of emit_child() that gave it */
 } kevo_op_child;
+
+/* A call of emit_child() that the host refused. */
+typedef struct kevo_op_refused {
+    char *source;     /* may be NULL (emit_child() got none) */
+    const char *kind; /* "duplicate" or "invalid" (static) */
+    char *reason;
+    uint32_t attempt;
+} kevo_op_refused;
 
 typedef struct kevo_op_failure {
     char *kind;
@@ -45,8 +54,16 @@ struct kevo_operator_result {
     size_t nfailures, cfailures;
     kevo_op_prompt *prompts;
     size_t nprompts, cprompts;
+    kevo_op_refused *refused;
+    size_t nrefused, crefused;
     kevo_operator_result *next; /* in the host's queue of ended requests */
 };
+
+/* The host's copy of a list of failures (ABI 1.2). */
+typedef struct kevo_op_failures {
+    kevo_operator_failure *items; /* kind and diagnostic owned */
+    size_t n;
+} kevo_op_failures;
 
 /* The host's copy of a revision request. */
 typedef struct kevo_op_revision {
@@ -55,7 +72,15 @@ typedef struct kevo_op_revision {
     char *original; /* the prompt to revise, in kevo_op_prompt's form */
     char *name, *sections, *record_json;
     char *best_source, *best_summary, *worst_source, *worst_summary;
+    kevo_op_failures kinds, failed; /* ABI 1.2 */
 } kevo_op_revision;
+
+/* The host's copy of a repair request (ABI 1.2). */
+typedef struct kevo_op_repair {
+    kevo_operator_repair_request rep; /* points into the copies below */
+    kevo_candidate *child;            /* may be NULL */
+    char *source, *kind, *diagnostic;
+} kevo_op_repair;
 
 /* A request in flight: the host's copy of what the caller submitted, which
  * the plugin reads until it calls done(). */
@@ -63,6 +88,14 @@ typedef struct kevo_op_pending {
     uint64_t id;
     kevo_operator_request req;  /* points into the copies below */
     kevo_op_revision *revision; /* a revision request, or NULL */
+    kevo_op_repair *repair;     /* a repair request, or NULL */
+    uint32_t attempts;          /* calls of emit_child() so far */
+    /* The lineage of its children: parents, prompt and generation. */
+    uint64_t lineage[2];
+    size_t nlineage;
+    int64_t prompt_id;
+    uint32_t generation;
+    kevo_op_failures failures; /* req.failures points into it */
     kevo_operator *op;
     kevo_candidate *parent;
     kevo_candidate *second;
@@ -98,6 +131,11 @@ struct kevo_operator {
     kevo_candidate *probe;
     const kevo_candidate *probe_of;
     uint64_t probe_source_hash; /* kevo__op_source_hash of its source */
+    /* The #include scan of the probe's source, once made: its status and
+     * message. */
+    bool probe_scanned;
+    kevo_status probe_scan;
+    char *probe_scan_msg;
 };
 
 struct kevo_operator_host {
@@ -140,6 +178,16 @@ struct kevo_operator_host {
     kevo_operator_result *results_head, *results_tail;
 };
 
+/* Whether op's descriptor has the optional function member, which ABI
+ * 1.minor added: a plugin of an older minor left that slot reserved, and
+ * whatever it holds is not the function. */
+#define KEVO__OP_DESC_HAS(op, minor, member)                                   \
+    ((op) != NULL && (op)->plugin->desc->abi_minor >= (minor) &&               \
+     (op)->plugin->desc->struct_size >=                                        \
+         offsetof(kevo_operator_desc, member) +                                \
+             sizeof((op)->plugin->desc->member) &&                             \
+     (op)->plugin->desc->member != NULL)
+
 /* ---- operator_api.c ---------------------------------------------------- */
 
 /* The table every plugin receives. */
@@ -173,13 +221,17 @@ kevo_status kevo__op_start(kevo_operator *op, kevo_op_pending *p, uint64_t *id);
  * that ended. */
 void kevo__op_after_call(kevo_op_pending *p, kevo_status rc);
 
+/* A new request of op with an empty result, not yet in flight; NULL when
+ * out of memory. */
+kevo_op_pending *kevo__op_pending_new(kevo_operator *op);
+
 /* Frees a request that never went in flight, or that ended. */
 void kevo__op_pending_free(kevo_op_pending *p);
 
 /* Adds a child or a failure to a request in flight. Take ownership of
  * cand (freed on failure); strings are copied. */
 kevo_status kevo__op_add_child(kevo_op_pending *p, kevo_candidate *cand,
-                               const char *note);
+                               const char *note, uint32_t attempt);
 kevo_status kevo__op_add_failure(kevo_op_pending *p, const char *kind,
                                  const char *reason);
 
@@ -192,6 +244,28 @@ kevo_status kevo__op_fail(kevo_operator *op, kevo_status code, const char *fmt,
 
 /* Sends a line to the host's log. */
 void kevo__op_log(kevo_operator *op, kevo_log_level level, const char *msg);
+
+/* ---- operator_repair.c ------------------------------------------------- */
+
+/* Copies n failures into *out (kinds required). Returns KEVO_OK,
+ * KEVO_EINVAL naming what (such as "failures") for an entry without a kind,
+ * or KEVO_ENOMEM; *out is then empty. */
+kevo_status kevo__op_failures_copy(kevo_op_failures *out,
+                                   const kevo_operator_failure *items, size_t n,
+                                   const char *what, kevo_error *err);
+void kevo__op_failures_free(kevo_op_failures *f);
+
+/* Frees the host's copy of a repair request. NULL does nothing. */
+void kevo__op_repair_free(kevo_op_repair *r);
+
+/* Records a refused call of emit_child() (attempt, with the status it got
+ * and the reason) in p's result. */
+void kevo__op_add_refused(kevo_op_pending *p, uint32_t attempt,
+                          const char *source, kevo_status code,
+                          const char *reason);
+
+/* Frees what a result holds of refused attempts. */
+void kevo__op_result_refused_free(kevo_operator_result *res);
 
 /* ---- operator_revise.c ------------------------------------------------- */
 

@@ -19,7 +19,7 @@
 /* The size of a version 1.1 revision request: what a caller must at least
  * pass. */
 #define REVISION_SIZE_1_1                                                      \
-    (offsetof(kevo_operator_revision, reserved) + 8 * sizeof(void *))
+    (offsetof(kevo_operator_revision, failure_kinds) + 8 * sizeof(void *))
 
 /* ---- the prompt's forms ---------------------------------------------------
  */
@@ -116,6 +116,8 @@ void kevo__op_revision_free(kevo_op_revision *r)
     free(r->best_summary);
     free(r->worst_source);
     free(r->worst_summary);
+    kevo__op_failures_free(&r->kinds);
+    kevo__op_failures_free(&r->failed);
     free(r);
 }
 
@@ -130,14 +132,7 @@ void kevo__op_result_prompts_free(kevo_operator_result *res)
 
 int kevo_operator_can_revise(const kevo_operator *op)
 {
-    if (!op)
-        return 0;
-    const kevo_operator_desc *d = op->plugin->desc;
-    /* A 1.0 plugin's slot is reserved: whatever it holds is not revise. */
-    return d->abi_minor >= 1 &&
-           d->struct_size >=
-               offsetof(kevo_operator_desc, revise) + sizeof d->revise &&
-           d->revise != NULL;
+    return KEVO__OP_DESC_HAS(op, 1, revise);
 }
 
 /* Copies s into *dst (NULL stays NULL); false when out of memory. */
@@ -196,6 +191,13 @@ static kevo_status copy_revision(const kevo_operator_revision *rev,
         rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         goto out;
     }
+    if ((rc = kevo__op_failures_copy(
+             &r->kinds, rev->failure_kinds, rev->n_failure_kinds,
+             "kevo_operator_revise: failure_kinds", err)) != KEVO_OK ||
+        (rc = kevo__op_failures_copy(
+             &r->failed, rev->failed_children, rev->n_failed_children,
+             "kevo_operator_revise: failed_children", err)) != KEVO_OK)
+        goto out;
     kevo_operator_revision *c = &r->rev;
     c->size = sizeof *c;
     c->prompt_id = rev->prompt_id;
@@ -207,6 +209,10 @@ static kevo_status copy_revision(const kevo_operator_revision *rev,
     c->best_summary_json = r->best_summary;
     c->worst_source = r->worst_source;
     c->worst_summary_json = r->worst_summary;
+    c->failure_kinds = r->kinds.n ? r->kinds.items : NULL;
+    c->n_failure_kinds = r->kinds.n;
+    c->failed_children = r->failed.n ? r->failed.items : NULL;
+    c->n_failed_children = r->failed.n;
     *out = r;
     r = NULL;
 out:
@@ -242,13 +248,11 @@ kevo_status kevo_operator_revise(kevo_operator *op,
                                "kevo_operator_revise: the request has no "
                                "sections_json");
     kevo_status rc;
-    kevo_op_pending *p = calloc(1, sizeof *p);
-    if (!p || !(p->res = calloc(1, sizeof *p->res)) ||
-        !(p->res->op_name = kevo__strdup(op->name))) {
+    kevo_op_pending *p = kevo__op_pending_new(op);
+    if (!p) {
         rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         goto fail;
     }
-    p->op = op;
     if ((rc = copy_revision(rev, &p->revision, err)) != KEVO_OK)
         goto fail;
     if (kevo__op_start(op, p, id) != KEVO_OK) {

@@ -160,6 +160,7 @@ void kevo__prompt_free(kevo__prompt *p)
     free(p->keys);
     free(p->texts);
     free(p->name);
+    kevo__prompt_failures_free(p);
     free(p);
 }
 
@@ -666,6 +667,7 @@ static void fill_record(const kevo_promptpool *pool, const kevo__prompt *p,
     posterior(pool, p, &r->alpha, &r->beta);
     r->mean = r->alpha / (r->alpha + r->beta);
     r->revisions = p->revisions;
+    r->failures = kevo__prompt_failure_total(p);
 }
 
 kevo_status kevo_promptpool_get_record(const kevo_promptpool *pool, uint64_t id,

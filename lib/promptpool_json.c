@@ -11,7 +11,9 @@
  *    "prompts": [{"id", "name", "parent", "generation", "sections",
  *                 "added_at", "revised_at", "revisions", "uses",
  *                 "children", "entered", "beat_parent",
- *                 "best": null or {"candidate", "fitness"}, "worst"}, ...]}
+ *                 "best": null or {"candidate", "fitness"}, "worst",
+ *                 and "failures" when it has any (promptpool_failures.c)},
+ *                ...]}
  *
  * with the prompts in increasing id, sorted keys and doubles written with
  * 17 significant digits, so that loading and saving again gives the same
@@ -101,6 +103,12 @@ static json_t *prompt_json(const kevo__prompt *p)
         !put(o, "beat_parent", count_json(p->beat)) ||
         !put(o, "best", child_json(p->best_fitness, p->best_child)) ||
         !put(o, "worst", child_json(p->worst_fitness, p->worst_child))) {
+        json_decref(o);
+        return NULL;
+    }
+    bool nomem;
+    json_t *failures = kevo__prompt_failures_json(p, &nomem);
+    if (nomem || (failures && !put(o, "failures", failures))) {
         json_decref(o);
         return NULL;
     }
@@ -696,9 +704,10 @@ static kevo_status read_pool_prompt(reader *r, kevo_promptpool *pool,
                                     const json_t *v)
 {
     static const char *const keys[] = {
-        "id",       "name",        "parent",    "generation", "sections",
-        "added_at", "revised_at",  "revisions", "uses",       "children",
-        "entered",  "beat_parent", "best",      "worst",      NULL};
+        "id",       "name",     "parent",     "generation",
+        "sections", "added_at", "revised_at", "revisions",
+        "uses",     "children", "entered",    "beat_parent",
+        "best",     "worst",    "failures",   NULL};
     kevo__prompt *p = NULL;
     uint64_t id, parent, generation;
     uint64_t min_id = pool->n ? pool->prompts[pool->n - 1]->id + 1 : 1;
@@ -741,6 +750,8 @@ static kevo_status read_pool_prompt(reader *r, kevo_promptpool *pool,
     p->parent = parent;
     p->generation = generation;
     rc = read_record(r, pool, v, p);
+    if (rc == KEVO_OK)
+        rc = kevo__prompt_failures_read(v, r->origin, r->path, p, r->err);
     const kevo__prompt *same =
         rc == KEVO_OK ? kevo__promptpool_find_same(pool, p) : NULL;
     if (same) {

@@ -25,8 +25,9 @@ typedef struct kevo__prompt {
     uint64_t revised_at; /* pool uses when it was added or handed out */
     uint64_t revisions;  /* times handed out for revision */
     uint64_t uses, children, entered, beat;
-    double best_fitness, worst_fitness; /* NaN when none */
-    uint64_t best_child, worst_child;   /* 0 when none */
+    double best_fitness, worst_fitness;     /* NaN when none */
+    uint64_t best_child, worst_child;       /* 0 when none */
+    struct kevo__prompt_failures *failures; /* NULL until the first */
 } kevo__prompt;
 
 struct kevo_promptpool {
@@ -92,5 +93,25 @@ kevo_status kevo__prompt_from_sections(const json_t *v, const char *origin,
 
 /* p's sections as a JSON object (NULL when out of memory). */
 json_t *kevo__prompt_sections_json(const kevo__prompt *p);
+
+/* ---- promptpool_failures.c -------------------------------------------- */
+
+/* Frees p's failure record. */
+void kevo__prompt_failures_free(kevo__prompt *p);
+
+/* How many failures p has, every kind together. */
+uint64_t kevo__prompt_failure_total(const kevo__prompt *p);
+
+/* p's failures as the checkpoint keeps them ({"kinds": {"KIND": N, ...},
+ * "children": [{"candidate", "kind", "diagnostic"}, ...]}), or NULL when it
+ * has none (nothing is written) or memory ran out (*nomem). */
+json_t *kevo__prompt_failures_json(const kevo__prompt *p, bool *nomem);
+
+/* Reads that object, when v has it (a pool saved before failures were
+ * kept has not), into p; errors name origin and the JSON path below
+ * path. */
+kevo_status kevo__prompt_failures_read(const json_t *v, const char *origin,
+                                       kevo_jpath *path, kevo__prompt *p,
+                                       kevo_error *err);
 
 #endif

@@ -64,6 +64,7 @@ void kevo__ptxscan_free(kevo_ptxscan *scan)
         for (size_t c = 0; c < k->ncallees; c++)
             free(k->callees[c]);
         free(k->callees);
+        free(k->params);
     }
     free(scan->kernels);
     for (size_t i = 0; i < scan->nvars; i++)
@@ -818,6 +819,9 @@ kevo_status kevo__ptxscan_ptx(kevo_ptxscan *scan, const char *ptx, size_t len,
                 goto nomem;
             k->in_ptx = true;
             k->entry = k->entry || entry;
+            if (name && entry &&
+                kevo__ptx_header_params(k, name + nlen) != KEVO_OK)
+                goto nomem;
             rc = scan_body(scan, &sc, k, line, err);
             if (rc != KEVO_OK)
                 goto done;

@@ -40,12 +40,38 @@ const char *kevo__ptx_feature_name(kevo_ptx_feature f);
  * not staging (memory level 2). */
 #define KEVO__STAGING_MIN_BYTES 1024
 
+/* What a kernel parameter holds, as its PTX declaration tells it. PTX
+ * does not tell a pointer from a 64-bit integer, nor a signed integer from
+ * an unsigned one. */
+typedef enum kevo_ptx_param_kind {
+    KEVO_PTX_PARAM_INT = 0,   /* .u8 ... .u64, .s*, .b*: an integer, a bool
+                                 or a pointer (.u64) */
+    KEVO_PTX_PARAM_FLOAT = 1, /* .f16, .f32, .f64 */
+    KEVO_PTX_PARAM_BYTES = 2, /* .b8 NAME[N]: an object passed by value (a
+                                 struct, __half, __nv_bfloat16, any
+                                 __grid_constant__ parameter) */
+    KEVO_PTX_PARAM_OTHER = 3  /* anything else (.texref, ...) */
+} kevo_ptx_param_kind;
+
+/* One parameter of a PTX entry. */
+typedef struct kevo_ptx_param {
+    kevo_ptx_param_kind kind;
+    uint64_t size; /* bytes; 0 for KEVO_PTX_PARAM_OTHER */
+    char type[32]; /* the PTX type as written, with the array's count:
+                      ".u32", ".b8[2]" */
+} kevo_ptx_param;
+
 /* One function of the PTX (a kernel: .entry, or a .func) or of the log. */
 typedef struct kevo_ptx_kernel {
     char *name;  /* as in the PTX: mangled for C++ kernels */
     bool entry;  /* a kernel (.entry, or "Compiling entry function") */
     bool in_ptx; /* defined in the PTX */
     bool in_log; /* named by the ptxas log */
+    /* An entry's parameters, in order, from its PTX header; has_params
+     * is false when the header's list could not be read. */
+    bool has_params;
+    kevo_ptx_param *params;
+    size_t nparams;
     /* Instruction counts, including those of the functions it calls
      * (each called function once). */
     uint32_t count[KEVO_PTX_FEATURE_COUNT];
@@ -124,6 +150,18 @@ int kevo__ptx_memory_level(const kevo_ptx_kernel *k, uint64_t shared_bytes);
 /* True when the kernel uses warp-level primitives (shfl, vote, redux,
  * match). */
 bool kevo__ptx_warp_ops(const kevo_ptx_kernel *k);
+
+/* Reads the parameter list of an entry from its PTX header, at params:
+ * the text after the entry's name, "( .param .u64 NAME, .param .align 2
+ * .b8 NAME[2] ) .maxntid 256, 1, 1", into k->params, and sets
+ * k->has_params. Returns KEVO_OK (for an unreadable list too, with
+ * has_params false), or KEVO_ENOMEM. (ptxscan_params.c) */
+kevo_status kevo__ptx_header_params(kevo_ptx_kernel *k, const char *params);
+
+/* "a 32-bit integer (.u32)", "an object of 2 bytes (.b8[2])" for messages,
+ * in buf. */
+const char *kevo__ptx_param_text(const kevo_ptx_param *p, char *buf,
+                                 size_t size);
 
 /* The function called name (len bytes) in scan, added (with every value
  * unknown) when new; NULL on no memory. */

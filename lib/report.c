@@ -176,6 +176,42 @@ static void figure(kevo_buf *b, const char *name, const char *value)
     kevo__buf_puts(b, "</dd></div>");
 }
 
+/* The summary's "validity": the fraction of proposals that compiled and
+ * were correct, and of first attempts after repairs; nothing when the
+ * summary has none (a run of an older kevo). */
+static kevo_status validity_figure(kevo_buf *b, const kevo_report_in *in,
+                                   const json_t *s)
+{
+    kevo_jpath p;
+    kevo__jpath_init(&p);
+    json_t *o;
+    double proposals, validity, repairs, repaired;
+    kevo_status rc = kevo__report_obj(in, s, "validity", &p, &o);
+    if (rc != KEVO_OK || !o)
+        return rc;
+    kevo__jpath_key(&p, "validity");
+    if ((rc = kevo__report_num(in, o, "proposals", &p, &proposals)) ||
+        (rc = kevo__report_num(in, o, "validity", &p, &validity)) ||
+        (rc = kevo__report_num(in, o, "repairs", &p, &repairs)) ||
+        (rc = kevo__report_num(in, o, "validity_repaired", &p, &repaired)))
+        return rc;
+    char t[32], u[32], v[160];
+    if (isnan(validity)) {
+        snprintf(v, sizeof v, "%s", DASH);
+    } else {
+        snprintf(v, sizeof v, "%s%% of %s proposals",
+                 kevo__report_fix(t, 100 * validity, 1),
+                 kevo__report_count(u, proposals));
+        size_t k = strlen(v);
+        if (repairs > 0 && !isnan(repaired))
+            snprintf(v + k, sizeof v - k, "; %s%% after %s repairs",
+                     kevo__report_fix(t, 100 * repaired, 1),
+                     kevo__report_count(u, repairs));
+    }
+    figure(b, "validity", v);
+    return KEVO_OK;
+}
+
 static kevo_status section_title(kevo_buf *b, const kevo_report_in *in,
                                  const json_t *s, const char *run_dir,
                                  const kevo_report_events *ev)
@@ -243,6 +279,8 @@ static kevo_status section_title(kevo_buf *b, const kevo_report_in *in,
     } else {
         figure(b, "failures", kevo__report_count(t, fails));
     }
+    if ((rc = validity_figure(b, in, s)) != KEVO_OK)
+        return rc;
     figure(b, "elapsed", duration(t, elapsed));
     figure(b, "evaluations/s", kevo__report_sig(t, eps, 3));
     if (isnan(cov)) {

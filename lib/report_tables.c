@@ -25,10 +25,10 @@ static void td_text(kevo_buf *b, const char *text)
     kevo__buf_puts(b, "</td>");
 }
 
-/* The object at path as "k=v, k=v" (numbers or strings); "—" for NULL or
- * an empty object. */
-static kevo_status assignment(kevo_buf *b, const kevo_report_in *in,
-                              const json_t *obj, kevo_jpath *path)
+/* The object at path as "k=v, k=v" (numbers or strings), with sep in
+ * place of "="; "—" for NULL or an empty object. */
+static kevo_status pairs(kevo_buf *b, const kevo_report_in *in,
+                         const json_t *obj, kevo_jpath *path, const char *sep)
 {
     const char *key;
     json_t *v;
@@ -37,7 +37,7 @@ static kevo_status assignment(kevo_buf *b, const kevo_report_in *in,
         char t[32];
         kevo__report_escape(b, first ? "" : ", ", (size_t)-1);
         kevo__report_escape(b, key, (size_t)-1);
-        kevo__buf_puts(b, "=");
+        kevo__buf_puts(b, sep);
         if (json_is_integer(v)) {
             kevo__buf_printf(b, "%lld", (long long)json_integer_value(v));
         } else if (json_is_number(v)) {
@@ -60,10 +60,18 @@ static kevo_status assignment(kevo_buf *b, const kevo_report_in *in,
     return KEVO_OK;
 }
 
-/* An assignment member of obj in a <td>. */
-static kevo_status td_assignment(kevo_buf *b, const kevo_report_in *in,
-                                 const json_t *obj, const char *key,
-                                 kevo_jpath *path)
+static kevo_status assignment(kevo_buf *b, const kevo_report_in *in,
+                              const json_t *obj, kevo_jpath *path)
+{
+    return pairs(b, in, obj, path, "=");
+}
+
+/* An object member of obj in a <td>: an assignment {name: value} as
+ * "name=value, ...", or counts by name {"compile_error": 3} as
+ * "compile_error 3, ..." (sep " "). */
+static kevo_status td_pairs(kevo_buf *b, const kevo_report_in *in,
+                            const json_t *obj, const char *key,
+                            kevo_jpath *path, const char *sep)
 {
     json_t *v;
     kevo_status rc = kevo__report_obj(in, obj, key, path, &v);
@@ -71,7 +79,7 @@ static kevo_status td_assignment(kevo_buf *b, const kevo_report_in *in,
         return rc;
     size_t mark = kevo__jpath_key(path, key);
     kevo__buf_puts(b, "<td>");
-    rc = assignment(b, in, v, path);
+    rc = pairs(b, in, v, path, sep);
     kevo__buf_puts(b, "</td>");
     kevo__jpath_pop(path, mark);
     return rc;
@@ -79,8 +87,9 @@ static kevo_status td_assignment(kevo_buf *b, const kevo_report_in *in,
 
 /* A column of a table of JSON objects: the member, its heading and how to
  * print it: 's' text, 'c' count, 'f' 3 significant digits, 'm' 4, 'u'
- * seconds in microseconds, 'i' an integer id, 'b' passed/failed, 'y'
- * yes/no, 'a' an assignment {name: value}. */
+ * seconds in microseconds, 'p' a fraction as a percentage, 'i' an integer
+ * id, 'b' passed/failed, 'y' yes/no, 'a' an assignment {name: value}, 'k'
+ * counts by name. */
 typedef struct column {
     const char *key, *head;
     char kind;
@@ -134,7 +143,16 @@ static kevo_status table(kevo_buf *b, const kevo_report_in *in,
                     kevo__buf_puts(b, flag ? "<td class=\"pass\">passed</td>"
                                            : "<td class=\"fail\">failed</td>");
                 break;
-            case 'a': rc = td_assignment(b, in, row, key, p); break;
+            case 'a': rc = td_pairs(b, in, row, key, p, "="); break;
+            case 'k': rc = td_pairs(b, in, row, key, p, " "); break;
+            case 'p':
+                rc = kevo__report_num(in, row, key, p, &x);
+                if (isnan(x))
+                    td(b, DASH);
+                else
+                    kevo__buf_printf(b, "<td class=\"num\">%s%%</td>",
+                                     kevo__report_fix(t, 100 * x, 1));
+                break;
             default:
                 rc = kevo__report_num(in, row, key, p, &x);
                 td(b, cols[c].kind == 'c'   ? kevo__report_count(t, x)
@@ -238,7 +256,7 @@ kevo_status kevo__report_shapes(kevo_buf *b, const kevo_report_in *in,
         else
             td_text(b, set);
         td(b, kevo__report_count(t, index));
-        if ((rc = td_assignment(b, in, sh, "dims", &p)))
+        if ((rc = td_pairs(b, in, sh, "dims", &p, "=")))
             return rc;
         td_text(b, bound);
         td(b, kevo__report_sig(t, floor_s * 1e6, 3));
@@ -399,28 +417,38 @@ kevo_status kevo__report_gate(kevo_buf *b, const kevo_report_in *in,
 kevo_status kevo__report_operators(kevo_buf *b, const kevo_report_in *in,
                                    const json_t *s)
 {
-    static const column ops[] = {{"name", "operator", 's'},
-                                 {"plugin", "plugin", 's'},
-                                 {"weight", "weight", 'f'},
-                                 {"requests", "requests", 'c'},
-                                 {"children", "children", 'c'},
-                                 {"evaluated", "evaluated", 'c'},
-                                 {"entered", "entered", 'c'},
-                                 {"improved", "improved", 'c'},
-                                 {"failures", "failures", 'c'},
-                                 {"input_tokens", "tokens in", 'c'},
-                                 {"output_tokens", "tokens out", 'c'},
-                                 {"cost", "cost", 'm'}};
-    static const column prompts[] = {{"id", "id", 'i'},
-                                     {"name", "prompt", 's'},
-                                     {"parent", "parent", 'i'},
-                                     {"generation", "generation", 'c'},
-                                     {"uses", "uses", 'c'},
-                                     {"children", "children", 'c'},
-                                     {"entered", "entered", 'c'},
-                                     {"beat_parent", "beat parent", 'c'},
-                                     {"best_fitness", "best fitness", 'f'},
-                                     {"mean", "mean fitness", 'f'}};
+    static const column ops[] = {
+        {"name", "operator", 's'},
+        {"plugin", "plugin", 's'},
+        {"weight", "weight", 'f'},
+        {"requests", "requests", 'c'},
+        {"children", "children", 'c'},
+        {"evaluated", "evaluated", 'c'},
+        {"entered", "entered", 'c'},
+        {"improved", "improved", 'c'},
+        {"failures", "failures", 'c'},
+        {"proposals", "proposals", 'c'},
+        {"validity", "validity", 'p'},
+        {"repairs", "repairs", 'c'},
+        {"validity_repaired", "validity after repair", 'p'},
+        {"input_tokens", "tokens in", 'c'},
+        {"output_tokens", "tokens out", 'c'},
+        {"cost", "cost", 'm'}};
+    static const column prompts[] = {
+        {"id", "id", 'i'},
+        {"name", "prompt", 's'},
+        {"parent", "parent", 'i'},
+        {"generation", "generation", 'c'},
+        {"uses", "uses", 'c'},
+        {"children", "children", 'c'},
+        {"entered", "entered", 'c'},
+        {"beat_parent", "beat parent", 'c'},
+        {"best_fitness", "best fitness", 'f'},
+        {"mean", "mean fitness", 'f'},
+        {"proposals", "proposals", 'c'},
+        {"validity", "validity", 'p'},
+        {"validity_repaired", "validity after repair", 'p'},
+        {"failure_kinds", "failures", 'k'}};
     kevo_jpath p;
     kevo__jpath_init(&p);
     json_t *arr;

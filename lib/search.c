@@ -13,6 +13,8 @@
 
 #include <kevo/report.h>
 
+#include "../fitness/fitness.h"
+#include "devprops.h"
 #include "search_private.h"
 
 static const char *const stop_names[] = {
@@ -60,8 +62,11 @@ void kevo__search_job_clear(kevo__search_job *job)
 {
     kevo_candidate_free(job->cand);
     kevo_eval_result_free(job->result);
+    free(job->fail_kind);
+    free(job->fail_diagnostic);
     job->cand = NULL;
     job->result = NULL;
+    job->fail_kind = job->fail_diagnostic = NULL;
 }
 
 void kevo_search_free(kevo_search *s)
@@ -101,6 +106,8 @@ void kevo_search_free(kevo_search *s)
         free(s->notes[i].json);
     free(s->notes);
     kevo__search_tune_free(s);
+    kevo__search_repair_free(s);
+    kevo__search_validity_free(s);
     free(s->dispatch);
     free(s);
 }
@@ -373,6 +380,32 @@ kevo_status kevo__search_prepare(kevo_search *s, kevo_error *err)
     return KEVO_OK;
 }
 
+/* The device operators plan for: the evaluator's GPU, its properties for
+ * checks and, for prompts, its name and measured ceilings (bandwidth,
+ * launch latency, the FP32 and FP64 peaks, which are measured at start,
+ * and the peak the task counts its flops against). */
+static kevo_status set_device(kevo_search *s, kevo_error *err)
+{
+    const kevo_vars *props = kevo_evaluator_device(s->ev);
+    char *json = NULL;
+    if (props) {
+        kevo_peak peak = kevo_task_peak(s->task);
+        kevo_ceilings c = {.bandwidth = kevo_evaluator_bandwidth(s->ev),
+                           .launch = kevo_evaluator_latency(s->ev)};
+        c.peak[KEVO_PEAK_FP32] = kevo_evaluator_peak(s->ev, KEVO_PEAK_FP32);
+        c.peak[KEVO_PEAK_FP64] = kevo_evaluator_peak(s->ev, KEVO_PEAK_FP64);
+        if ((unsigned)peak < KEVO__PEAK_COUNT)
+            c.peak[peak] = kevo_evaluator_peak(s->ev, peak);
+        json = kevo__devprops_json(kevo_evaluator_device_name(s->ev), props, &c,
+                                   peak);
+        if (!json)
+            return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    }
+    kevo_status rc = kevo_operator_host_set_device(s->host, props, json, err);
+    free(json);
+    return rc;
+}
+
 static kevo_status start(kevo_search *s, kevo_error *err)
 {
     if (!s->ev && !s->score)
@@ -389,8 +422,7 @@ static kevo_status start(kevo_search *s, kevo_error *err)
     if (rc == KEVO_OK)
         rc = kevo_operator_host_set_archive(s->host, s->islands[0], err);
     if (rc == KEVO_OK && s->ev)
-        rc = kevo_operator_host_set_device(
-            s->host, kevo_evaluator_device(s->ev), NULL, err);
+        rc = set_device(s, err);
     if (rc != KEVO_OK)
         return rc;
     s->started_flag = true;
@@ -478,8 +510,13 @@ static kevo_status judge_ready(kevo_search *s, kevo_error *err)
             if (nd > KEVO_ARRAY_SIZE(desc))
                 return kevo__error_set(err, KEVO_ELIMIT,
                                        "too many behaviour dimensions");
+            s->scoring = true;
             rc = s->score(s->task, job->cand, &fitness, desc, s->score_user,
                           err);
+            s->scoring = false;
+            job->fail_kind = s->score_kind; /* kevo_search_fail_candidate() */
+            job->fail_diagnostic = s->score_diagnostic;
+            s->score_kind = s->score_diagnostic = NULL;
             if (rc == KEVO_OK && (!isfinite(fitness) || fitness < 0))
                 rc = kevo__error_set(
                     err, KEVO_ERANGE,
@@ -750,6 +787,11 @@ kevo_status kevo_search_get_stats(const kevo_search *s, kevo_search_stats *st)
             : 0;
     kevo_operator_host_usage(s->host, &st->input_tokens, &st->output_tokens,
                              &st->cost);
+    kevo__validity v;
+    kevo__search_validity_total(s, &v);
+    st->proposals = v.proposals;
+    st->valid = v.valid;
+    st->repairs = v.repairs;
     st->seconds_left = NAN;
     if (s->opt[KEVO_SEARCH_MAX_SECONDS] > 0) {
         double left = (double)s->opt[KEVO_SEARCH_MAX_SECONDS] - st->elapsed;

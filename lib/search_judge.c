@@ -324,11 +324,17 @@ static json_t *eval_fields(kevo_search *s, const kevo__search_job *job,
         (json_int_t)s->evaluations, "id", (json_int_t)kevo_candidate_id(c),
         "island", (json_int_t)job->island, "operator", op, "parents", parents,
         "verdict",
-        res ? kevo_verdict_name(kevo_eval_result_verdict(res)) : "ok",
+        res              ? kevo_verdict_name(kevo_eval_result_verdict(res))
+        : job->fail_kind ? job->fail_kind
+                         : "ok",
         "fitness", fitness, "outcome", outcome_name(outcome, judged),
         "coverage", cells ? (double)filled / (double)cells : 0.0);
     int64_t p = kevo_candidate_prompt(c);
     json_object_set_new(f, "prompt", p >= 0 ? json_integer(p) : json_null());
+    if (job->turn > 0)
+        json_object_set_new(f, "repair", json_integer(job->turn));
+    if (!res && job->fail_diagnostic)
+        json_object_set_new(f, "reason", json_string(job->fail_diagnostic));
     json_object_set_new(f, "cell",
                         judged && outcome != KEVO_INSERT_REJECTED
                             ? json_integer((json_int_t)cell)
@@ -415,6 +421,10 @@ static kevo_status judge_child(kevo_search *s, kevo__search_job *job,
             kevo_promptpool_credit(s->pool, (uint64_t)p, outc, ok ? fitness : 0,
                                    kevo_candidate_id(job->cand), NULL);
         }
+        bool valid =
+            *res ? kevo_eval_result_verdict(*res) == KEVO_VERDICT_OK : ok;
+        if ((rc = kevo__search_judged(s, job, *res, valid, err)) != KEVO_OK)
+            return rc;
     }
     if (ok && *res) {
         rc = kevo__search_observe(s, job->cand, *res);
@@ -461,7 +471,8 @@ kevo_status kevo__search_judge_scored(kevo_search *s, kevo__search_job *job,
                                       kevo_error *err)
 {
     kevo_eval_result *none = NULL;
-    return judge_child(s, job, &none, fitness, fitness > 0, desc, err);
+    return judge_child(s, job, &none, fitness, fitness > 0 && !job->fail_kind,
+                       desc, err);
 }
 
 kevo_status kevo__search_judge(kevo_search *s, kevo__search_job *job,

@@ -39,6 +39,7 @@ static const option_info options[KEVO__SEARCH_OPTIONS] = {
     [KEVO_SEARCH_GATE_TOP] = {"gate_top", 1, 1000, 10, true},
     [KEVO_SEARCH_TUNE] = {"tune", 0, 1, 1, true},
     [KEVO_SEARCH_CHILDREN] = {"children", 1, 64, 1, false},
+    [KEVO_SEARCH_REPAIR_TURNS] = {"repair_turns", 0, 8, 1, true},
 };
 
 const char *kevo_search_option_name(kevo_search_option opt)

@@ -15,7 +15,17 @@
 #include "kevo_private.h"
 
 /* The number of kevo_search_option values. */
-#define KEVO__SEARCH_OPTIONS 19
+#define KEVO__SEARCH_OPTIONS 20
+
+/* How valid an operator's or a prompt's proposals were (search_validity.c):
+ * the children judged or refused by the host, repairs included. */
+typedef struct kevo__validity {
+    uint64_t proposals, valid;   /* all; those that compiled and were
+                                    correct */
+    uint64_t first, first_valid; /* first attempts (not repairs) */
+    uint64_t repairs;            /* repair requests sent */
+    uint64_t rescued;            /* repaired children that were valid */
+} kevo__validity;
 
 /* An operator instance with its weight and what its children did. */
 typedef struct kevo__search_op {
@@ -25,6 +35,7 @@ typedef struct kevo__search_op {
     bool prompts; /* it takes prompts (it can revise them) */
     uint64_t requests, children, evaluated, entered, improved, failures;
     uint64_t revisions;
+    kevo__validity validity;
 } kevo__search_op;
 
 /* An operator request in flight: what its children are credited to. */
@@ -38,6 +49,7 @@ typedef struct kevo__search_req {
     int64_t prompt; /* -1: none */
     bool revision;  /* a prompt revision, not a request for children */
     uint64_t revised_prompt;
+    uint32_t turn; /* a repair of this turn (>= 1), or 0 */
 } kevo__search_req;
 
 /* What a job on the evaluator is for. */
@@ -66,6 +78,12 @@ typedef struct kevo__search_job {
     double parent_fitness;
     kevo_eval_result *result; /* once finished, owned */
     size_t tune_index;        /* TUNE_HELD: the assignment's index */
+    /* CHILD: the operator request that gave it, its attempt there and its
+     * repair turn (0: a first attempt); a scored child's failure as the
+     * scoring function reported it (owned, or NULL). */
+    uint64_t request;
+    uint32_t attempt, turn;
+    char *fail_kind, *fail_diagnostic;
 } kevo__search_job;
 
 /* One elite's gate: its training and held-out evaluations. */
@@ -161,6 +179,13 @@ struct kevo_search {
     kevo__search_note *notes;
     size_t nnotes, cnotes;
 
+    /* Repairs and validity (search_repair.c, search_validity.c). */
+    struct kevo__search_memo *memo;     /* recent failures per parent */
+    struct kevo__search_pvalid *pvalid; /* validity per prompt */
+    size_t npvalid, cpvalid;
+    bool scoring;                        /* inside the scoring function */
+    char *score_kind, *score_diagnostic; /* kevo_search_fail_candidate() */
+
     struct kevo__search_tune *tune; /* search_tune.c's state, or NULL */
     char *dispatch;                 /* the tuning's JSON, once made */
 
@@ -252,6 +277,64 @@ kevo_status kevo__search_set_note(kevo_search *s, uint64_t id,
 bool kevo__search_find_elite(const kevo_search *s, uint64_t id, size_t *island,
                              size_t *cell);
 kevo_status kevo__search_history_add(kevo_search *s, double n, double best);
+
+/* ---- search_repair.c ---------------------------------------------------- */
+
+/* What a judged child of an operator does for repairs: counts its
+ * validity; a failure (res's verdict, or the scoring function's report in
+ * the job; res NULL for a scored child) is credited to its prompt,
+ * remembered for its parent and, within repair_turns, sent back to its
+ * operator with kevo's diagnostic. */
+kevo_status kevo__search_judged(kevo_search *s, const kevo__search_job *job,
+                                const kevo_eval_result *res, bool valid,
+                                kevo_error *err);
+/* The same for the calls of emit_child() that the host refused in res, a
+ * result of request r. */
+kevo_status kevo__search_take_refused(kevo_search *s, const kevo__search_req *r,
+                                      const kevo_operator_result *res,
+                                      kevo_error *err);
+/* The recent failed attempts from parent (at most max, the newest first),
+ * borrowed until the next failure is remembered. */
+size_t kevo__search_failures_of(kevo_search *s, uint64_t parent,
+                                kevo_operator_failure *out, size_t max);
+/* The prompt's failure record as a revision request carries it. */
+void kevo__search_revision_failures(kevo_search *s, uint64_t prompt,
+                                    kevo_operator_revision *rev,
+                                    kevo_operator_failure *kinds,
+                                    kevo_operator_failure *children);
+void kevo__search_repair_free(kevo_search *s);
+
+/* ---- search_validity.c --------------------------------------------------- */
+
+/* Counts a proposal of operator op (SIZE_MAX: none) and prompt (-1: none):
+ * a first attempt or a repair of turn, valid or not. */
+kevo_status kevo__search_count_proposal(kevo_search *s, size_t op,
+                                        int64_t prompt, uint32_t turn,
+                                        bool valid);
+/* Counts a repair request sent. */
+kevo_status kevo__search_count_repair(kevo_search *s, size_t op,
+                                      int64_t prompt);
+/* The totals over every operator. */
+void kevo__search_validity_total(const kevo_search *s, kevo__validity *out);
+/* A prompt's counters, or NULL when it has none. */
+const kevo__validity *kevo__search_prompt_validity(const kevo_search *s,
+                                                   uint64_t prompt);
+/* Adds the counters to a summary or checkpoint object o. */
+void kevo__search_validity_put(json_t *o, const kevo__validity *v);
+/* Reads them back from a checkpoint's object (absent keys stay 0, as in a
+ * checkpoint written before they were kept). */
+void kevo__search_validity_get(const json_t *o, kevo__validity *v);
+/* The per-prompt counters as a checkpoint keeps them, and back. */
+json_t *kevo__search_pvalid_json(const kevo_search *s);
+kevo_status kevo__search_pvalid_restore(kevo_search *s, const json_t *arr,
+                                        kevo_error *err);
+void kevo__search_validity_free(kevo_search *s);
+
+/* ---- search_request.c (shared) ------------------------------------------- */
+
+/* Adds r to the requests in flight. */
+kevo_status kevo__search_add_req(kevo_search *s, const kevo__search_req *r,
+                                 kevo_error *err);
 
 /* ---- search_state.c (checkpoints) and search_summary.c
  * ------------------------------------------------------ */

@@ -32,8 +32,8 @@ size_t kevo__search_child_requests(const kevo_search *s)
     return n;
 }
 
-static kevo_status add_req(kevo_search *s, const kevo__search_req *r,
-                           kevo_error *err)
+kevo_status kevo__search_add_req(kevo_search *s, const kevo__search_req *r,
+                                 kevo_error *err)
 {
     if (s->nreqs == s->creqs) {
         size_t c = s->creqs ? 2 * s->creqs : 16;
@@ -75,6 +75,68 @@ static size_t pick_operator(kevo_search *s)
         u -= s->ops[i].weight;
     }
     return s->nops - 1;
+}
+
+/* The chance that a request carries a second parent, for crossover. Most
+ * requests mutate one parent: a crossover pays off only now and then, and
+ * its prompt is longer. */
+#define CROSSOVER_RATE 0.25
+
+/* Whether the elite in cell c of a suits as a second parent beside parent
+ * (in cell pc): another cell, and another kernel for an operator that
+ * writes code, or the same kernel with another assignment for one that
+ * only tunes parameters (the only crossover it can make). */
+static bool crossover_mate(const kevo_archive *a, size_t c, size_t pc,
+                           const kevo_candidate *parent, bool writes_code)
+{
+    if (c == pc)
+        return false;
+    const kevo_candidate *m = kevo_archive_candidate(a, c);
+    bool same_source =
+        strcmp(kevo_candidate_source(m), kevo_candidate_source(parent)) == 0;
+    return writes_code ? !same_source
+                       : same_source && kevo_candidate_hash(m) !=
+                                            kevo_candidate_hash(parent);
+}
+
+/* The cell of the n-th (from 0) mate of crossover_mate's kind. */
+static size_t nth_mate(const kevo_archive *a, size_t pc,
+                       const kevo_candidate *parent, bool writes_code,
+                       uint64_t n)
+{
+    for (size_t c = kevo_archive_first(a); c != KEVO_NO_CELL;
+         c = kevo_archive_next(a, c)) {
+        if (crossover_mate(a, c, pc, parent, writes_code) && n-- == 0)
+            return c;
+    }
+    return KEVO_NO_CELL;
+}
+
+/* A second parent for a request whose parent sits in cell pc of a: with
+ * probability CROSSOVER_RATE, the fitter of two mates drawn at random
+ * (crossover_mate); KEVO_NO_CELL for none. writes_code: the operator takes
+ * prompts (it writes code). */
+static size_t pick_second_parent(kevo_search *s, const kevo_archive *a,
+                                 size_t pc, bool writes_code)
+{
+    if (kevo_rng_uniform(s->rng) >= CROSSOVER_RATE)
+        return KEVO_NO_CELL;
+    const kevo_candidate *parent = kevo_archive_candidate(a, pc);
+    uint64_t n = 0;
+    for (size_t c = kevo_archive_first(a); c != KEVO_NO_CELL;
+         c = kevo_archive_next(a, c))
+        n += crossover_mate(a, c, pc, parent, writes_code);
+    if (n == 0)
+        return KEVO_NO_CELL;
+    size_t best = KEVO_NO_CELL;
+    for (int draw = 0; draw < 2; draw++) {
+        size_t c = nth_mate(a, pc, parent, writes_code,
+                            kevo_rng_uniform_int(s->rng, n));
+        if (best == KEVO_NO_CELL ||
+            kevo_archive_fitness(a, c) > kevo_archive_fitness(a, best))
+            best = c;
+    }
+    return best;
 }
 
 /* Sends one request for children. *sent is false when no island has a
@@ -128,19 +190,34 @@ kevo_status kevo__search_request(kevo_search *s, bool *sent, kevo_error *err)
             return rc;
         }
     }
+    /* The second parent is shown once: not again among the
+     * inspirations. */
+    size_t second = pick_second_parent(s, a, cell, o->prompts);
+    const kevo_candidate *mate =
+        second != KEVO_NO_CELL ? kevo_archive_candidate(a, second) : NULL;
+    size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        insp[i].candidate = kevo_archive_candidate(a, cells[i]);
-        insp[i].summary_json =
-            kevo__search_note_get(s, kevo_candidate_id(insp[i].candidate));
+        if (cells[i] == second)
+            continue;
+        insp[m].candidate = kevo_archive_candidate(a, cells[i]);
+        insp[m].summary_json =
+            kevo__search_note_get(s, kevo_candidate_id(insp[m].candidate));
+        m++;
     }
+    kevo_operator_failure failures[8];
+    size_t nfailures = kevo__search_failures_of(s, r.parent_id, failures,
+                                                KEVO_ARRAY_SIZE(failures));
     kevo_operator_request req = {
+        .failures = nfailures ? failures : NULL,
+        .n_failures = nfailures,
         .size = sizeof req,
         .parent = parent,
         .parent_summary_json = kevo__search_note_get(s, r.parent_id),
-        .inspirations = n ? insp : NULL,
-        .n_inspirations = n,
-        .second_parent = n ? insp[0].candidate : NULL,
-        .second_summary_json = n ? insp[0].summary_json : NULL,
+        .inspirations = m ? insp : NULL,
+        .n_inspirations = m,
+        .second_parent = mate,
+        .second_summary_json =
+            mate ? kevo__search_note_get(s, kevo_candidate_id(mate)) : NULL,
         .prompt_json = prompt_json,
         .prompt_id = r.prompt,
         .n_children = (uint32_t)s->opt[KEVO_SEARCH_CHILDREN]};
@@ -151,7 +228,7 @@ kevo_status kevo__search_request(kevo_search *s, bool *sent, kevo_error *err)
     s->requests++;
     o->requests++;
     *sent = true;
-    return add_req(s, &r, err);
+    return kevo__search_add_req(s, &r, err);
 }
 
 /* Sends a prompt for revision when the pool says one is due. */
@@ -191,6 +268,9 @@ kevo_status kevo__search_revise(kevo_search *s, kevo_error *err)
         .best_summary_json = kevo__search_note_get(s, rec.best_child),
         .worst_source = worst ? kevo_candidate_source(worst) : NULL,
         .worst_summary_json = kevo__search_note_get(s, rec.worst_child)};
+    kevo_operator_failure kinds[KEVO_PROMPT_FAILURE_KINDS_MAX],
+        failed[KEVO_PROMPT_FAILED_CHILDREN];
+    kevo__search_revision_failures(s, pid, &rev, kinds, failed);
     kevo__search_req r = {.op = opi,
                           .prompt = (int64_t)pid,
                           .revision = true,
@@ -201,7 +281,7 @@ kevo_status kevo__search_revise(kevo_search *s, kevo_error *err)
     if (rc != KEVO_OK)
         return rc;
     s->ops[opi].revisions++;
-    return add_req(s, &r, err);
+    return kevo__search_add_req(s, &r, err);
 }
 
 /* ---- operator results ---------------------------------------------------- */
@@ -272,11 +352,15 @@ static kevo_status take_children(kevo_search *s, const kevo__search_req *r,
                 return rc;
             }
         }
-        kevo__search_job proto = {.op = r->op,
-                                  .island = r->island,
-                                  .parent_cell = r->parent_cell,
-                                  .parent_id = r->parent_id,
-                                  .parent_fitness = r->parent_fitness};
+        kevo__search_job proto = {
+            .op = r->op,
+            .island = r->island,
+            .parent_cell = r->parent_cell,
+            .parent_id = r->parent_id,
+            .parent_fitness = r->parent_fitness,
+            .request = r->id,
+            .attempt = kevo_operator_result_child_attempt(res, i),
+            .turn = r->turn};
         s->submitted++;
         o->children++;
         taken++;
@@ -285,18 +369,28 @@ static kevo_status take_children(kevo_search *s, const kevo__search_req *r,
         if (rc != KEVO_OK)
             return rc;
     }
+    kevo_status rc = kevo__search_take_refused(s, r, res, err);
+    if (rc != KEVO_OK)
+        return rc;
     size_t nfail = kevo_operator_result_failure_count(res);
     bool exhausted = false;
     for (size_t i = 0; i < nfail; i++) {
         const char *kind = kevo_operator_result_failure_kind(res, i);
         const char *why = kevo_operator_result_failure_reason(res, i);
         exhausted = exhausted || strcmp(kind, KEVO_FAIL_EXHAUSTED) == 0;
+        /* Replies without a kernel tell of the prompt, too. */
+        if (r->prompt >= 0 && (strcmp(kind, KEVO_FAIL_NO_CODE) == 0 ||
+                               strcmp(kind, KEVO_FAIL_EDIT) == 0))
+            kevo_promptpool_credit_failure(s->pool, (uint64_t)r->prompt, kind,
+                                           0, why, NULL);
         json_t *f = json_pack("{s:s, s:s, s:s}", "operator", opname, "kind",
                               kind, "reason", why ? why : "");
         json_object_set_new(f, "prompt",
                             r->prompt >= 0 ? json_integer(r->prompt)
                                            : json_null());
-        kevo_status rc = kevo__search_log(s, "failure", f, err);
+        if (r->turn > 0)
+            json_object_set_new(f, "repair", json_integer(r->turn));
+        rc = kevo__search_log(s, "failure", f, err);
         if (rc != KEVO_OK)
             return rc;
         kevo_search_event ev = {.size = sizeof ev,
@@ -305,13 +399,14 @@ static kevo_status take_children(kevo_search *s, const kevo__search_req *r,
                                 .text = why};
         kevo__search_emit(s, &ev);
     }
-    if (taken == 0) {
+    /* A repair that gave nothing: its failed child was credited already. */
+    if (taken == 0 && r->turn == 0) {
         o->failures++;
         if (r->prompt >= 0)
             kevo_promptpool_credit(s->pool, (uint64_t)r->prompt, 0, NAN, 0,
                                    NULL);
         s->exhausted_run = exhausted ? s->exhausted_run + 1 : 0;
-    } else {
+    } else if (taken > 0) {
         s->exhausted_run = 0;
     }
     return KEVO_OK;

@@ -104,9 +104,11 @@ static json_t *checkpoint_json(kevo_search *s, kevo_error *err)
                            (json_int_t)o->improved, "failures",
                            (json_int_t)o->failures, "revisions",
                            (json_int_t)o->revisions));
+        kevo__search_validity_put(json_array_get(ops, i), &o->validity);
         free(st);
     }
     json_object_set_new(root, "operators", ops);
+    json_object_set_new(root, "prompt_validity", kevo__search_pvalid_json(s));
     json_object_set_new(
         root, "counters",
         json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "evaluations",
@@ -321,6 +323,7 @@ static kevo_status restore_operators(kevo_search *s, reader *r, json_t *root)
         get_u64(r, e, "improved", &o->improved);
         get_u64(r, e, "failures", &o->failures);
         get_u64(r, e, "revisions", &o->revisions);
+        kevo__search_validity_get(e, &o->validity);
         if (r->err->code)
             return r->err->code;
     }
@@ -543,6 +546,11 @@ kevo_status kevo__search_restore(kevo_search *s, const char *json,
     }
     if (rc == KEVO_OK)
         rc = restore_tables(s, &r, root);
+    /* Absent from a checkpoint written before validity was counted. */
+    if (rc == KEVO_OK &&
+        json_is_array(json_object_get(root, "prompt_validity")))
+        rc = kevo__search_pvalid_restore(
+            s, json_object_get(root, "prompt_validity"), r.err);
 done:
     json_decref(root);
     return rc;

@@ -253,8 +253,30 @@ static json_t *operators_json(const kevo_search *s)
                       (json_int_t)o->failures, "revisions",
                       (json_int_t)o->revisions, "input_tokens", (json_int_t)in,
                       "output_tokens", (json_int_t)out, "cost", cost));
+        kevo__search_validity_put(json_array_get(arr, i), &o->validity);
     }
     return arr;
+}
+
+/* A prompt's failure kinds ({"KIND": count, ...}) and its last failed
+ * children, as its record in the pool keeps them. */
+static void prompt_failures(const kevo_search *s, uint64_t id, json_t *o)
+{
+    json_t *kinds = json_object(), *children = json_array();
+    uint64_t count, cand;
+    const char *kind, *diag;
+    for (size_t i = 0;
+         (kind = kevo_promptpool_failure_kind(s->pool, id, i, &count)); i++)
+        json_object_set_new(kinds, kind, json_integer((json_int_t)count));
+    for (size_t i = 0;
+         (diag = kevo_promptpool_failed_child(s->pool, id, i, &cand, &kind));
+         i++)
+        json_array_append_new(children,
+                              json_pack("{s:I, s:s, s:s}", "candidate",
+                                        (json_int_t)cand, "kind", kind,
+                                        "diagnostic", diag));
+    json_object_set_new(o, "failure_kinds", kinds);
+    json_object_set_new(o, "failed_children", children);
 }
 
 static json_t *prompts_json(const kevo_search *s)
@@ -276,6 +298,11 @@ static json_t *prompts_json(const kevo_search *s)
             "mean", r.mean, "revisions", (json_int_t)r.revisions);
         json_object_set_new(o, "best_fitness",
                             kevo__search_num(r.best_fitness));
+        const kevo__validity *v = kevo__search_prompt_validity(s, id);
+        kevo__search_validity_put(o, v ? v : &(kevo__validity){0});
+        json_object_set_new(o, "failures",
+                            json_integer((json_int_t)r.failures));
+        prompt_failures(s, id, o);
         json_array_append_new(arr, o);
     }
     return arr;
@@ -338,6 +365,12 @@ kevo_status kevo__search_write_summary(kevo_search *s, const char *state,
         json_object_set_new(root, "best_failed_gate", gate_json(s, tg));
     json_object_set_new(root, "operators", operators_json(s));
     json_object_set_new(root, "prompts", prompts_json(s));
+    kevo__validity total;
+    kevo__search_validity_total(s, &total);
+    json_t *validity = json_pack("{s:I}", "repair_turns",
+                                 (json_int_t)s->opt[KEVO_SEARCH_REPAIR_TURNS]);
+    kevo__search_validity_put(validity, &total);
+    json_object_set_new(root, "validity", validity);
     json_object_set_new(root, "dispatch",
                         s->dispatch ? json_string("best.dispatch.json")
                                     : json_null());

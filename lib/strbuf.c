@@ -122,6 +122,61 @@ char *kevo__asprintf(const char *fmt, ...)
     return kevo__buf_take(&b);
 }
 
+/* The length of the valid UTF-8 sequence at s (1 for ASCII), or 0. */
+static size_t utf8_seq(const unsigned char *s)
+{
+    size_t n = s[0] < 0x80             ? 1
+               : (s[0] & 0xE0) == 0xC0 ? 2
+               : (s[0] & 0xF0) == 0xE0 ? 3
+               : (s[0] & 0xF8) == 0xF0 ? 4
+                                       : 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    }
+    uint32_t c = n == 2   ? (uint32_t)(s[0] & 0x1F) << 6 | (s[1] & 0x3F)
+                 : n == 3 ? (uint32_t)(s[0] & 0x0F) << 12 |
+                                (uint32_t)(s[1] & 0x3F) << 6 | (s[2] & 0x3F)
+                 : n == 4 ? (uint32_t)(s[0] & 0x07) << 18 |
+                                (uint32_t)(s[1] & 0x3F) << 12 |
+                                (uint32_t)(s[2] & 0x3F) << 6 | (s[3] & 0x3F)
+                          : s[0];
+    /* No overlong forms, surrogates or code points past U+10FFFF. */
+    if ((n == 2 && c < 0x80) ||
+        (n == 3 && (c < 0x800 || (c >= 0xD800 && c <= 0xDFFF))) ||
+        (n == 4 && (c < 0x10000 || c > 0x10FFFF)))
+        return 0;
+    return n;
+}
+
+char *kevo__one_line(const char *text, size_t max)
+{
+    kevo_buf b = {0};
+    const unsigned char *s = (const unsigned char *)(text ? text : "");
+    bool space = false;
+    if (max < 8)
+        max = 8;
+    while (*s) {
+        if (*s <= ' ' || *s == 0x7F) {
+            space = b.len > 0;
+            s++;
+            continue;
+        }
+        size_t n = utf8_seq(s);
+        size_t need = (space ? 1 : 0) + (n ? n : 1);
+        if (b.len + need > max - 3) {
+            kevo__buf_puts(&b, "...");
+            break;
+        }
+        if (space)
+            kevo__buf_puts(&b, " ");
+        space = false;
+        kevo__buf_append(&b, n ? (const char *)s : "?", n ? n : 1);
+        s += n ? n : 1;
+    }
+    return kevo__buf_take(&b);
+}
+
 static bool ident_start(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';

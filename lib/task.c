@@ -360,10 +360,10 @@ kevo_status kevo_task_set_cost(kevo_task *task, const char *bytes,
     if (!bytes)
         return kevo__error_set(err, KEVO_EINVAL,
                                "cost: the bytes expression is required");
-    if ((unsigned)peak > (unsigned)KEVO_PEAK_BF16)
+    if ((unsigned)peak > (unsigned)KEVO_PEAK_FP8)
         return kevo__error_set(err, KEVO_EINVAL,
                                "cost: unknown peak %d (known: fp32, fp64, "
-                               "tf32, fp16, bf16)",
+                               "tf32, fp16, bf16, fp8)",
                                (int)peak);
     kevo_expr *b = NULL, *f = NULL;
     kevo_status rc = kevo__task_parse_expr(bytes, "cost bytes", &b, err);
@@ -654,6 +654,7 @@ const char *kevo_peak_name(kevo_peak peak)
     case KEVO_PEAK_TF32: return "tf32";
     case KEVO_PEAK_FP16: return "fp16";
     case KEVO_PEAK_BF16: return "bf16";
+    case KEVO_PEAK_FP8: return "fp8";
     }
     return "?";
 }

@@ -27,6 +27,18 @@ static bool int_in_range(double v, double lo, double hi)
     return v < hi || hi < 9223372036854775808.0;
 }
 
+/* The largest whole number up to which a floating-point type holds every
+ * whole number: 2^(mantissa bits + 1). */
+static double float_whole_max(kevo_dtype type)
+{
+    switch (type) {
+    case KEVO_DTYPE_F16: return 2048.0;
+    case KEVO_DTYPE_BF16: return 256.0;
+    case KEVO_DTYPE_F32: return 16777216.0;
+    default: return 9007199254740992.0;
+    }
+}
+
 void kevo__task_arg_clear(kevo_task_arg *a)
 {
     free(a->name);
@@ -212,11 +224,20 @@ kevo_status kevo_task_set_init(kevo_task *task, const char *arg, kevo_dist dist,
                                    arg, type, a, b);
         break;
     case KEVO_DIST_RANDINT:
-        if (is_float)
+        /* On a floating-point type: whole numbers, each held exactly, so
+         * that elements tie. */
+        if (is_float) {
+            hi = float_whole_max(t->type);
+            lo = -hi;
+        }
+        if (is_float &&
+            (!int_in_range(a, lo, hi) || !int_in_range(b, lo, hi) || a > b))
             return kevo__error_set(err, KEVO_EINVAL,
-                                   "init of '%s': 'randint' is for integer "
-                                   "types and '%s' is %s: use 'uniform'",
-                                   arg, arg, type);
+                                   "init of '%s': randint on %s needs whole "
+                                   "numbers lo <= hi from %g to %g, where %s "
+                                   "holds every whole number (got lo %g, hi "
+                                   "%g)",
+                                   arg, type, lo, hi, type, a, b);
         if (!int_in_range(a, lo, hi) || !int_in_range(b, lo, hi) || a > b)
             return kevo__error_set(err, KEVO_EINVAL,
                                    "init of '%s': randint needs integers lo <= "

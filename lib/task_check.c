@@ -10,6 +10,7 @@
 
 #include "candidate_private.h"
 #include "devprops.h"
+#include "launch_args.h"
 #include "task_private.h"
 
 typedef struct checker {
@@ -527,6 +528,14 @@ static kevo_status check_kernel(checker *c, int k)
                                (long long)smem_max);
             return kernel_fail(c, k, &e);
         }
+        /* Every launch expression's value fits its type, as every integer
+         * scalar's does (check_scalars). */
+        kevo__resolved_arg *args = NULL;
+        size_t nargs = 0;
+        if (kevo__launch_args(c->task, cand, i, c->env, &args, &nargs, &e) !=
+            KEVO_OK)
+            return kernel_fail(c, k, &e);
+        free(args);
     }
     kevo_vars_clear(c->scratch);
     if (kevo_vars_update(c->scratch, c->env) != KEVO_OK ||

@@ -210,8 +210,7 @@ static kevo_status read_cost(kevo_task_loader *ld, const json_t *v)
         const char *name;
         rc = kevo__json_string(x, ld->origin, &ld->path, &name, ld->err);
         bool found = false;
-        for (int p = KEVO_PEAK_FP32; rc == KEVO_OK && p <= KEVO_PEAK_BF16;
-             p++) {
+        for (int p = KEVO_PEAK_FP32; rc == KEVO_OK && p <= KEVO_PEAK_FP8; p++) {
             if (strcmp(name, kevo_peak_name((kevo_peak)p)) == 0) {
                 peak = (kevo_peak)p;
                 found = true;
@@ -221,7 +220,7 @@ static kevo_status read_cost(kevo_task_loader *ld, const json_t *v)
             rc = kevo__task_load_fail(
                 ld, KEVO_EINVALID,
                 "unknown peak '%s' (known: fp32, fp64, tf32, fp16, "
-                "bf16)",
+                "bf16, fp8)",
                 name);
     }
     kevo__jpath_pop(&ld->path, mark);

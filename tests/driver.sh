@@ -1,6 +1,8 @@
 #!/bin/sh
 # driver.sh: the kevo program as a user runs it: help, version, exit codes,
-# `kevo tasks` over the whole suite, and a clear error for a broken task;
+# `kevo tasks` over the whole suite, a clear error for a broken task, and
+# for kernels whose launches do not match them (compiled with NVRTC, or
+# said to be skipped without it);
 # `kevo search` up to the GPU (and, where there is one, a short search,
 # resumed, and one interrupted), and `kevo report`.
 srcdir=${KEVO_SRCDIR:-.}
@@ -57,6 +59,54 @@ grep -q 'broken.json: \$.seed: .*saxpy_sead.cu' "$tmp/err"; check "error names f
 "$kevo" tasks "$tmp/nothere.json" > "$tmp/out" 2> "$tmp/err"; rc=$?
 [ $rc -eq 1 ]; check "missing file exits 1" $?
 grep -q 'nothere.json: No such file' "$tmp/err"; check "missing file named" $?
+
+# The kernels are compiled (NVRTC, no GPU) and every launch is checked
+# against its kernel: a kernel-name typo, a launch with 4 arguments for a
+# 5-parameter kernel and a launch value that an int does not hold fail,
+# naming the file, the JSON path, the source's line and the kernel.
+if [ -x "$builddir/lib/worker/kevo-worker" ]; then
+  mkdir -p "$tmp/compile"
+  cp "$srcdir/examples/tasks/saxpy.json" "$srcdir/examples/tasks/saxpy_ref.cu" "$tmp/compile/"
+  sed 's/^ \*   saxpy<<</ *   saxpyy<<</' "$srcdir/examples/tasks/saxpy_seed.cu" > "$tmp/compile/saxpy_seed.cu"
+  "$kevo" tasks "$tmp/compile/saxpy.json" > "$tmp/out" 2> "$tmp/err"; rc=$?
+  [ $rc -eq 1 ]; check "a kernel-name typo in the launch block exits 1" $?
+  grep -q "saxpy.json: \$.seed: saxpy_seed.cu:11: kevo:launch: kernel 'saxpyy' (launch 1) is not defined in saxpy_seed.cu" "$tmp/err"
+  check "the typo is named with the file, the line and the kernel" $?
+  [ $rc -eq 1 ] || sed 's/^/# /' "$tmp/err"
+  sed 's/(a, x, y, z, n)/(a, x, y, z)/' "$srcdir/examples/tasks/saxpy_seed.cu" > "$tmp/compile/saxpy_seed.cu"
+  "$kevo" tasks "$tmp/compile/saxpy.json" > "$tmp/out" 2> "$tmp/err"; rc=$?
+  [ $rc -eq 1 ]; check "4 arguments for a 5-parameter kernel exits 1" $?
+  grep -q "saxpy.json: \$.seed: saxpy_seed.cu:11: kevo:launch: kernel 'saxpy' takes 5 parameters and the launch passes 4 (a, x, y, z)" "$tmp/err"
+  check "the missing argument is named with the file, the line and the kernel" $?
+  [ $rc -eq 1 ] || sed 's/^/# /' "$tmp/err"
+  "$kevo" tasks --json "$tmp/compile/saxpy.json" > "$tmp/out" 2>&1
+  grep -q '"valid": false, "error": ".*takes 5 parameters' "$tmp/out"; check "--json says so too" $?
+  "$kevo" tasks --no-compile "$tmp/compile/saxpy.json" > "$tmp/out" 2>&1; rc=$?
+  check "--no-compile leaves the kernels alone" $rc
+  grep -q '1 valid, 0 invalid (kernels not compiled)' "$tmp/out"; check "and says so" $?
+  "$kevo" tasks --json "$srcdir/examples/tasks/saxpy.json" > "$tmp/out" 2>&1
+  grep -q '"compiled": true' "$tmp/out"; check "--json: the suite's saxpy compiled" $?
+  # Without a compiler the other checks still run, and the kernels are
+  # said not to be compiled.
+  KEVO_WORKER=$tmp/no-worker "$kevo" tasks "$srcdir/examples/tasks/saxpy.json" > "$tmp/out" 2> "$tmp/err"; rc=$?
+  check "without NVRTC kevo tasks exits 0" $rc
+  grep -q 'not compiling the kernels' "$tmp/err" &&
+    grep -q '1 valid, 0 invalid (kernels not compiled)' "$tmp/out"
+  check "and says that it did not compile" $?
+else
+  "$kevo" tasks "$srcdir/examples/tasks/saxpy.json" > "$tmp/out" 2> "$tmp/err"; rc=$?
+  check "without NVRTC kevo tasks exits 0" $rc
+  grep -q 'not compiling the kernels' "$tmp/err"; check "and says that it did not compile" $?
+fi
+# A launch value that an int does not hold, at every shape.
+mkdir -p "$tmp/range"
+cp "$srcdir/examples/tasks/saxpy.json" "$srcdir/examples/tasks/saxpy_ref.cu" "$tmp/range/"
+sed 's/(a, x, y, z, n)/(a, x, y, z, n * 4096)/' "$srcdir/examples/tasks/saxpy_seed.cu" > "$tmp/range/saxpy_seed.cu"
+"$kevo" tasks --no-compile "$tmp/range/saxpy.json" > "$tmp/out" 2> "$tmp/err"; rc=$?
+[ $rc -eq 1 ]; check "a launch value over an int's range exits 1" $?
+grep -q "saxpy.json: \$.shapes\[0\]: seed saxpy_seed.cu:11: kevo:launch: argument 5 'n \* 4096' of 'saxpy' is 68719476736, which i32 does not hold" "$tmp/err"
+check "the shape, the argument and the value are named" $?
+[ $rc -eq 1 ] || sed 's/^/# /' "$tmp/err"
 
 # ---- kevo search and kevo report ------------------------------------------
 saxpy=$srcdir/examples/tasks/saxpy.json

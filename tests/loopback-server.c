@@ -1,9 +1,11 @@
 /*
- * loopback-server.c: a real HTTP/1.1 server on 127.0.0.1 that speaks the
- * OpenAI and Anthropic APIs and misbehaves on request, for the llm
- * operator's tests (see loopback-server.h). One thread, one poll() loop,
- * non-blocking sockets, so it holds many connections at once and counts
- * how many requests it holds.
+ * loopback-server.c: a real HTTP/1.1 server on 127.0.0.1 for the llm
+ * operator's tests (see loopback-server.h): the listening thread, its
+ * connections, and the delivery of answers (loopback-answer.c decides
+ * them), whole or as a chunked event stream, with the delays, silences
+ * and cut connections the behaviours ask for. One thread, one poll()
+ * loop, non-blocking sockets, so it holds many connections at once and
+ * counts how many requests it holds.
  */
 #include "config.h"
 
@@ -11,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -24,21 +27,9 @@
 
 #include <jansson.h>
 
-#include "loopback-server.h"
+#include "loopback-private.h"
 
-#define MAX_CONNS 1024
 #define MAX_REQUEST (16u << 20)
-#define MARKER "[[kevo-loopback:"
-
-typedef struct text_entry {
-    char *name;
-    char *text;
-} text_entry;
-
-typedef struct marker_count {
-    char *key;
-    int n;
-} marker_count;
 
 typedef enum conn_state { C_READ, C_WAIT, C_WRITE } conn_state;
 
@@ -47,40 +38,12 @@ typedef struct conn {
     conn_state state;
     char *in;
     size_t in_len, in_cap;
-    char *out;
-    size_t out_len, out_off;
-    double send_at;
+    lb_piece *out; /* what is to be sent, piece by piece */
+    size_t nout, out_i, out_off;
+    double send_at; /* when the piece out_i may go */
     bool close_after;
     bool held; /* counted in active */
-    size_t rec;
 } conn;
-
-struct loopback {
-    pthread_t thread;
-    bool started;
-    pthread_mutex_t mu;
-    int listen_fd;
-    int wake[2];
-    int port;
-    char url[64];
-    bool stop;
-
-    text_entry *texts;
-    size_t ntexts;
-    char **script;
-    size_t nscript, script_pos;
-    char *expect_key;
-    marker_count *markers;
-    size_t nmarkers;
-
-    loopback_request **recs;
-    size_t nrecs, crecs, base;
-    int active, max_active;
-
-    conn *conns[MAX_CONNS];
-    size_t nconns;
-    unsigned long msg_id;
-};
 
 static double now_s(void)
 {
@@ -89,7 +52,7 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static char *dupn(const char *s, size_t n)
+char *lb_dupn(const char *s, size_t n)
 {
     char *d = malloc(n + 1);
     if (!d) {
@@ -101,12 +64,12 @@ static char *dupn(const char *s, size_t n)
     return d;
 }
 
-static char *dup0(const char *s)
+char *lb_dup(const char *s)
 {
-    return dupn(s, strlen(s));
+    return lb_dupn(s, strlen(s));
 }
 
-static void *xrealloc(void *p, size_t n)
+void *lb_realloc(void *p, size_t n)
 {
     void *q = realloc(p, n);
     if (!q) {
@@ -230,13 +193,13 @@ void loopback_set_text(loopback *lb, const char *name, const char *text)
         if (strcmp(lb->texts[i].name, name) == 0)
             break;
     if (i == lb->ntexts) {
-        lb->texts = xrealloc(lb->texts, (i + 1) * sizeof(*lb->texts));
-        lb->texts[i].name = dup0(name);
+        lb->texts = lb_realloc(lb->texts, (i + 1) * sizeof(*lb->texts));
+        lb->texts[i].name = lb_dup(name);
         lb->ntexts++;
     } else {
         free(lb->texts[i].text);
     }
-    lb->texts[i].text = dup0(text);
+    lb->texts[i].text = lb_dup(text);
     pthread_mutex_unlock(&lb->mu);
 }
 
@@ -250,8 +213,8 @@ void loopback_script(loopback *lb, const char *behaviours)
     while (p && *p) {
         const char *c = strchr(p, ',');
         size_t n = c ? (size_t)(c - p) : strlen(p);
-        lb->script = xrealloc(lb->script, (lb->nscript + 1) * sizeof(char *));
-        lb->script[lb->nscript++] = dupn(p, n);
+        lb->script = lb_realloc(lb->script, (lb->nscript + 1) * sizeof(char *));
+        lb->script[lb->nscript++] = lb_dupn(p, n);
         p = c ? c + 1 : NULL;
     }
     pthread_mutex_unlock(&lb->mu);
@@ -261,7 +224,7 @@ void loopback_expect_key(loopback *lb, const char *key)
 {
     pthread_mutex_lock(&lb->mu);
     free(lb->expect_key);
-    lb->expect_key = key ? dup0(key) : NULL;
+    lb->expect_key = key ? lb_dup(key) : NULL;
     pthread_mutex_unlock(&lb->mu);
 }
 
@@ -293,7 +256,7 @@ char *loopback_header(const loopback_request *r, const char *name)
             const char *v = p + n + 1;
             while (*v == ' ')
                 v++;
-            return dupn(v, (size_t)(p + len - v));
+            return lb_dupn(v, (size_t)(p + len - v));
         }
         p = eol ? eol + 2 : NULL;
     }
@@ -325,422 +288,6 @@ void loopback_reset(loopback *lb)
     lb->nmarkers = 0;
     lb->max_active = lb->active;
     pthread_mutex_unlock(&lb->mu);
-}
-
-/* ---- answering ---------------------------------------------------------- */
-
-static const char *find_text(loopback *lb, const char *name)
-{
-    for (size_t i = 0; i < lb->ntexts; i++)
-        if (strcmp(lb->texts[i].name, name) == 0)
-            return lb->texts[i].text;
-    return NULL;
-}
-
-/* Which behaviour a request gets (a new string); called with mu held. */
-static char *choose(loopback *lb, const char *body)
-{
-    const char *m = strstr(body, MARKER);
-    if (m) {
-        const char *k = m + strlen(MARKER);
-        const char *colon = strchr(k, ':');
-        const char *end = strstr(k, "]]");
-        if (colon && end && colon < end) {
-            char *key = dupn(k, (size_t)(colon - k));
-            size_t i;
-            for (i = 0; i < lb->nmarkers; i++)
-                if (strcmp(lb->markers[i].key, key) == 0)
-                    break;
-            if (i == lb->nmarkers) {
-                lb->markers =
-                    xrealloc(lb->markers, (i + 1) * sizeof(*lb->markers));
-                lb->markers[i].key = key;
-                lb->markers[i].n = 0;
-                lb->nmarkers++;
-            } else {
-                free(key);
-            }
-            int want = lb->markers[i].n++;
-            const char *p = colon + 1;
-            for (int j = 0; j < want; j++) {
-                const char *c = memchr(p, ',', (size_t)(end - p));
-                if (!c)
-                    break;
-                p = c + 1;
-            }
-            const char *c = memchr(p, ',', (size_t)(end - p));
-            return dupn(p, (size_t)((c ? c : end) - p));
-        }
-    }
-    if (lb->script_pos < lb->nscript)
-        return dup0(lb->script[lb->script_pos++]);
-    return dup0("ok");
-}
-
-typedef struct reply {
-    int status;
-    char *extra_headers; /* "Name: value\r\n" lines */
-    char *body;
-    size_t body_len;
-    long declared_len; /* Content-Length when it lies, else -1 */
-    bool close_after;
-    bool no_answer;
-    double delay_s;
-    long in_tokens, out_tokens;
-} reply;
-
-static void set_body(reply *r, json_t *v)
-{
-    r->body = json_dumps(v, JSON_COMPACT);
-    if (!r->body)
-        abort();
-    r->body_len = strlen(r->body);
-    json_decref(v);
-}
-
-static void error_reply(reply *r, const char *api, int status, const char *type,
-                        const char *message)
-{
-    r->status = status;
-    if (strcmp(api, "anthropic") == 0)
-        set_body(r, json_pack("{s:s, s:{s:s, s:s}}", "type", "error", "error",
-                              "type", type, "message", message));
-    else
-        set_body(r, json_pack("{s:{s:s, s:s, s:n}}", "error", "message",
-                              message, "type", type, "code"));
-}
-
-/* s with each pat replaced by with, in a new string. */
-static char *replace_all(const char *s, const char *pat, const char *with)
-{
-    size_t n = 0, pl = strlen(pat), wl = strlen(with);
-    for (const char *p = s; (p = strstr(p, pat)); p += pl)
-        n++;
-    char *out = malloc(strlen(s) + n * wl + 1), *o = out;
-    if (!out)
-        abort();
-    const char *p = s, *q;
-    while ((q = strstr(p, pat))) {
-        memcpy(o, p, (size_t)(q - p));
-        o += q - p;
-        memcpy(o, with, wl);
-        o += wl;
-        p = q + pl;
-    }
-    strcpy(o, p);
-    return out;
-}
-
-/* A registered text with "@KEY@" and "@SEQ@" filled in, in a new string. */
-static char *fill(loopback *lb, const char *text, const char *key)
-{
-    char seq[32];
-    snprintf(seq, sizeof(seq), "%zu", lb->nrecs);
-    char *a = replace_all(text, "@KEY@", key);
-    char *b = replace_all(a, "@SEQ@", seq);
-    free(a);
-    return b;
-}
-
-static void text_reply(reply *r, const char *api, const char *model,
-                       const char *text, size_t body_len)
-{
-    r->status = 200;
-    r->in_tokens = (long)(body_len / 4 + 1);
-    r->out_tokens = (long)(strlen(text) / 4 + 1);
-    if (strcmp(api, "anthropic") == 0)
-        set_body(r, json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:s}], s:s, "
-                              "s:{s:i, s:i}}",
-                              "id", "msg_loopback", "type", "message", "role",
-                              "assistant", "model", model, "content", "type",
-                              "text", "text", text, "stop_reason", "end_turn",
-                              "usage", "input_tokens", (int)r->in_tokens,
-                              "output_tokens", (int)r->out_tokens));
-    else
-        set_body(
-            r, json_pack("{s:s, s:s, s:s, s:[{s:i, s:{s:s, s:s}, s:s}], "
-                         "s:{s:i, s:i, s:i}}",
-                         "id", "chatcmpl-loopback", "object", "chat.completion",
-                         "model", model, "choices", "index", 0, "message",
-                         "role", "assistant", "content", text, "finish_reason",
-                         "stop", "usage", "prompt_tokens", (int)r->in_tokens,
-                         "completion_tokens", (int)r->out_tokens,
-                         "total_tokens", (int)(r->in_tokens + r->out_tokens)));
-}
-
-/* The text of the request's last user message (borrowed from root), or
- * "". */
-static const char *user_text(json_t *root)
-{
-    json_t *msgs = json_object_get(root, "messages");
-    const char *text = "";
-    size_t i;
-    json_t *m;
-    json_array_foreach (msgs, i, m) {
-        const char *role = json_string_value(json_object_get(m, "role"));
-        const char *content = json_string_value(json_object_get(m, "content"));
-        if (role && content && strcmp(role, "user") == 0)
-            text = content;
-    }
-    return text;
-}
-
-/* The answer of behaviour revise[:MODE]: the sections of the request's
- * first ```json block, each with a sentence added, in a ```json block (a
- * new string). MODE "wrapped" answers in the prompt file's form ({"name",
- * "sections"}), "twice" shows the sections unchanged in a first block and
- * the revision in a second. Without a block in the request, a reply with
- * no JSON. */
-static char *revise_text(const char *user, const char *mode, size_t seq)
-{
-    const char *open = strstr(user, "```json\n");
-    const char *close = open ? strstr(open + 8, "\n```") : NULL;
-    json_t *orig =
-        close ? json_loadb(open + 8, (size_t)(close - open - 8), 0, NULL)
-              : NULL;
-    if (!json_is_object(orig)) {
-        json_decref(orig);
-        return dup0("I found no guidance to revise.");
-    }
-    json_t *revised = json_object();
-    const char *key;
-    json_t *v;
-    json_object_foreach (orig, key, v) {
-        const char *was = json_is_string(v) ? json_string_value(v) : "";
-        char *t = malloc(strlen(was) + 80);
-        if (!t)
-            abort();
-        sprintf(t, "%s Revised by the loopback server (request %zu).", was,
-                seq);
-        json_object_set_new(revised, key, json_string(t));
-        free(t);
-    }
-    json_t *shown = revised;
-    if (strcmp(mode, "wrapped") == 0)
-        shown =
-            json_pack("{s:s, s:O}", "name", "loopback", "sections", revised);
-    char *a = json_dumps(shown, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    char *o = json_dumps(orig, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    if (!a || !o)
-        abort();
-    size_t n = strlen(a) + strlen(o) + 256;
-    char *out = malloc(n);
-    if (!out)
-        abort();
-    if (strcmp(mode, "twice") == 0)
-        snprintf(out, n,
-                 "The guidance now:\n\n```json\n%s\n```\n\nRevised:\n\n"
-                 "```json\n%s\n```\n",
-                 o, a);
-    else
-        snprintf(out, n,
-                 "I added a sentence to each section.\n\n```json\n%s\n```"
-                 "\n",
-                 a);
-    free(a);
-    free(o);
-    if (shown != revised)
-        json_decref(shown);
-    json_decref(revised);
-    json_decref(orig);
-    return out;
-}
-
-/* Checks a request against its API; a message for a 400, or NULL. */
-static const char *check_request(const char *api, json_t *root)
-{
-    if (!json_is_object(root))
-        return "the body is not a JSON object";
-    if (!json_is_string(json_object_get(root, "model")))
-        return "\"model\" must be a string";
-    json_t *msgs = json_object_get(root, "messages");
-    if (!json_is_array(msgs) || json_array_size(msgs) == 0)
-        return "\"messages\" must be a non-empty array";
-    size_t i;
-    json_t *m;
-    json_array_foreach (msgs, i, m) {
-        if (!json_is_string(json_object_get(m, "role")) ||
-            !json_is_string(json_object_get(m, "content")))
-            return "each message needs a \"role\" and a \"content\" string";
-    }
-    json_t *mt = json_object_get(root, "max_tokens");
-    json_t *t = json_object_get(root, "temperature");
-    if (t && !json_is_number(t))
-        return "\"temperature\" must be a number";
-    if (strcmp(api, "anthropic") == 0) {
-        if (!json_is_integer(mt))
-            return "\"max_tokens\" is required and must be an integer";
-        json_t *sys = json_object_get(root, "system");
-        if (sys && !json_is_string(sys))
-            return "\"system\" must be a string";
-        if (strcmp(json_string_value(
-                       json_object_get(json_array_get(msgs, 0), "role")),
-                   "user") != 0)
-            return "the first message must be the user's";
-    } else if (mt && !json_is_integer(mt)) {
-        return "\"max_tokens\" must be an integer";
-    }
-    return NULL;
-}
-
-/* The key a request sent, in a new string, or NULL. */
-static char *sent_key(const loopback_request *q)
-{
-    if (strcmp(q->api, "anthropic") == 0)
-        return loopback_header(q, "x-api-key");
-    char *auth = loopback_header(q, "authorization");
-    if (auth && strncmp(auth, "Bearer ", 7) == 0) {
-        char *k = dup0(auth + 7);
-        free(auth);
-        return k;
-    }
-    free(auth);
-    return NULL;
-}
-
-/* Decides the answer to request q; called with mu held. */
-static void answer(loopback *lb, loopback_request *q, reply *r)
-{
-    json_t *root = NULL;
-    char *key = NULL;
-    memset(r, 0, sizeof(*r));
-    r->declared_len = -1;
-    if (strcmp(q->api, "") == 0) {
-        q->behaviour = dup0("not_found");
-        error_reply(r, "openai", 404, "not_found_error", "no such endpoint");
-        goto done;
-    }
-    if (strcmp(q->method, "POST") != 0) {
-        q->behaviour = dup0("bad_method");
-        error_reply(r, q->api, 405, "invalid_request_error", "POST only");
-        goto done;
-    }
-    root = json_loadb(q->body, q->body_len, 0, NULL);
-    const char *bad = check_request(q->api, root);
-    if (!bad && strcmp(q->api, "anthropic") == 0) {
-        char *v = loopback_header(q, "anthropic-version");
-        if (!v || strcmp(v, "2023-06-01") != 0)
-            bad = "anthropic-version must be 2023-06-01";
-        free(v);
-    }
-    if (bad) {
-        q->behaviour = dup0("invalid_request");
-        error_reply(r, q->api, 400, "invalid_request_error", bad);
-        goto done;
-    }
-    q->model = dup0(json_string_value(json_object_get(root, "model")));
-    key = sent_key(q);
-    if (lb->expect_key && (!key || strcmp(key, lb->expect_key) != 0)) {
-        q->behaviour = dup0("bad_key");
-        error_reply(r, q->api, 401, "authentication_error", "invalid key");
-        goto done;
-    }
-
-    char *b = choose(lb, q->body);
-    q->behaviour = b;
-    const char *def = find_text(lb, "default");
-    const char *ok_text = def ? def : "Nothing to change here.";
-    char *arg = strchr(b, ':');
-    const char *arg1 = arg ? arg + 1 : "";
-    char word[32];
-    snprintf(word, sizeof(word), "%.*s",
-             (int)(arg ? (size_t)(arg - b) : strlen(b)), b);
-
-    if (strcmp(word, "ok") == 0) {
-        char *t = fill(lb, ok_text, key ? key : "");
-        text_reply(r, q->api, q->model, t, q->body_len);
-        free(t);
-    } else if (strcmp(word, "malformed") == 0) {
-        r->status = 200;
-        const char *s =
-            strcmp(q->api, "anthropic") == 0
-                ? "{\"type\": \"message\", \"content\": [{\"type\": "
-                  "\"text\", \"text\": \"unfinished"
-                : "{\"choices\": [{\"message\": {\"content\": "
-                  "\"unfinished";
-        r->body = dup0(s);
-        r->body_len = strlen(s);
-    } else if (strcmp(word, "badshape") == 0) {
-        r->status = 200;
-        set_body(r, json_pack("{s:s, s:[]}", "object", "nothing", "choices"));
-    } else if (strcmp(word, "429") == 0 || strcmp(word, "429date") == 0 ||
-               strcmp(word, "429ms") == 0 || strcmp(word, "429none") == 0) {
-        error_reply(r, q->api, 429, "rate_limit_error", "slow down");
-        char h[128] = "";
-        if (strcmp(word, "429") == 0)
-            snprintf(h, sizeof(h), "Retry-After: %s\r\n", *arg1 ? arg1 : "1");
-        else if (strcmp(word, "429ms") == 0)
-            snprintf(h, sizeof(h), "retry-after-ms: %s\r\n", arg1);
-        else if (strcmp(word, "429date") == 0) {
-            time_t t = time(NULL) + atol(arg1);
-            struct tm tm;
-            gmtime_r(&t, &tm);
-            strftime(h, sizeof(h), "Retry-After: %a, %d %b %Y %H:%M:%S GMT\r\n",
-                     &tm);
-        }
-        r->extra_headers = dup0(h);
-    } else if (strcmp(word, "echo") == 0) {
-        char msg[512];
-        snprintf(msg, sizeof(msg), "the key %s is not valid", key ? key : "");
-        error_reply(r, q->api, 401, "authentication_error", msg);
-    } else if (strcmp(word, "slow") == 0) {
-        char *name = strchr(arg1, ':');
-        const char *t = name ? find_text(lb, name + 1) : ok_text;
-        r->delay_s = atof(arg1) / 1000.0;
-        char *filled = fill(lb, t ? t : ok_text, key ? key : "");
-        text_reply(r, q->api, q->model, filled, q->body_len);
-        free(filled);
-    } else if (strcmp(word, "truncated") == 0) {
-        char *t = fill(lb, ok_text, key ? key : "");
-        text_reply(r, q->api, q->model, t, q->body_len);
-        free(t);
-        r->declared_len = (long)r->body_len + 1000;
-        r->body_len /= 2;
-        r->close_after = true;
-    } else if (strcmp(word, "huge") == 0) {
-        size_t n = (size_t)atol(arg1);
-        char *t = malloc(n + 1);
-        if (!t)
-            abort();
-        memset(t, 'x', n);
-        t[n] = '\0';
-        text_reply(r, q->api, q->model, t, q->body_len);
-        free(t);
-    } else if (strcmp(word, "revise") == 0) {
-        char *t = revise_text(user_text(root), arg1, lb->nrecs);
-        text_reply(r, q->api, q->model, t, q->body_len);
-        free(t);
-    } else if (strcmp(word, "close") == 0) {
-        r->no_answer = true;
-        r->close_after = true;
-    } else if (atoi(word) >= 400 && atoi(word) <= 599) {
-        int st = atoi(word);
-        const char *type = st == 529   ? "overloaded_error"
-                           : st >= 500 ? "api_error"
-                           : st == 401 ? "authentication_error"
-                                       : "invalid_request_error";
-        error_reply(r, q->api, st, type, "the loopback server says so");
-    } else {
-        const char *t = find_text(lb, b);
-        if (t) {
-            char *filled = fill(lb, t, key ? key : "");
-            text_reply(r, q->api, q->model, filled, q->body_len);
-            free(filled);
-        } else {
-            error_reply(r, q->api, 400, "invalid_request_error",
-                        "the loopback server knows no such behaviour");
-        }
-    }
-done:
-    if (!q->model)
-        q->model = dup0("");
-    q->status = r->no_answer ? 0 : r->status;
-    if (r->status == 200) {
-        q->input_tokens = r->in_tokens;
-        q->output_tokens = r->out_tokens;
-    }
-    free(key);
-    json_decref(root);
 }
 
 static const char *reason_phrase(int status)
@@ -777,9 +324,66 @@ static void conn_close(loopback *lb, size_t i)
     release(lb, c);
     close(c->fd);
     free(c->in);
+    for (size_t k = 0; k < c->nout; k++)
+        free(c->out[k].data);
     free(c->out);
     free(c);
     lb->conns[i] = lb->conns[--lb->nconns];
+}
+
+/* Adds a piece to what c is to send (taking data). */
+static void queue(conn *c, char *data, size_t len, double delay_s)
+{
+    c->out = lb_realloc(c->out, (c->nout + 1) * sizeof(*c->out));
+    c->out[c->nout++] = (lb_piece){data, len, delay_s};
+}
+
+/* Queues the status line, the headers and the body of r, piece by piece:
+ * in a chunked body each piece is a chunk, and the last chunk ends it
+ * unless it is cut. */
+static void queue_reply(conn *c, lb_reply *r)
+{
+    for (size_t k = 0; k < c->nout; k++)
+        free(c->out[k].data);
+    c->nout = c->out_i = c->out_off = 0;
+    if (r->no_answer)
+        return;
+    size_t body_len = 0;
+    for (size_t k = 0; k < r->npieces; k++)
+        body_len += r->pieces[k].len;
+    char length[64];
+    if (r->chunked)
+        snprintf(length, sizeof(length),
+                 "Transfer-Encoding: chunked\r\n"
+                 "Cache-Control: no-cache\r\n");
+    else
+        snprintf(length, sizeof(length), "Content-Length: %ld\r\n",
+                 r->declared_len >= 0 ? r->declared_len : (long)body_len);
+    if (r->cut)
+        c->close_after = true;
+    char head[1024];
+    int n = snprintf(head, sizeof(head),
+                     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n%s%s%s\r\n",
+                     r->status, reason_phrase(r->status), r->content_type,
+                     length, r->extra_headers ? r->extra_headers : "",
+                     c->close_after ? "Connection: close\r\n" : "");
+    queue(c, lb_dupn(head, (size_t)n), (size_t)n, 0);
+    for (size_t k = 0; k < r->npieces; k++) {
+        lb_piece *p = &r->pieces[k];
+        if (r->chunked) {
+            char size[32];
+            int m = snprintf(size, sizeof(size), "%zx\r\n", p->len);
+            char *chunk = lb_realloc(NULL, (size_t)m + p->len + 2);
+            memcpy(chunk, size, (size_t)m);
+            memcpy(chunk + m, p->data, p->len);
+            memcpy(chunk + m + p->len, "\r\n", 2);
+            queue(c, chunk, (size_t)m + p->len + 2, p->delay_s);
+        } else {
+            queue(c, lb_dupn(p->data, p->len), p->len, p->delay_s);
+        }
+    }
+    if (r->chunked && !r->cut)
+        queue(c, lb_dup("0\r\n\r\n"), 5, 0);
 }
 
 /* Parses a complete request at the start of c->in, if there is one, and
@@ -793,7 +397,7 @@ static int take_request(loopback *lb, conn *c)
     if (!end)
         return c->in_len > 65536 ? -1 : 0;
     size_t head_len = (size_t)(end - c->in) + 4;
-    char *head = dupn(c->in, head_len);
+    char *head = lb_dupn(c->in, head_len);
     long clen = 0;
     char *line_end = strstr(head, "\r\n");
     for (char *p = line_end + 2; p < head + head_len - 2;) {
@@ -816,18 +420,18 @@ static int take_request(loopback *lb, conn *c)
     q->received = now_s();
     char method[16] = "", path[1024] = "";
     sscanf(head, "%15s %1023s", method, path);
-    q->method = dup0(method);
-    q->path = dup0(path);
-    q->headers = dup0(line_end + 2);
-    q->body = dupn(c->in + head_len, (size_t)clen);
+    q->method = lb_dup(method);
+    q->path = lb_dup(path);
+    q->headers = lb_dup(line_end + 2);
+    q->body = lb_dupn(c->in + head_len, (size_t)clen);
     q->body_len = (size_t)clen;
     size_t pl = strlen(path);
     if (pl >= 17 && strcmp(path + pl - 17, "/chat/completions") == 0)
-        q->api = dup0("openai");
+        q->api = lb_dup("openai");
     else if (pl >= 12 && strcmp(path + pl - 12, "/v1/messages") == 0)
-        q->api = dup0("anthropic");
+        q->api = lb_dup("anthropic");
     else
-        q->api = dup0("");
+        q->api = lb_dup("");
     bool client_close = false;
     char *conn_hdr = loopback_header(q, "connection");
     if (conn_hdr && strcasecmp(conn_hdr, "close") == 0)
@@ -837,12 +441,12 @@ static int take_request(loopback *lb, conn *c)
     memmove(c->in, c->in + head_len + clen, c->in_len - head_len - clen);
     c->in_len -= head_len + (size_t)clen;
 
-    reply r;
+    lb_reply r;
     pthread_mutex_lock(&lb->mu);
-    answer(lb, q, &r);
+    lb_answer(lb, q, &r);
     if (lb->nrecs == lb->crecs) {
         lb->crecs = lb->crecs ? 2 * lb->crecs : 64;
-        lb->recs = xrealloc(lb->recs, lb->crecs * sizeof(*lb->recs));
+        lb->recs = lb_realloc(lb->recs, lb->crecs * sizeof(*lb->recs));
     }
     lb->recs[lb->nrecs++] = q;
     lb->active++;
@@ -852,31 +456,10 @@ static int take_request(loopback *lb, conn *c)
     c->held = true;
 
     c->close_after = r.close_after || client_close;
-    free(c->out);
-    c->out = NULL;
-    c->out_len = c->out_off = 0;
-    if (!r.no_answer) {
-        char head_out[1024];
-        int n =
-            snprintf(head_out, sizeof(head_out),
-                     "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
-                     "Content-Length: %ld\r\n%s%s\r\n",
-                     r.status, reason_phrase(r.status),
-                     r.declared_len >= 0 ? r.declared_len : (long)r.body_len,
-                     r.extra_headers ? r.extra_headers : "",
-                     c->close_after ? "Connection: close\r\n" : "");
-        c->out = malloc((size_t)n + r.body_len);
-        if (!c->out)
-            abort();
-        memcpy(c->out, head_out, (size_t)n);
-        if (r.body_len)
-            memcpy(c->out + n, r.body, r.body_len);
-        c->out_len = (size_t)n + r.body_len;
-    }
+    queue_reply(c, &r);
     c->send_at = now_s() + r.delay_s;
     c->state = r.delay_s > 0 ? C_WAIT : C_WRITE;
-    free(r.extra_headers);
-    free(r.body);
+    lb_reply_free(&r);
     return 1;
 }
 
@@ -886,7 +469,7 @@ static bool conn_read(conn *c)
     for (;;) {
         if (c->in_cap - c->in_len < 65536) {
             c->in_cap = c->in_cap ? 2 * c->in_cap : 131072;
-            c->in = xrealloc(c->in, c->in_cap);
+            c->in = lb_realloc(c->in, c->in_cap);
         }
         ssize_t n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
         if (n > 0) {
@@ -903,11 +486,26 @@ static bool conn_read(conn *c)
     }
 }
 
-/* Writes what it can; returns -1 on a failed peer, 1 when all is sent. */
+/* Writes what it can of the pieces whose time has come; returns -1 on a
+ * failed peer, 0 when it must wait (for the peer, or for a piece's time),
+ * 1 when all is sent. */
 static int conn_write(conn *c)
 {
-    while (c->out_off < c->out_len) {
-        ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+    while (c->out_i < c->nout) {
+        lb_piece *p = &c->out[c->out_i];
+        if (c->out_off == 0 && p->delay_s > 0) {
+            /* A silence before this piece. */
+            c->send_at = now_s() + p->delay_s;
+            p->delay_s = 0;
+            c->state = C_WAIT;
+            return 0;
+        }
+        if (c->out_off == p->len) {
+            c->out_i++;
+            c->out_off = 0;
+            continue;
+        }
+        ssize_t n = send(c->fd, p->data + c->out_off, p->len - c->out_off,
                          MSG_NOSIGNAL);
         if (n > 0) {
             c->out_off += (size_t)n;
@@ -958,7 +556,7 @@ static bool conn_step(loopback *lb, conn *c, short revents)
 static void *serve(void *arg)
 {
     loopback *lb = arg;
-    struct pollfd fds[MAX_CONNS + 2];
+    struct pollfd fds[LB_MAX_CONNS + 2];
     for (;;) {
         pthread_mutex_lock(&lb->mu);
         bool stop = lb->stop;
@@ -968,8 +566,9 @@ static void *serve(void *arg)
         double now = now_s(), next = now + 0.5;
         size_t n = 0;
         fds[n++] = (struct pollfd){.fd = lb->wake[0], .events = POLLIN};
-        fds[n++] = (struct pollfd){
-            .fd = lb->listen_fd, .events = lb->nconns < MAX_CONNS ? POLLIN : 0};
+        fds[n++] =
+            (struct pollfd){.fd = lb->listen_fd,
+                            .events = lb->nconns < LB_MAX_CONNS ? POLLIN : 0};
         for (size_t i = 0; i < lb->nconns; i++) {
             conn *c = lb->conns[i];
             short ev = c->state == C_WRITE ? POLLOUT : POLLIN;
@@ -989,10 +588,14 @@ static void *serve(void *arg)
                                  SOCK_NONBLOCK | SOCK_CLOEXEC);
                 if (fd < 0)
                     break;
-                if (lb->nconns >= MAX_CONNS) {
+                if (lb->nconns >= LB_MAX_CONNS) {
                     close(fd);
                     break;
                 }
+                /* Events go out as they are written, as from the
+                 * vendors' servers (no Nagle delay). */
+                int one = 1;
+                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
                 conn *c = calloc(1, sizeof(*c));
                 if (!c)
                     abort();

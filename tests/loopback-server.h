@@ -3,8 +3,11 @@
  * operator's tests and benchmark. It runs in a thread of the test, listens
  * on an ephemeral port, speaks the OpenAI chat-completions API (POST
  * .../chat/completions) and the Anthropic messages API (POST
- * .../v1/messages), checks each request against its API, and answers each
- * as a behaviour says.
+ * .../v1/messages) in the vendors' own formats (loopback-vendor.h), checks
+ * each request as its vendor would (a 400 with the vendor's error object
+ * otherwise), and answers each as a behaviour says: whole, or, when the
+ * request says "stream": true, as a chunked text/event-stream of the
+ * vendor's events.
  *
  * Choosing the behaviour: a request whose body holds a marker
  *
@@ -13,15 +16,55 @@
  * gets B1 the first time a request with that KEY comes, B2 the second time
  * (a retry, say), and so on, the last one repeating. A request without a
  * marker takes the next behaviour of the script (loopback_script()), and
- * "ok" once the script is used up. Behaviours:
+ * "ok" once the script is used up. Behaviours (whole or streamed alike
+ * unless said otherwise):
  *
  *   ok             200, the text registered as "default" (or a short
  *                  sentence without code)
  *   NAME           200, the text registered as NAME (a whole kernel, edits,
  *                  no code, ...); "@KEY@" in it becomes the key received
  *                  and "@SEQ@" the request's number (counting from 0)
- *   malformed      200, a JSON body cut short (its Content-Length is right)
- *   badshape       200, valid JSON without the API's reply fields
+ *   think[:NAME]   reasoning (the text "thinking", else a draft kernel
+ *                  among thoughts), then the text: OpenAI's
+ *                  reasoning_content field (DeepSeek, older vLLM),
+ *                  Anthropic's thinking block with its signature
+ *   reasoning[:NAME]  the same in OpenAI's "reasoning" field (vLLM)
+ *   redacted[:NAME]   think, and an Anthropic redacted_thinking block
+ *   nullcontent    reasoning of an unclosed think section and no answer:
+ *                  OpenAI content null; no Anthropic text block; stopped
+ *                  at max_tokens ("length" / "max_tokens")
+ *   length[:NAME]  the first half of the text, stopped at max_tokens
+ *   refusal        OpenAI: content null, message.refusal; Anthropic:
+ *                  stop_reason "refusal" with stop_details
+ *   content_filter OpenAI: half the text, finish_reason "content_filter";
+ *                  Anthropic: as refusal
+ *   context        Anthropic: half the text, stop_reason
+ *                  "model_context_window_exceeded"; OpenAI: as context400
+ *   context400     400, the vendor's error for a prompt over the context
+ *                  (OpenAI code "context_length_exceeded"; Anthropic
+ *                  "prompt is too long")
+ *   vllmerror      400 with vLLM's older error body {"object": "error",
+ *                  "message": (a context-length message), "type":
+ *                  "BadRequestError", "param": null, "code": 400}
+ *   plain[:STATUS] STATUS (default 502) with a proxy's HTML page
+ *   longerror      400 whose error message is 5000 bytes long
+ *   nousage        OpenAI: a reply (or stream) without usage, as some
+ *                  servers send; Anthropic: as ok
+ *   nostream       a whole reply even to a request for a stream
+ *   stall:MS[:NAME]  a silence of MS milliseconds halfway through the
+ *                  events (whole: through the body)
+ *   trickle:MS[:NAME] a silence of MS milliseconds before every event
+ *   cut, truncated streamed: the connection closes halfway through the
+ *                  events, the chunked body unfinished; whole: a
+ *                  Content-Length larger than the body sent, then close
+ *   nodone         streamed: the text, then a clean end without the
+ *                  finish, usage and last event; whole: as truncated
+ *   streamerror    streamed: an error event halfway (Anthropic
+ *                  overloaded_error; OpenAI {"error": {...}}); whole: 529
+ *                  (Anthropic) or 500 (OpenAI)
+ *   malformed      whole: a JSON body cut short (its Content-Length is
+ *                  right); streamed: an event whose data is cut short
+ *   badshape       valid JSON (or events) without the API's fields
  *   429[:S]        429 with "Retry-After: S" (default 1)
  *   429date:S      429 with Retry-After as an HTTP date S seconds ahead
  *   429ms:MS       429 with "retry-after-ms: MS" only
@@ -30,8 +73,6 @@
  *                  that status with the API's error object
  *   echo           401 whose error message quotes the key received
  *   slow:MS[:NAME] wait MS milliseconds, then as ok (or NAME)
- *   truncated      200 whose Content-Length is larger than the body sent;
- *                  then the connection closes
  *   huge:BYTES     200, a valid reply of about BYTES bytes
  *   close          close the connection without answering
  *   revise[:MODE]  200, a revised meta-prompt: the sections of the first
@@ -43,11 +84,12 @@
  *                  without JSON
  *
  * Replies carry usage: input tokens = request body bytes / 4 + 1, output
- * tokens = text bytes / 4 + 1.
+ * tokens = bytes of text, reasoning and refusal / 4 + 1.
  */
 #ifndef KEVO_LOOPBACK_SERVER_H
 #define KEVO_LOOPBACK_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct loopback loopback;
@@ -63,6 +105,7 @@ typedef struct loopback_request {
     char *api;       /* "openai", "anthropic", or "" for another path */
     char *model;     /* the request's "model", or "" */
     char *behaviour; /* the behaviour it got */
+    bool stream;     /* it asked for an event stream */
     int status;      /* the status sent, 0 when none was */
     long input_tokens, output_tokens; /* the usage reported, 200s only */
     double received;                  /* seconds on the monotonic clock */

@@ -2,67 +2,40 @@
  * nvrtc-suite: compiles every reference and seed kernel of the task suite
  * (each examples/tasks/NAME.json) with NVRTC for compute_90 PTX, with no
  * GPU, offering the toolkit headers the compile worker offers (<mma.h>,
- * <cuda_bf16.h>, ...): the reference, the seed at its default parameters, and
- * the seed at the smallest and the largest value of each parameter (one at a
- * time, the others at their defaults). For each compile: no errors, every
- * kernel the launch block names is there, and each PTX entry takes exactly the
- * parameters the launch passes, each of the right size.
+ * <cuda_bf16.h>, ...): the reference, the seed at its default parameters,
+ * and the seed at the smallest and the largest value of each parameter (one
+ * at a time, the others at their defaults). For each compile: no errors,
+ * every kernel the launch block names is there, and each PTX entry takes
+ * exactly the parameters the launch passes, each of the right kind and
+ * width (kevo__launch_check_ptx).
  */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "launch_args.h"
+#include "launch_check.h"
 #include "suite_util.h"
 #include "tap.h"
 
 #define ARCH "compute_90"
 #define MIN_TASKS 13
 
-/* Checks one compiled launch against its PTX entry; appends what is wrong
- * to problems. */
-static void check_launch(const kevo_task *task, const kevo_candidate *cand,
-                         const suite_build *b, size_t i, kevo_buf *problems)
+/* Checks the compiled launches of cand against their kernels' parameter
+ * lists (lib/launch_check.h); appends what is wrong to problems. */
+static void check_launches(const kevo_task *task, const kevo_candidate *cand,
+                           const suite_build *b, kevo_buf *problems)
 {
-    const char *kernel = kevo_candidate_launch_kernel(cand, i);
-    kevo__resolved_arg *args = NULL;
-    size_t nargs = 0, *sizes = NULL;
     kevo_error err = KEVO__ERROR_INIT;
-
-    if (!b->lowered[i]) {
-        kevo__buf_printf(problems,
-                         "kernel '%s' (launch %zu) is not in the source\n",
-                         kernel, i + 1);
-        return;
+    for (size_t i = 0; i < b->nlaunches; i++) {
+        if (!b->lowered[i])
+            kevo__buf_printf(problems,
+                             "kernel '%s' (launch %zu) is not in the source\n",
+                             kevo_candidate_launch_kernel(cand, i), i + 1);
     }
-    if (kevo__launch_args(task, cand, i, NULL, &args, &nargs, &err) !=
-        KEVO_OK) {
-        kevo__buf_printf(problems, "launch %zu: %s\n", i + 1, err.text);
-        return;
-    }
-    long n = suite_ptx_entry_params(b->image, b->lowered[i], &sizes);
-    if (n < 0) {
-        kevo__buf_printf(problems, "no PTX entry '%s' for kernel '%s'\n",
-                         b->lowered[i], kernel);
-    } else if ((size_t)n != nargs) {
-        kevo__buf_printf(problems,
-                         "kernel '%s' takes %ld parameters, the launch at "
-                         "line %d passes %zu\n",
-                         kernel, n, cand->blocks.launches[i].line, nargs);
-    } else {
-        for (size_t a = 0; a < nargs; a++) {
-            if (sizes[a] != args[a].size)
-                kevo__buf_printf(
-                    problems,
-                    "kernel '%s' parameter %zu is %zu bytes, the launch "
-                    "passes '%s' as %zu bytes\n",
-                    kernel, a + 1, sizes[a],
-                    cand->blocks.launches[i].args[a].text, args[a].size);
-        }
-    }
-    free(sizes);
-    free(args);
+    if (kevo__launch_check_ptx(task, cand, b->image, b->size, b->lowered,
+                               b->nlaunches, &err) != KEVO_OK)
+        kevo__buf_printf(problems, "%s\n", err.text);
 }
 
 /* Compiles cand and checks every launch: one TAP line. */
@@ -77,10 +50,7 @@ static void check_compile(const kevo_task *task, const kevo_candidate *cand,
         bail_out("out of memory compiling %s %s", name, what);
     switch (b.status) {
     case SUITE_COMPILED:
-    case SUITE_MISSING_KERNEL:
-        for (size_t i = 0; i < b.nlaunches; i++)
-            check_launch(task, cand, &b, i, &problems);
-        break;
+    case SUITE_MISSING_KERNEL: check_launches(task, cand, &b, &problems); break;
     case SUITE_COMPILE_ERROR:
         kevo__buf_puts(&problems, "does not compile\n");
         break;

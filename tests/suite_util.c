@@ -16,6 +16,7 @@
 
 #include "devprops.h"
 #include "headers.h"
+#include "ptxscan.h"
 #include "suite_util.h"
 #include "tap.h"
 
@@ -202,10 +203,16 @@ static char *program_log(nvrtcProgram prog)
 /* Whether the PTX has an entry called name. */
 static bool ptx_has_entry(const char *ptx, const char *name)
 {
-    size_t *sizes = NULL;
-    long n = suite_ptx_entry_params(ptx, name, &sizes);
-    free(sizes);
-    return n >= 0;
+    kevo_ptxscan scan;
+    kevo__ptxscan_init(&scan);
+    bool found = false;
+    if (kevo__ptxscan_ptx(&scan, ptx, strlen(ptx), NULL) == KEVO_OK) {
+        for (size_t i = 0; i < scan.n && !found; i++)
+            found = scan.kernels[i].entry &&
+                    strcmp(scan.kernels[i].name, name) == 0;
+    }
+    kevo__ptxscan_free(&scan);
+    return found;
 }
 
 /* The toolkit headers a kernel may include, loaded once as the compile
@@ -416,113 +423,30 @@ void suite_build_free(suite_build *b)
     memset(b, 0, sizeof(*b));
 }
 
-/* The size of a PTX fundamental type such as ".u64"; 0 for anything else
- * (state spaces, ".align", ".ptr"). */
-static size_t ptx_type_size(const char *t, size_t len)
+char *suite_ptx_entry_text(const char *ptx, const char *name)
 {
-    static const struct {
-        const char *name;
-        size_t size;
-    } types[] = {
-        {".b8", 1},  {".u8", 1},    {".s8", 1},   {".b16", 2}, {".u16", 2},
-        {".s16", 2}, {".f16", 2},   {".bf16", 2}, {".b32", 4}, {".u32", 4},
-        {".s32", 4}, {".f32", 4},   {".b64", 8},  {".u64", 8}, {".s64", 8},
-        {".f64", 8}, {".b128", 16},
-    };
-    for (size_t i = 0; i < KEVO_ARRAY_SIZE(types); i++) {
-        if (strlen(types[i].name) == len && strncmp(types[i].name, t, len) == 0)
-            return types[i].size;
-    }
-    return 0;
+    char head[128];
+    snprintf(head, sizeof(head), ".entry %s(", name);
+    const char *p = strstr(ptx, head);
+    if (!p)
+        return NULL;
+    const char *end = strstr(p + 1, ".entry ");
+    return kevo__strndup(p, end ? (size_t)(end - p) : strlen(p));
 }
 
-/* The size of one ".param ..." declaration (text up to end), 0 when it
- * cannot be read. */
-static size_t ptx_param_size(const char *p, const char *end)
+int *suite_nvrtc_archs(int min, int *n)
 {
-    size_t elem = 0, count = 1;
-    while (p < end) {
-        while (p < end && isspace((unsigned char)*p))
-            p++;
-        const char *tok = p;
-        while (p < end && !isspace((unsigned char)*p))
-            p++;
-        size_t len = (size_t)(p - tok);
-        if (len == 0)
-            break;
-        size_t s = ptx_type_size(tok, len);
-        if (s && !elem) {
-            elem = s;
-            continue;
-        }
-        const char *br = memchr(tok, '[', len);
-        if (elem && br) {
-            char *stop;
-            unsigned long long c = strtoull(br + 1, &stop, 10);
-            if (stop == br + 1 || *stop != ']')
-                return 0;
-            count = (size_t)c;
-        }
+    int all = 0, *archs = NULL;
+    if (nvrtcGetNumSupportedArchs(&all) != NVRTC_SUCCESS || all <= 0 ||
+        !(archs = calloc((size_t)all, sizeof(*archs))) ||
+        nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS)
+        bail_out("NVRTC does not list its architectures");
+    *n = 0;
+    for (int i = 0; i < all; i++) {
+        if (archs[i] >= min)
+            archs[(*n)++] = archs[i];
     }
-    return elem * count;
-}
-
-long suite_ptx_entry_params(const char *ptx, const char *name, size_t **sizes)
-{
-    size_t nlen = strlen(name);
-    const char *p = ptx;
-    *sizes = NULL;
-    for (;;) {
-        p = strstr(p, ".entry");
-        if (!p)
-            return -1;
-        p += 6;
-        const char *q = p;
-        while (*q == ' ' || *q == '\t')
-            q++;
-        if (q == p || strncmp(q, name, nlen) != 0)
-            continue;
-        q += nlen;
-        while (isspace((unsigned char)*q))
-            q++;
-        if (*q != '(')
-            continue;
-        p = q + 1;
-        break;
-    }
-    const char *close = strchr(p, ')');
-    if (!close)
-        return -1;
-    size_t cap = 8, n = 0;
-    size_t *v = malloc(cap * sizeof(*v));
-    if (!v)
-        return -1;
-    while (p < close) {
-        const char *comma = memchr(p, ',', (size_t)(close - p));
-        const char *end = comma ? comma : close;
-        const char *s = p;
-        while (s < end && isspace((unsigned char)*s))
-            s++;
-        if (s < end) {
-            if (n == cap) {
-                size_t *nv = realloc(v, 2 * cap * sizeof(*v));
-                if (!nv) {
-                    free(v);
-                    return -1;
-                }
-                v = nv;
-                cap *= 2;
-            }
-            v[n++] = ptx_param_size(s, end);
-        }
-        p = end + 1;
-    }
-    if (n == 0) {
-        free(v);
-        v = NULL;
-    }
-    *sizes = v;
-    return (long)n;
+    return archs;
 }
 
 size_t suite_smallest_shape(const kevo_task *task)

@@ -1,9 +1,12 @@
 /*
  * suite_util.h: what the task-suite tests (nvrtc-suite, gpu/gpu-suite)
+ * and the tests of the worker's own kernels (nvrtc-worker, nvrtc-peaks)
  * share: finding the task files, the parameter variants of a seed,
- * compiling a candidate with NVRTC at its parameters, reading the
- * parameters of a PTX entry and printing logs as TAP comments. (What each
- * launch argument passes comes from lib/launch_args.h.)
+ * compiling a candidate with NVRTC at its parameters, the architectures
+ * NVRTC knows, the text of a PTX entry and printing logs as TAP comments.
+ * (What each launch argument passes comes from lib/launch_args.h, the
+ * check of the launches against the compiled kernels from
+ * lib/launch_check.h.)
  */
 #ifndef KEVO_SUITE_UTIL_H
 #define KEVO_SUITE_UTIL_H
@@ -92,12 +95,14 @@ bool suite_compile(const kevo_candidate *cand, const char *arch, bool cubin,
                    suite_build *out);
 void suite_build_free(suite_build *b);
 
-/*
- * The parameters of the PTX entry called name: their sizes in bytes in a
- * new array *sizes (free(); NULL when there are none). Returns how many,
- * or -1 when the PTX has no such entry (or on no memory).
- */
-long suite_ptx_entry_params(const char *ptx, const char *name, size_t **sizes);
+/* The text of the PTX entry called name, from its ".entry" up to the next
+ * entry, in a new string (NULL when there is no such entry or on no
+ * memory). */
+char *suite_ptx_entry_text(const char *ptx, const char *name);
+
+/* The architectures NVRTC compiles for from min on (75 for sm_75), in a
+ * new array of *n; bails out when NVRTC does not list them. */
+int *suite_nvrtc_archs(int min, int *n);
 
 /* Seconds of CLOCK_MONOTONIC, for timing. */
 double suite_now_seconds(void);

@@ -1,7 +1,7 @@
 /*
  * test-llm.c: the llm operator against a real HTTP server on 127.0.0.1
  * (tests/loopback-server.c) that speaks the OpenAI and Anthropic APIs.
- * First the pieces: the configuration, the wire formats, the prompt and the
+ * First the pieces: the configuration, the wire formats and the
  * request engine (concurrency, retries, Retry-After, time limits, size cap,
  * every outcome counted). Then the plugin itself, loaded by the operator
  * host from the build tree: whole kernels, edits, edits that do not apply,
@@ -28,6 +28,8 @@
 #include "revision.h"
 #include "tap.h"
 #include "wire.h"
+#include "wire_reply.h"
+#include "wire_request.h"
 
 #define KEY_ENV "KEVO_TEST_LLM_KEY"
 #define KEY "sk-kevo-test-7f3a9c1e5b2d8046"
@@ -228,30 +230,31 @@ static void test_wire(void)
         const char *text_or_why;
         uint64_t in, out;
         bool cut;
+        const char *fail_kind; /* of a good reply that gives no text */
     } replies[] = {
         {LLM_API_OPENAI,
          "{\"choices\": [{\"message\": {\"content\": \"hi\"}, "
          "\"finish_reason\": \"length\"}], \"usage\": {\"prompt_tokens\": 5, "
          "\"completion_tokens\": 7}}",
-         true, "hi", 5, 7, true},
+         true, "hi", 5, 7, true, NULL},
         {LLM_API_OPENAI, "{\"choices\": []}", false, "no \"choices\"", 0, 0,
-         false},
+         false, NULL},
         {LLM_API_OPENAI,
          "{\"choices\": [{\"message\": {\"content\": null, \"refusal\": "
          "\"no\"}}]}",
-         false, "refused", 0, 0, false},
+         true, "", 0, 0, false, LLM_FAIL_REFUSED},
         {LLM_API_ANTHROPIC,
          "{\"type\": \"message\", \"content\": [{\"type\": \"text\", "
          "\"text\": \"a\"}, {\"type\": \"tool_use\"}, {\"type\": \"text\", "
          "\"text\": \"b\"}], \"stop_reason\": \"end_turn\", \"usage\": "
          "{\"input_tokens\": 3, \"output_tokens\": 4}}",
-         true, "a\nb", 3, 4, false},
+         true, "a\nb", 3, 4, false, NULL},
         {LLM_API_ANTHROPIC,
          "{\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\", "
          "\"message\": \"busy\"}}",
-         false, "error object", 0, 0, false},
-        {LLM_API_ANTHROPIC, "{\"type\": \"message\", \"content\": []}", false,
-         "no text", 0, 0, false},
+         false, "error object", 0, 0, false, NULL},
+        {LLM_API_ANTHROPIC, "{\"type\": \"message\", \"content\": []}", true,
+         "", 0, 0, false, LLM_FAIL_NO_ANSWER},
     };
     for (size_t i = 0; i < sizeof(replies) / sizeof(replies[0]); i++) {
         json_t *root = json_loads(replies[i].json, 0, NULL);
@@ -266,6 +269,9 @@ static void test_wire(void)
             is_int(r.output_tokens, replies[i].out, "reply %zu output tokens",
                    i);
             is_int(r.cut_off, replies[i].cut, "reply %zu cut off", i);
+            is_str(r.fail_kind ? r.fail_kind : "",
+                   replies[i].fail_kind ? replies[i].fail_kind : "",
+                   "reply %zu failure kind", i);
         } else {
             like_str(why, replies[i].text_or_why, "reply %zu: why", i);
         }
@@ -290,105 +296,6 @@ static void test_wire(void)
     is_str(clean, "a?\xc3\xa9???z", "invalid UTF-8 becomes ?");
     free(clean);
     kevo__llm_config_free(&cfg);
-}
-
-/* ---- the prompt ---------------------------------------------------------- */
-
-static void test_prompt(void)
-{
-    kevo_buf log = {0};
-    kevo__buf_puts(&log, "info: compiling\n");
-    for (int i = 0; i < 50; i++)
-        kevo__buf_printf(&log, "kernel.cu(%d): warning #%d: unused\n", i, i);
-    kevo__buf_puts(&log, "kernel.cu(99): error: identifier undefined\n"
-                         "note: nothing\n");
-    json_t *sum =
-        json_pack("{s:f, s:s, s:[{s:{s:i}, s:f, s:s, s:I, s:I}], s:s, s:{s:f}}",
-                  "fitness", 0.42, "verdict", "ok", "shapes", "dims", "n", 4096,
-                  "efficiency", 0.42, "bound", "memory", "dram_bytes",
-                  (json_int_t)60000, "model_bytes", (json_int_t)49152,
-                  "compile_log", log.data, "held_out", "fitness", 0.1);
-    char *sum_text = json_dumps(sum, JSON_PRESERVE_ORDER);
-    json_decref(sum);
-    kevo__buf_free(&log);
-
-    llm_prompt_candidate insp[2] = {
-        {"__global__ void other1() {}\n", "{\"fitness\": 0.61, \"cell\": 3}",
-         NULL, NULL},
-        {"__global__ void other2() {}\n", "{\"fitness\": 0.33}", NULL, NULL},
-    };
-    llm_prompt_input in = {
-        .task_name = "saxpy",
-        .task_description = "z = a x + y",
-        .task_args = "x: f32 buffer, in, count n\nn: i32 scalar = n\n",
-        .task_dims = "{\"dims\": [\"n\"], \"shapes\": [{\"n\": 4096}]}",
-        .task_cost = "bytes: 12*n\nflops: 2*n\npeak: fp32\n",
-        .device_json = "{\"name\": \"H100\", \"dram_gbps\": 3350}",
-        .parent = {"/* kevo:launch\n * k<<<1, 1>>>()\n */\n__global__ void "
-                   "k() {}\n",
-                   sum_text, "{\"BLOCK\": 256}",
-                   "{\"params\": [{\"name\": \"BLOCK\"}]}"},
-        .inspirations = insp,
-        .n_inspirations = 2,
-        .target_cell_json = "{\"memory\": \"vector\", \"block_size\": 512}",
-        .sections_json = "{\"strategy\": \"Use float4 loads.\", \"pitfalls\": "
-                         "\"Mind the tail.\"}",
-        .format = LLM_FORMAT_EITHER,
-        .max_log_lines = 5,
-        .max_inspirations = 1,
-    };
-    char *system = NULL, *user = NULL, err[256];
-    ok(kevo__llm_prompt_build(&in, &system, &user, err, sizeof(err)),
-       "the prompt builds");
-    like_str(system, "kevo:launch", "the system text explains launch blocks");
-    like_str(user, "# Task: saxpy", "task name");
-    like_str(user, "z = a x + y", "task description");
-    like_str(user, "x: f32 buffer, in, count n", "argument list");
-    like_str(user, "- n=4096", "training shapes");
-    like_str(user, "bytes: 12*n", "cost model");
-    like_str(user, "dram_gbps: 3350", "device ceilings");
-    like_str(user, "__global__ void k() {}", "parent source");
-    like_str(user, "Parameter values: {\"BLOCK\": 256}", "assignment");
-    like_str(user,
-             "efficiency: 0.42, bound: memory, dram_bytes: 60000, "
-             "model_bytes: 49152",
-             "per-shape evaluation");
-    like_str(user, "error: identifier undefined", "compile error kept");
-    like_str(user, "warning #3: unused", "first warnings kept");
-    ok(!strstr(user, "warning #4:"),
-       "warnings past the room errors leave left out");
-    like_str(user, "(46 more error and warning lines left out)",
-             "the count of lines left out");
-    ok(!strstr(user, "info: compiling") && !strstr(user, "note: nothing"),
-       "other log lines left out");
-    ok(!strstr(user, "held_out") && !strstr(user, "0.1\n"),
-       "held-out keys of a summary never appear");
-    like_str(user, "## Variant 1 (fitness 0.61)", "inspiration with score");
-    ok(!strstr(user, "other2"), "inspirations capped at max_inspirations");
-    like_str(user, "block_size: 512", "target cell");
-    like_str(user, "## Strategy\nUse float4 loads.", "meta-prompt section");
-    like_str(user, "## Pitfalls\nMind the tail.", "second section");
-    like_str(user, "<<<<<<< SEARCH", "edit format described");
-    like_str(user, "```cuda", "fence format described");
-    free(system);
-    free(user);
-
-    in.format = LLM_FORMAT_WHOLE;
-    ok(kevo__llm_prompt_build(&in, &system, &user, err, sizeof(err)),
-       "the whole-kernel prompt builds");
-    ok(!strstr(user, "<<<<<<< SEARCH"), "no edit format when whole asked");
-    free(system);
-    free(user);
-
-    in.sections_json = "[\"not\", \"an object\"]";
-    ok(!kevo__llm_prompt_build(&in, &system, &user, err, sizeof(err)),
-       "sections that are not an object are refused");
-    like_str(err, "not a JSON object of named sections", "why");
-    free(sum_text);
-
-    char *d = kevo__llm_distill_log("ok\nall good\n", 10);
-    is_str(d, "", "a clean log distils to nothing");
-    free(d);
 }
 
 /* ---- the request engine --------------------------------------------------
@@ -482,9 +389,9 @@ static void test_engine(void)
     snprintf(json, sizeof(json),
              "{\"models\": [{\"api\": \"openai\", \"model\": \"eng\", "
              "\"base_url\": \"%s/v1\", \"key_env\": \"%s\", \"timeout_s\": "
-             "10}, {\"api\": \"anthropic\", \"model\": \"eng-fast\", "
-             "\"base_url\": \"%s\", \"key_env\": \"%s\", \"timeout_s\": "
-             "0.4}]}",
+             "10, \"stream\": false}, {\"api\": \"anthropic\", \"model\": "
+             "\"eng-fast\", \"base_url\": \"%s\", \"key_env\": \"%s\", "
+             "\"timeout_s\": 0.4, \"stream\": false}]}",
              loopback_url(srv), KEY_ENV, loopback_url(srv), KEY2_ENV);
     if (!kevo__llm_config_parse(json, &cfg, fake_env, err, sizeof(err)))
         bail_out("config: %s", err);
@@ -890,23 +797,23 @@ static char *kernel_reply(const char *marker_line)
 }
 
 static kevo_operator *make_op(const char *name, const char *extra,
-                              double timeout_s, int retries)
+                              double idle_s, int retries)
 {
     char json[2048];
-    snprintf(
-        json, sizeof(json),
-        "{\"models\": [{\"name\": \"alpha\", \"api\": \"openai\", "
-        "\"model\": \"m-alpha\", \"base_url\": \"%s/v1\", \"key_env\": "
-        "\"%s\", \"weight\": 3, \"timeout_s\": %g, "
-        "\"input_cost_per_mtok\": 1000, \"output_cost_per_mtok\": 2000}, "
-        "{\"name\": \"beta\", \"api\": \"anthropic\", \"model\": "
-        "\"m-beta\", \"base_url\": \"%s\", \"key_env\": \"%s\", "
-        "\"weight\": 1, \"timeout_s\": %g, \"input_cost_per_mtok\": 500}], "
-        "\"concurrency\": 4, "
-        "\"max_retries\": %d, \"backoff_base_s\": 0.02, "
-        "\"backoff_max_s\": 0.05, \"max_reply_bytes\": 1048576%s}",
-        loopback_url(srv), KEY_ENV, timeout_s, loopback_url(srv), KEY_ENV,
-        timeout_s, retries, extra);
+    snprintf(json, sizeof(json),
+             "{\"models\": [{\"name\": \"alpha\", \"api\": \"openai\", "
+             "\"model\": \"m-alpha\", \"base_url\": \"%s/v1\", \"key_env\": "
+             "\"%s\", \"weight\": 3, \"idle_timeout_s\": %g, "
+             "\"input_cost_per_mtok\": 1000, \"output_cost_per_mtok\": 2000}, "
+             "{\"name\": \"beta\", \"api\": \"anthropic\", \"model\": "
+             "\"m-beta\", \"base_url\": \"%s\", \"key_env\": \"%s\", "
+             "\"weight\": 1, \"idle_timeout_s\": %g, "
+             "\"input_cost_per_mtok\": 500}], "
+             "\"concurrency\": 4, "
+             "\"max_retries\": %d, \"backoff_base_s\": 0.02, "
+             "\"backoff_max_s\": 0.05, \"max_reply_bytes\": 1048576%s}",
+             loopback_url(srv), KEY_ENV, idle_s, loopback_url(srv), KEY_ENV,
+             idle_s, retries, extra);
     kevo_operator *op = NULL;
     kevo_error err;
     kevo_error_init(&err);
@@ -1042,7 +949,7 @@ static void test_plugin(const char *builddir)
     is_str(outs[3].kind, KEVO_FAIL_NO_CODE, "no code: kind");
 
     is_str(outs[4].kind, KEVO_FAIL_PARSE, "malformed JSON: kind");
-    like_str(outs[4].reason, "not JSON", "malformed JSON: reason");
+    like_str(outs[4].reason, "not a JSON object", "malformed JSON: reason");
 
     is_int(outs[5].nchildren, 1, "429 then a kernel: a child after a retry");
     like_str(outs[5].child, "// variant two", "429 then a kernel: its source");
@@ -1153,7 +1060,8 @@ static void test_plugin(const char *builddir)
     so.id = submit(fast, "{\"s\": \"[[kevo-loopback:slow1:slow:2500]]\"}", 1);
     wait_all(&so, 1);
     is_str(so.kind, KEVO_FAIL_TIMEOUT, "a slow reply: a timeout failure");
-    like_str(so.reason, "no complete reply within 0.3 s", "timeout: reason");
+    like_str(so.reason, "no byte came for 0.3 s (the idle limit)",
+             "timeout: reason");
     outcome_free(&so);
 
     /* Budgets: the first reply spends the token budget, the next request
@@ -1437,7 +1345,7 @@ static void test_revision_prompt(void)
              "best_kernel",
              "the best child's source");
     like_str(user, "# Its worst child (fitness 0)", "the worst child");
-    like_str(user, "verdict: wrong", "with its evaluation");
+    like_str(user, "Its evaluation: FAILED (wrong)", "with its evaluation");
     like_str(user, "starts with ```json and ends with ```", "the reply format");
     const char *first = strstr(user, "```json\n");
     ok(first && !strstr(first + 1, "```json\n"),
@@ -1535,7 +1443,7 @@ static void test_revision_loop(void)
         bail_out("host: %s", err.text);
     kevo_operator *op = make_op("llm_rev", "", 10, 2);
     ok(kevo_operator_can_revise(op), "the llm operator revises prompts");
-    is_str(kevo_operator_plugin(op)->version, "1.1", "its version");
+    is_str(kevo_operator_plugin(op)->version, "1.2", "its version");
 
     /* A pool of the shipped seed prompts. */
     kevo_promptpool *pool = NULL;
@@ -1827,7 +1735,6 @@ int main(void)
     diag("loopback server at %s", loopback_url(srv));
     test_config();
     test_wire();
-    test_prompt();
     test_revision_parse();
     test_revision_prompt();
     test_engine();

@@ -924,7 +924,7 @@ static void bad_cases(const char *sub, int is_pool, int at_least)
 static void test_bad_files(void)
 {
     bad_cases("tests/data/promptpool/prompt", 0, 12);
-    bad_cases("tests/data/promptpool/pool", 1, 20);
+    bad_cases("tests/data/promptpool/pool", 1, 25);
 }
 
 static void test_load_dir(void)
@@ -1028,6 +1028,109 @@ static void test_load_dir(void)
     kevo_promptpool_free(pool);
 }
 
+/* A prompt's failures: counts per kind, the last failed children, their
+ * diagnostics in one line, saved and read back with the pool. */
+static void test_failures(void)
+{
+    kevo_promptpool *pool = pool_new(4);
+    uint64_t a = add1(pool, KEVO_PROMPT_NONE, "vectorise");
+    uint64_t b = add1(pool, KEVO_PROMPT_NONE, "tile");
+    kevo_error err;
+    kevo_error_init(&err);
+    is_int(
+        kevo_promptpool_credit_failure(pool, a, "Compile Error", 3, NULL, &err),
+        KEVO_EINVAL, "a kind that is not [a-z0-9_] is refused");
+    like_str(err.text, "'Compile Error'", "naming it");
+    is_int(kevo_promptpool_credit_failure(NULL, a, "wrong", 3, NULL, NULL),
+           KEVO_EINVAL, "a NULL pool");
+    is_int(kevo_promptpool_credit_failure(pool, 99, "wrong", 3, NULL, NULL),
+           KEVO_ENOENT, "a prompt not in the pool");
+    is_int(kevo_promptpool_credit_failure(pool, a, "wrong", UINT64_MAX, NULL,
+                                          NULL),
+           KEVO_EINVAL, "a candidate id of 2^63 or more");
+    ok(kevo_promptpool_failure_kind(pool, a, 0, NULL) == NULL,
+       "nothing was recorded");
+    for (uint64_t c = 10; c < 13; c++)
+        kevo_promptpool_credit_failure(
+            pool, a, "compile_error", c,
+            "compile error: x.cu(3): error: \"q\" is undefined\n  q = 1;\n"
+            "  ^\n",
+            NULL);
+    kevo_promptpool_credit_failure(pool, a, "wrong", 13,
+                                   "shape 1 (n=4096): z[7] = 2, want 3", NULL);
+    kevo_promptpool_credit_failure(pool, a, "no_code", 0, NULL, NULL);
+    uint64_t count = 0;
+    const char *k0 = kevo_promptpool_failure_kind(pool, a, 0, &count);
+    is_str(k0, "compile_error", "the commonest kind first");
+    is_uint(count, 3, "with its count");
+    is_str(kevo_promptpool_failure_kind(pool, a, 1, &count), "no_code",
+           "equal counts in byte order");
+    is_str(kevo_promptpool_failure_kind(pool, a, 2, NULL), "wrong", "...");
+    ok(!kevo_promptpool_failure_kind(pool, a, 3, &count) && count == 0,
+       "no fourth kind");
+    kevo_prompt_record r = {.size = sizeof r};
+    kevo_promptpool_get_record(pool, a, &r);
+    is_uint(r.failures, 5, "the record counts 5 failures");
+    is_uint(r.children, 0, "apart from the children credited for sampling");
+    uint64_t cand = 0;
+    const char *kind = NULL;
+    const char *d = kevo_promptpool_failed_child(pool, a, 0, &cand, &kind);
+    is_str(d, "shape 1 (n=4096): z[7] = 2, want 3",
+           "the most recent failed child first (no_code had no child)");
+    ok(cand == 13 && strcmp(kind, "wrong") == 0, "with its id and kind");
+    d = kevo_promptpool_failed_child(pool, a, 1, &cand, &kind);
+    is_str(d, "compile error: x.cu(3): error: \"q\" is undefined q = 1; ^",
+           "a diagnostic is kept as one line");
+    ok(kevo_promptpool_failed_child(pool, a, 2, NULL, NULL) != NULL &&
+           kevo_promptpool_failed_child(pool, a, 3, &cand, &kind) == NULL &&
+           cand == 0 && kind == NULL,
+       "%d failed children are kept", KEVO_PROMPT_FAILED_CHILDREN);
+    char longer[1000];
+    memset(longer, 'e', sizeof longer - 1);
+    longer[sizeof longer - 1] = '\0';
+    kevo_promptpool_credit_failure(pool, b, "fault", 20, longer, NULL);
+    d = kevo_promptpool_failed_child(pool, b, 0, NULL, NULL);
+    ok(d && strlen(d) <= KEVO_PROMPT_DIAGNOSTIC_MAX &&
+           strcmp(d + strlen(d) - 3, "...") == 0,
+       "a long diagnostic is cut to %d bytes, ending in ...",
+       KEVO_PROMPT_DIAGNOSTIC_MAX);
+    for (int i = 0; i < KEVO_PROMPT_FAILURE_KINDS_MAX + 4; i++) {
+        char k[16];
+        snprintf(k, sizeof k, "kind_%02d", i);
+        kevo_promptpool_credit_failure(pool, b, k, 0, NULL, NULL);
+    }
+    size_t nk = 0;
+    bool other = false;
+    const char *k;
+    while ((k = kevo_promptpool_failure_kind(pool, b, nk, &count))) {
+        other = other || (strcmp(k, "other") == 0 && count >= 4);
+        nk++;
+    }
+    is_uint(nk, KEVO_PROMPT_FAILURE_KINDS_MAX, "at most %d kinds",
+            KEVO_PROMPT_FAILURE_KINDS_MAX);
+    ok(other, "the rest count as other");
+
+    char *j1 = NULL, *j2 = NULL;
+    kevo_promptpool *back = NULL;
+    kevo_promptpool_to_json(pool, &j1, NULL);
+    like_str(j1, "\"failures\": {", "the pool's JSON has the failures");
+    is_int(kevo_promptpool_from_json(j1, "pool.json", &back, &err), KEVO_OK,
+           "and reads back");
+    kevo_promptpool_to_json(back, &j2, NULL);
+    is_str(j2, j1, "byte for byte");
+    kevo_prompt_record rb = {.size = sizeof rb};
+    kevo_promptpool_get_record(back, a, &rb);
+    kevo_promptpool_get_record(pool, a, &r);
+    ok(memcmp(&r, &rb, sizeof r) == 0, "with the same record");
+    is_str(kevo_promptpool_failed_child(back, a, 1, NULL, NULL),
+           kevo_promptpool_failed_child(pool, a, 1, NULL, NULL),
+           "and the same failed children");
+    free(j1);
+    free(j2);
+    kevo_promptpool_free(back);
+    kevo_promptpool_free(pool);
+}
+
 int main(void)
 {
     test_new_and_options();
@@ -1042,5 +1145,6 @@ int main(void)
     test_prompt_json();
     test_bad_files();
     test_load_dir();
+    test_failures();
     return done_testing();
 }

@@ -2,10 +2,11 @@
  * test-ptxscan.c: behaviour features from the compiled artefact. The PTX
  * and ptxas logs in tests/data/ptx came from NVRTC (-arch=sm_90
  * --ptxas-options=-v) for the task suite's seeds and for features.cu and
- * warnings.cu, plus hand-written PTX checked by ptxas (hopper.ptx with TMA
- * and wgmma, edge.ptx with the forms the reader must get right) and a log
- * in the form older ptxas wrote (legacy.log). The occupancy calculator is
- * checked against values of NVIDIA's cuda_occupancy.h (occupancy.txt).
+ * warnings.cu, the parameter lists of params.cu's kernels, plus hand-written
+ * PTX checked by ptxas (hopper.ptx with TMA and wgmma, edge.ptx with the forms
+ * the reader must get right) and a log in the form older ptxas wrote
+ * (legacy.log). The occupancy calculator is checked against values of NVIDIA's
+ * cuda_occupancy.h (occupancy.txt).
  */
 #include "config.h"
 
@@ -461,9 +462,129 @@ static void test_occupancy(void)
     free(table);
 }
 
+/* ---- parameter lists ------------------------------------------------------
+ */
+
+typedef struct want_param {
+    kevo_ptx_param_kind kind;
+    uint64_t size;
+    const char *type;
+} want_param;
+
+static void check_params(const kevo_ptx_kernel *k, const want_param *want,
+                         size_t n, const char *what)
+{
+    ok(k && k->has_params, "%s: the parameter list is read", what);
+    if (!k || !k->has_params)
+        return;
+    is_uint(k->nparams, n, "%s: %zu parameters", what, n);
+    for (size_t i = 0; i < n && i < k->nparams; i++) {
+        const kevo_ptx_param *p = &k->params[i];
+        ok(p->kind == want[i].kind && p->size == want[i].size &&
+               strcmp(p->type, want[i].type) == 0,
+           "%s: parameter %zu is %s, %llu bytes (%s, %llu bytes)", what, i + 1,
+           want[i].type, (unsigned long long)want[i].size, p->type,
+           (unsigned long long)p->size);
+    }
+}
+
+/* NVRTC's parameter lists of params.cu: one parameter of each type. */
+static void test_params(void)
+{
+    static const want_param every[] = {
+        {KEVO_PTX_PARAM_INT, 8, ".u64"},     /* const float * */
+        {KEVO_PTX_PARAM_INT, 8, ".u64"},     /* double * */
+        {KEVO_PTX_PARAM_INT, 4, ".u32"},     /* int */
+        {KEVO_PTX_PARAM_INT, 4, ".u32"},     /* unsigned */
+        {KEVO_PTX_PARAM_INT, 8, ".u64"},     /* long long */
+        {KEVO_PTX_PARAM_INT, 8, ".u64"},     /* unsigned long long */
+        {KEVO_PTX_PARAM_FLOAT, 4, ".f32"},   /* float */
+        {KEVO_PTX_PARAM_FLOAT, 8, ".f64"},   /* double */
+        {KEVO_PTX_PARAM_BYTES, 2, ".b8[2]"}, /* __half */
+        {KEVO_PTX_PARAM_BYTES, 2, ".b8[2]"}, /* __nv_bfloat16 */
+        {KEVO_PTX_PARAM_INT, 1, ".u8"},      /* signed char */
+        {KEVO_PTX_PARAM_INT, 1, ".u8"},      /* unsigned char */
+        {KEVO_PTX_PARAM_INT, 2, ".u16"},     /* short */
+        {KEVO_PTX_PARAM_INT, 2, ".u16"},     /* unsigned short */
+        {KEVO_PTX_PARAM_INT, 1, ".u8"},      /* bool */
+    };
+    static const want_param by_value[] = {
+        {KEVO_PTX_PARAM_BYTES, 16, ".b8[16]"}, /* a struct */
+        {KEVO_PTX_PARAM_BYTES, 4, ".b8[4]"},   /* __grid_constant__ int */
+    };
+    static const want_param saxpy[] = {
+        {KEVO_PTX_PARAM_FLOAT, 4, ".f32"}, {KEVO_PTX_PARAM_INT, 8, ".u64"},
+        {KEVO_PTX_PARAM_INT, 8, ".u64"},   {KEVO_PTX_PARAM_INT, 8, ".u64"},
+        {KEVO_PTX_PARAM_INT, 4, ".u32"},
+    };
+    kevo_ptxscan scan;
+    scan_files(&scan, "params", true, false);
+    const kevo_ptx_kernel *k = kevo__ptxscan_find(&scan, "every_type");
+    ok(k && strncmp(k->name, "_Z10every_type", 14) == 0,
+       "every_type: a C++ kernel, found by its plain name (%s)",
+       k ? k->name : "none");
+    check_params(k, every, KEVO_ARRAY_SIZE(every), "every_type");
+    check_params(kevo__ptxscan_find(&scan, "by_value"), by_value,
+                 KEVO_ARRAY_SIZE(by_value), "by_value");
+    check_params(kevo__ptxscan_find(&scan, "none"), NULL, 0, "none");
+    kevo__ptxscan_free(&scan);
+    scan_files(&scan, "saxpy_seed", true, false);
+    check_params(kevo__ptxscan_find(&scan, "saxpy"), saxpy,
+                 KEVO_ARRAY_SIZE(saxpy), "saxpy seed");
+    kevo__ptxscan_free(&scan);
+
+    /* The forms a header may take, and what is not read. */
+    kevo_ptx_kernel h = {0};
+    static const want_param attrs[] = {
+        {KEVO_PTX_PARAM_INT, 8, ".u64"},
+        {KEVO_PTX_PARAM_INT, 4, ".s32"},
+        {KEVO_PTX_PARAM_BYTES, 24, ".b32[6]"},
+        {KEVO_PTX_PARAM_OTHER, 0, ".texref"},
+    };
+    ok(kevo__ptx_header_params(&h, " ( .param .u64 .ptr .global .align 16 p, "
+                                   ".param .s32 n, .param .align 4 .b32 "
+                                   "m[2][3], .param .texref t ) .maxntid "
+                                   "256, 1, 1") == KEVO_OK,
+       "a header with attributes, a two-dimensional array and a texture");
+    check_params(&h, attrs, KEVO_ARRAY_SIZE(attrs), "attributes");
+    static const char *const unreadable[] = {
+        "",
+        "no list",
+        "( .param .u32 )",
+        "( .param .u32 a b )",
+        "( .param .b8 a[x] )",
+        "( .u32 a )",
+        "( .param .u32 a",
+    };
+    for (size_t i = 0; i < KEVO_ARRAY_SIZE(unreadable); i++) {
+        ok(kevo__ptx_header_params(&h, unreadable[i]) == KEVO_OK &&
+               !h.has_params && h.nparams == 0 && !h.params,
+           "'%s': no parameter list", unreadable[i]);
+    }
+    free(h.params);
+
+    char buf[128];
+    static const struct {
+        kevo_ptx_param p;
+        const char *text;
+    } texts[] = {
+        {{KEVO_PTX_PARAM_INT, 8, ".u64"},
+         "a pointer or a 64-bit integer (.u64)"},
+        {{KEVO_PTX_PARAM_INT, 4, ".u32"}, "a 32-bit integer (.u32)"},
+        {{KEVO_PTX_PARAM_FLOAT, 4, ".f32"}, "a 32-bit float (.f32)"},
+        {{KEVO_PTX_PARAM_BYTES, 2, ".b8[2]"},
+         "an object of 2 bytes passed by value (.b8[2])"},
+        {{KEVO_PTX_PARAM_OTHER, 0, ".texref"}, "a .texref parameter"},
+    };
+    for (size_t i = 0; i < KEVO_ARRAY_SIZE(texts); i++)
+        is_str(kevo__ptx_param_text(&texts[i].p, buf, sizeof buf),
+               texts[i].text, "parameter text %zu", i);
+}
+
 int main(void)
 {
     test_seeds();
+    test_params();
     test_features();
     test_hopper();
     test_edge();

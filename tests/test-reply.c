@@ -24,7 +24,9 @@
 
 #include <kevo.h>
 
+#include "include_scan.h"
 #include "reply.h"
+#include "reply_host.h"
 #include "tap.h"
 
 /* ---- allocation failures ------------------------------------------------- */
@@ -138,19 +140,26 @@ static void split_err(char *text, const char **kind, const char **reason)
     }
 }
 
+/* A reply that gives code as a whole kernel, in a new string. */
+static char *fenced(const char *code)
+{
+    size_t n = strlen(code) + 64;
+    char *reply = malloc(n);
+    if (!reply)
+        bail_out("out of memory");
+    snprintf(reply, n, "Here it is:\n```cuda\n%s```\nDone.\n", code);
+    return reply;
+}
+
 /* A child comes back unchanged when it is sent as a fenced whole kernel
  * with no parent. */
 static void check_round_trip(const char *stem, const char *child)
 {
     if (strstr(child, "```") || strstr(child, "SEARCH"))
         return;
-    size_t n = strlen(child) + 64;
-    char *reply = malloc(n);
-    if (!reply)
-        bail_out("out of memory");
-    snprintf(reply, n, "Here it is:\n```cuda\n%s```\nDone.\n", child);
+    char *reply = fenced(child);
     kevo_reply_result r;
-    kevo__reply_parse(reply, strlen(reply), NULL, 0, &r);
+    kevo__reply_parse(reply, strlen(reply), NULL, 0, 0, &r);
     is_str(kevo__reply_kind_name(r.kind), "ok", "%s: the child parses again",
            stem);
     /* ... to the same child, with its line endings made LF. */
@@ -175,6 +184,23 @@ static void check_round_trip(const char *stem, const char *child)
 
 static size_t ncases_ok, ncases_err;
 
+/* The flags a NAME.flags file names (white-space separated words). */
+static unsigned case_flags(const char *stem, const char *words)
+{
+    unsigned flags = 0;
+    const char *p = words;
+    while (p && *p) {
+        size_t n = strcspn(p, " \t\n");
+        if (n == strlen("cut_off") && strncmp(p, "cut_off", n) == 0)
+            flags |= KEVO_REPLY_CUT_OFF;
+        else if (n > 0)
+            bail_out("%s.flags: unknown flag '%.*s'", stem, (int)n, p);
+        p += n;
+        p += strspn(p, " \t\n");
+    }
+    return flags;
+}
+
 static void run_case(const char *dir, const char *stem)
 {
     size_t reply_len = 0;
@@ -185,12 +211,14 @@ static void run_case(const char *dir, const char *stem)
     char *want_note = read_case(dir, stem, ".note", NULL);
     char *max = read_case(dir, stem, ".max", NULL);
     size_t max_child = max ? strtoull(max, NULL, 10) : 0;
+    char *flag_words = read_case(dir, stem, ".flags", NULL);
+    unsigned flags = case_flags(stem, flag_words);
     if (!reply)
         bail_out("%s/%s.reply cannot be read", dir, stem);
 
     kevo_reply_result r;
     kevo_reply_kind kind =
-        kevo__reply_parse(reply, reply_len, parent, max_child, &r);
+        kevo__reply_parse(reply, reply_len, parent, max_child, flags, &r);
     is_int(kind, r.kind, "%s: the result holds the kind returned", stem);
     ok(r.reason != NULL, "%s: a reason or note is given", stem);
     if (want_err) {
@@ -241,6 +269,7 @@ static void run_case(const char *dir, const char *stem)
     free(want_err);
     free(want_note);
     free(max);
+    free(flag_words);
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -248,37 +277,49 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void test_data(void)
+/* The directory $srcdir/sub (malloc'ed), and the stems of its files that
+ * end in suffix, sorted (malloc'ed, each too), *count of them. */
+static char *list_dir(const char *sub, const char *suffix, char ***stems,
+                      size_t *count)
 {
-    size_t n = strlen(tap_srcdir()) + sizeof "/tests/data/reply";
+    size_t n = strlen(tap_srcdir()) + strlen(sub) + 2;
     char *dir = malloc(n);
     if (!dir)
         bail_out("out of memory");
-    snprintf(dir, n, "%s/tests/data/reply", tap_srcdir());
+    snprintf(dir, n, "%s/%s", tap_srcdir(), sub);
     DIR *d = opendir(dir);
     if (!d)
         bail_out("cannot open %s", dir);
-    char **stems = NULL;
-    size_t count = 0, cap = 0;
+    size_t cap = 0, sl = strlen(suffix);
+    *stems = NULL;
+    *count = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
         size_t len = strlen(de->d_name);
-        if (len <= 6 || strcmp(de->d_name + len - 6, ".reply") != 0)
+        if (len <= sl || strcmp(de->d_name + len - sl, suffix) != 0)
             continue;
-        if (count == cap) {
+        if (*count == cap) {
             cap = cap ? cap * 2 : 64;
-            stems = realloc(stems, cap * sizeof *stems);
-            if (!stems)
+            *stems = realloc(*stems, cap * sizeof **stems);
+            if (!*stems)
                 bail_out("out of memory");
         }
-        stems[count] = strdup(de->d_name);
-        if (!stems[count])
+        char *stem = strdup(de->d_name);
+        if (!stem)
             bail_out("out of memory");
-        stems[count][len - 6] = '\0';
-        count++;
+        stem[len - sl] = '\0';
+        (*stems)[(*count)++] = stem;
     }
     closedir(d);
-    qsort(stems, count, sizeof *stems, cmp_names);
+    qsort(*stems, *count, sizeof **stems, cmp_names);
+    return dir;
+}
+
+static void test_data(void)
+{
+    char **stems;
+    size_t count;
+    char *dir = list_dir("tests/data/reply", ".reply", &stems, &count);
     for (size_t i = 0; i < count; i++) {
         run_case(dir, stems[i]);
         free(stems[i]);
@@ -310,9 +351,9 @@ static void test_kind_names(void)
         "ok",        "empty",          "nul_byte",       "no_code",
         "truncated", "malformed_edit", "edit_not_found", "edit_ambiguous",
         "no_parent", "unchanged",      "too_large",      "launch_block_lost",
-        "nomem"};
+        "nomem",     "host_code"};
     size_t n = sizeof want / sizeof want[0];
-    is_int(n, KEVO_REPLY_NOMEM + 1, "every kind has a name here");
+    is_int(n, KEVO_REPLY_KIND_LAST + 1, "every kind has a name here");
     for (size_t k = 0; k < n; k++)
         is_str(kevo__reply_kind_name((kevo_reply_kind)k), want[k],
                "kind %zu has its name", k);
@@ -325,7 +366,7 @@ static void test_kind_names(void)
 static void test_edge_inputs(void)
 {
     kevo_reply_result r;
-    is_int(kevo__reply_parse(NULL, 10, parent_src, 0, &r), KEVO_REPLY_EMPTY,
+    is_int(kevo__reply_parse(NULL, 10, parent_src, 0, 0, &r), KEVO_REPLY_EMPTY,
            "a NULL reply is empty");
     is_str(r.reason, "the reply is empty", "... and says so");
     kevo__reply_result_free(&r);
@@ -333,7 +374,7 @@ static void test_edge_inputs(void)
     ok(1, "freeing NULL does nothing");
 
     static const char nul[] = "```cuda\n__global__ void k() {}\0\n```\n";
-    is_int(kevo__reply_parse(nul, sizeof nul - 1, parent_src, 0, &r),
+    is_int(kevo__reply_parse(nul, sizeof nul - 1, parent_src, 0, 0, &r),
            KEVO_REPLY_NUL_BYTE, "a NUL byte inside the reply");
     is_str(r.reason, "the reply holds a NUL byte at offset 30",
            "... names its offset");
@@ -345,7 +386,7 @@ static void test_edge_inputs(void)
     if (!huge)
         bail_out("out of memory");
     memset(huge, 'x', big);
-    is_int(kevo__reply_parse(huge, big, parent_src, 0, &r),
+    is_int(kevo__reply_parse(huge, big, parent_src, 0, 0, &r),
            KEVO_REPLY_TOO_LARGE, "a reply over the default limit");
     is_str(r.reason, "the reply is 8388609 bytes, over the limit of 8388608",
            "... says by how much");
@@ -361,7 +402,7 @@ static void test_edge_inputs(void)
     memcpy(huge, head, hl);
     memset(huge + hl, 'x', body - hl);
     memcpy(huge + body, tail, tl);
-    is_int(kevo__reply_parse(huge, body + tl, NULL, 0, &r),
+    is_int(kevo__reply_parse(huge, body + tl, NULL, 0, 0, &r),
            KEVO_REPLY_TOO_LARGE, "a child over the default limit");
     is_str(r.reason, "the child is 1048585 bytes, over the limit of 1048576",
            "... says by how much");
@@ -379,7 +420,7 @@ static void test_flags(void)
                         "    int i = blockIdx.x * BLOCK + threadIdx.x;\n"
                         "    if (i < n) y[i] = 3.0f * x[i];\n"
                         "}\n";
-    is_int(kevo__reply_parse(whole, strlen(whole), parent_src, 0, &r),
+    is_int(kevo__reply_parse(whole, strlen(whole), parent_src, 0, 0, &r),
            KEVO_REPLY_OK, "an unclosed fence with complete code");
     ok(r.launch_restored && r.param_restored && r.fence_unterminated &&
            r.form == KEVO_REPLY_FORM_WHOLE && r.nedits == 0,
@@ -405,7 +446,7 @@ static void test_flags(void)
                         "=======\n"
                         "    if (i < n && n > 0)\n"
                         ">>>>>>> REPLACE\n";
-    is_int(kevo__reply_parse(edits, strlen(edits), parent_src, 0, &r),
+    is_int(kevo__reply_parse(edits, strlen(edits), parent_src, 0, 0, &r),
            KEVO_REPLY_OK, "two edits");
     ok(r.form == KEVO_REPLY_FORM_EDITS && r.nedits == 2 && !r.launch_restored &&
            !r.param_restored && !r.fence_unterminated,
@@ -418,8 +459,8 @@ static void test_flags(void)
 
     /* The same reply twice gives the same result. */
     kevo_reply_result a, b;
-    kevo__reply_parse(edits, strlen(edits), parent_src, 0, &a);
-    kevo__reply_parse(edits, strlen(edits), parent_src, 0, &b);
+    kevo__reply_parse(edits, strlen(edits), parent_src, 0, 0, &a);
+    kevo__reply_parse(edits, strlen(edits), parent_src, 0, 0, &b);
     is_str(a.child, b.child, "parsing is deterministic");
     is_str(a.reason, b.reason, "... notes included");
     kevo__reply_result_free(&a);
@@ -429,13 +470,180 @@ static void test_flags(void)
     const char *exact = "```\n/* kevo:launch k<<<1, 1>>>() */\n"
                         "__global__ void k() {}\n```\n";
     size_t want = strlen(exact) - 8;
-    is_int(kevo__reply_parse(exact, strlen(exact), NULL, want, &r),
+    is_int(kevo__reply_parse(exact, strlen(exact), NULL, want, 0, &r),
            KEVO_REPLY_OK, "a child exactly at the limit");
     is_int(r.child_len, want, "... of that size");
     kevo__reply_result_free(&r);
-    is_int(kevo__reply_parse(exact, strlen(exact), NULL, want - 1, &r),
+    is_int(kevo__reply_parse(exact, strlen(exact), NULL, want - 1, 0, &r),
            KEVO_REPLY_TOO_LARGE, "one byte over the limit");
     kevo__reply_result_free(&r);
+}
+
+/* KEVO_REPLY_CUT_OFF on the replies of the data cases that have no
+ * .flags file: the result is the same without the flag, or truncated,
+ * except that a whole kernel with prose after its last fence stays. */
+static void test_cut_off(void)
+{
+    kevo_reply_result r;
+    const char *closed = "Each thread handles one element:\n"
+                         "```cuda\n"
+                         "/* kevo:launch k<<<1, 1>>>(y) */\n"
+                         "__global__ void k(float *y) { y[0] = 1.0f; }\n"
+                         "```\n"
+                         "It is the simplest kernel that";
+    is_int(kevo__reply_parse(closed, strlen(closed), NULL, 0,
+                             KEVO_REPLY_CUT_OFF, &r),
+           KEVO_REPLY_OK, "cut off in the prose after a closed fence");
+    is_str(r.reason,
+           "whole kernel from the reply's fenced block (```cuda, 2 lines); "
+           "the reply was cut off at its token limit in the text after its "
+           "last fence",
+           "... says where the cut fell");
+    kevo__reply_result_free(&r);
+    is_int(kevo__reply_parse(closed, strlen(closed), NULL, 0, 0x2u, &r),
+           KEVO_REPLY_OK, "other flag bits are ignored");
+    is_str(r.reason,
+           "whole kernel from the reply's fenced block (```cuda, 2 lines)",
+           "... and say nothing of a cut");
+    kevo__reply_result_free(&r);
+
+    /* The same unclosed fence with complete code: taken without the flag,
+     * truncated with it. */
+    const char *open = "```cuda\n"
+                       "/* kevo:launch k<<<1, 1>>>(y) */\n"
+                       "__global__ void k(float *y) { y[0] = 1.0f; }\n";
+    is_int(kevo__reply_parse(open, strlen(open), NULL, 0, 0, &r), KEVO_REPLY_OK,
+           "an unclosed fence with complete code");
+    ok(r.fence_unterminated, "... is taken, unterminated");
+    kevo__reply_result_free(&r);
+    is_int(
+        kevo__reply_parse(open, strlen(open), NULL, 0, KEVO_REPLY_CUT_OFF, &r),
+        KEVO_REPLY_TRUNCATED, "... but not when the reply was cut off");
+    is_str(r.reason,
+           "the reply was cut off at its token limit inside fence 1 of 1 "
+           "(```cuda, 2 lines, opened at line 1 of the reply): its brackets "
+           "balance, but its code may stop early",
+           "... and says why");
+    kevo__reply_result_free(&r);
+
+    const char *bare = "/* kevo:launch k<<<1, 1>>>(y) */\n"
+                       "__global__ void k(float *y) { y[0] = 1.0f; }\n";
+    is_int(
+        kevo__reply_parse(bare, strlen(bare), NULL, 0, KEVO_REPLY_CUT_OFF, &r),
+        KEVO_REPLY_TRUNCATED, "unfenced code that was cut off");
+    kevo__reply_result_free(&r);
+
+    /* A cut inside reasoning leaves no answer, whatever the flag. */
+    const char *thought = "<think>\nDraft:\n```cuda\n"
+                          "/* kevo:launch k<<<1, 1>>>(y) */\n"
+                          "__global__ void k(float *y) { y[0] = 1.0f; }\n"
+                          "```\nBut then";
+    is_int(kevo__reply_parse(thought, strlen(thought), NULL, 0, 0, &r),
+           KEVO_REPLY_NO_CODE, "a reply that ends inside its reasoning");
+    kevo__reply_result_free(&r);
+}
+
+/* Reasoning tags wherever models put them. */
+static void test_reasoning(void)
+{
+    static const char kernel[] = "```cuda\n"
+                                 "/* kevo:launch k<<<1, 1>>>(y) */\n"
+                                 "__global__ void k(float *y) { y[0] = 2; }\n"
+                                 "```\n";
+    static const struct {
+        const char *head, *note;
+    } cases[] = {
+        {"<Think>\nUpper case tags.\n</Think>\n",
+         "; the reasoning in '<think>' (lines 1-3) was set aside"},
+        {"Okay.</think>\n\n",
+         "; the reasoning before '</think>' (line 1) was set aside"},
+        {"Sure.<think>inline</think> Here it is:\n",
+         "; the reasoning in '<think>' (line 1) was set aside"},
+        {"<think>\none\n</think>\n<reasoning>\ntwo\n</reasoning>\n",
+         "; 2 reasoning sections (lines 1-6) were set aside"},
+        {"<think>\na </reasoning> and a <thinking> are text here\n"
+         "</think>\r\n\r\n",
+         "; the reasoning in '<think>' (lines 1-3) was set aside"},
+        {"<thinking>\n```cuda\n__global__ void k(float *y) { y[0] = 1; "
+         "y[1] = 1; y[2] = 1; }\n```\n</thinking>\n",
+         "; the reasoning in '<thinking>' (lines 1-5) was set aside"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char reply[512];
+        snprintf(reply, sizeof reply, "%s%s", cases[k].head, kernel);
+        kevo_reply_result r;
+        is_int(kevo__reply_parse(reply, strlen(reply), NULL, 0, 0, &r),
+               KEVO_REPLY_OK, "reasoning case %zu gives a child", k);
+        like_str(r.reason, cases[k].note, "... and sets aside its reasoning");
+        like_str(r.child, "y[0] = 2;", "... the answer's kernel");
+        kevo__reply_result_free(&r);
+    }
+
+    /* Edits inside reasoning do not make the reply edits. */
+    const char *draft = "<think>\n<<<<<<< SEARCH\nnothing\n=======\n"
+                        "something\n>>>>>>> REPLACE\n</think>\n";
+    char reply[512];
+    snprintf(reply, sizeof reply, "%s%s", draft, kernel);
+    kevo_reply_result r;
+    is_int(kevo__reply_parse(reply, strlen(reply), parent_src, 0, 0, &r),
+           KEVO_REPLY_OK, "a draft edit in the reasoning");
+    is_int(r.form, KEVO_REPLY_FORM_WHOLE,
+           "... leaves the reply a whole kernel");
+    kevo__reply_result_free(&r);
+}
+
+/* The headers the reply parser keeps are those kevo allows. */
+static void test_includes(void)
+{
+    for (size_t k = 0; k < kevo__include_nallowed; k++) {
+        const char *h = kevo__include_allowed[k];
+        span t = {h, strlen(h)};
+        ok(kevo__reply_include_allowed(t, true), "<%s> is kept", h);
+        ok(!kevo__reply_include_allowed(t, false), "\"%s\" is not", h);
+    }
+    static const char *const headers[] = {"cstdio",
+                                          "cuda_runtime.h",
+                                          "iostream",
+                                          "cuda/std/cstdint",
+                                          "cuda/std/type_traits",
+                                          "cuda_fp16.hpp",
+                                          "cooperative_groups/memcpy_async.h",
+                                          "cuda/barrier",
+                                          "mma.h",
+                                          "stdint.h"};
+    for (size_t k = 0; k < sizeof headers / sizeof headers[0]; k++) {
+        span t = {headers[k], strlen(headers[k])};
+        is_int(kevo__reply_include_allowed(t, true),
+               kevo__include_allowed_name(headers[k]),
+               "<%s>: the parser and the include scan agree", headers[k]);
+    }
+}
+
+/* Every kernel of the task suite, fenced, comes back as it is: nothing in
+ * real kernels is taken for host code or joined. */
+static void test_suite_kernels(void)
+{
+    char **stems;
+    size_t count;
+    char *dir = list_dir("examples/tasks", ".cu", &stems, &count);
+    for (size_t i = 0; i < count; i++) {
+        size_t src_len;
+        char *src = read_case(dir, stems[i], ".cu", &src_len);
+        if (!src)
+            bail_out("%s/%s.cu cannot be read", dir, stems[i]);
+        char *reply = fenced(src);
+        kevo_reply_result r;
+        kevo__reply_parse(reply, strlen(reply), NULL, 0, 0, &r);
+        is_str(kevo__reply_kind_name(r.kind), "ok", "%s.cu: parses", stems[i]);
+        is_str(r.child, src, "%s.cu: comes back unchanged", stems[i]);
+        kevo__reply_result_free(&r);
+        free(reply);
+        free(src);
+        free(stems[i]);
+    }
+    ok(count >= 10, "%zu kernels of the task suite", count);
+    free(stems);
+    free(dir);
 }
 
 static int same(const char *a, const char *b)
@@ -448,14 +656,14 @@ static void fail_each_allocation(const char *name, const char *reply,
                                  const char *parent)
 {
     kevo_reply_result want, r;
-    kevo__reply_parse(reply, strlen(reply), parent, 0, &want);
+    kevo__reply_parse(reply, strlen(reply), parent, 0, 0, &want);
     int bad = 0;
     long n = 0;
     for (;; n++) {
         long before = live;
         fail_in = n;
         kevo_reply_kind kind =
-            kevo__reply_parse(reply, strlen(reply), parent, 0, &r);
+            kevo__reply_parse(reply, strlen(reply), parent, 0, 0, &r);
         int hit = fail_in < 0;
         fail_in = -1;
         if (hit ? kind != KEVO_REPLY_NOMEM || r.child ||
@@ -525,6 +733,23 @@ static void test_allocation_failures(void)
                        "__global__ void scale(const float *x, float *y, int "
                        "n) { y[0] = x[0]; }\n";
     fail_each_allocation("bare code", bare, parent_src);
+    const char *helper = "</think>\nA helper:\n```cuda\n"
+                         "__device__ float twice(float v) { return 2 * v; }\n"
+                         "```\nThe kernel:\n```cuda\n"
+                         "__global__ void scale(const float *x, float *y, "
+                         "int n)\n{\n    y[0] = twice(x[0]);\n}\n```\n";
+    fail_each_allocation("reasoning, helper fence joined", helper, parent_src);
+    const char *diff = "```diff\n--- a/k.cu\n+++ b/k.cu\n"
+                       "@@ -11,1 +11,1 @@\n"
+                       "-        y[i] = 2.0f * x[i];\n"
+                       "+        y[i] = 3.0f * x[i];\n```\n";
+    fail_each_allocation("unified diff", diff, parent_src);
+    const char *host = "```cuda\n#include <cstdio>\n"
+                       "__global__ void scale(const float *x, float *y, "
+                       "int n)\n{\n    y[0] = x[0];\n}\n"
+                       "int main()\n{\n    scale<<<1, 1>>>(0, 0, 0);\n}\n"
+                       "```\n";
+    fail_each_allocation("host code dropped", host, parent_src);
 }
 
 int main(void)
@@ -533,6 +758,10 @@ int main(void)
     test_kind_names();
     test_edge_inputs();
     test_flags();
+    test_cut_off();
+    test_reasoning();
+    test_includes();
+    test_suite_kernels();
     test_allocation_failures();
     return done_testing();
 }

@@ -4,7 +4,8 @@
  * scoring function is how a caller plugs in a cost model of its own), so
  * every part of the engine but the evaluator runs: selection, credit,
  * islands and migration, stop conditions, the run directory, checkpoints,
- * a run killed with SIGKILL and resumed, and determinism.
+ * a run killed with SIGKILL and resumed, determinism, and the second
+ * parent a request carries.
  */
 #include "config.h"
 
@@ -596,6 +597,243 @@ static void test_kill_and_resume(void)
     kevo_task_free(task);
 }
 
+/* ---- the second parent --------------------------------------------------
+ * Beside params runs an operator that writes code, as the llm operator
+ * does: it takes prompts (it has revise()), records every request and
+ * answers with a child whose source differs from its parent's. The search
+ * must give a second parent only to some requests; never the parent
+ * itself, nor an elite shown among the same request's inspirations; to
+ * the code writer an elite with other code, and to params one with the
+ * parent's source and another assignment (the only crossover params can
+ * make: it refuses two sources). */
+
+/* score(), and code the writer made scores a little higher, so that it
+ * takes cells from the seed's code. */
+static kevo_status score_code(const kevo_task *task, const kevo_candidate *c,
+                              double *fitness, double *desc, void *user,
+                              kevo_error *err)
+{
+    kevo_status rc = score(task, c, fitness, desc, user, err);
+    if (strstr(kevo_candidate_source(c), "// variant"))
+        *fitness *= 1.02;
+    return rc;
+}
+
+typedef struct writer_record {
+    unsigned requests, seconds;
+    unsigned second_is_parent, second_same_source, second_in_inspirations;
+    unsigned inspirations;
+} writer_record;
+
+static writer_record rec;
+
+typedef struct writer {
+    const kevo_host_api *api;
+    kevo_host_ctx *ctx;
+    unsigned made;
+} writer;
+
+static kevo_status writer_init(const kevo_host_api *api, kevo_host_ctx *ctx,
+                               const char *config_json, void **state)
+{
+    (void)config_json;
+    writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return KEVO_ENOMEM;
+    w->api = api;
+    w->ctx = ctx;
+    *state = w;
+    return KEVO_OK;
+}
+
+static kevo_status writer_propose(void *state, const kevo_operator_request *req)
+{
+    writer *w = state;
+    const kevo_host_api *api = w->api;
+    const char *psrc = api->cand_source(w->ctx, req->parent);
+    rec.requests++;
+    rec.inspirations += (unsigned)req->n_inspirations;
+    if (req->second_parent) {
+        uint64_t sid = api->cand_id(w->ctx, req->second_parent);
+        rec.seconds++;
+        rec.second_is_parent += sid == api->cand_id(w->ctx, req->parent);
+        rec.second_same_source +=
+            strcmp(api->cand_source(w->ctx, req->second_parent), psrc) == 0;
+        for (size_t i = 0; i < req->n_inspirations; i++)
+            rec.second_in_inspirations +=
+                api->cand_id(w->ctx, req->inspirations[i].candidate) == sid;
+    }
+    /* New code: the parent's with a line of its own, at a random point of
+     * the parameter space. */
+    static const int blocks[] = {64, 128, 256, 512, 1024};
+    static const int vecs[] = {1, 2, 4}, items[] = {1, 2, 4, 8};
+    char *src = kevo__asprintf("// variant %u\n%s", w->made++, psrc);
+    char *assignment = kevo__asprintf(
+        "{\"BLOCK\": %d, \"VEC\": %d, \"ITEMS\": %d}",
+        blocks[api->uniform_int(w->ctx, 5)], vecs[api->uniform_int(w->ctx, 3)],
+        items[api->uniform_int(w->ctx, 4)]);
+    if (!src || !assignment ||
+        api->emit_child(w->ctx, req->id, src, assignment, "a variant") !=
+            KEVO_OK)
+        api->fail(w->ctx, req->id, KEVO_FAIL_INVALID, api->last_error(w->ctx));
+    free(src);
+    free(assignment);
+    api->done(w->ctx, req->id);
+    return KEVO_OK;
+}
+
+static kevo_status writer_revise(void *state, const kevo_operator_revision *rev)
+{
+    writer *w = state;
+    w->api->fail(w->ctx, rev->id, KEVO_FAIL_UNSUPPORTED, "no revisions here");
+    w->api->done(w->ctx, rev->id);
+    return KEVO_OK;
+}
+
+static void writer_fini(void *state)
+{
+    free(state);
+}
+
+static const kevo_operator_desc writer_desc = {
+    .abi_major = KEVO_OPERATOR_ABI_MAJOR,
+    .abi_minor = KEVO_OPERATOR_ABI_MINOR,
+    .struct_size = sizeof(kevo_operator_desc),
+    .name = "writer",
+    .version = "1.0",
+    .description = "writes code, records requests",
+    .init = writer_init,
+    .propose = writer_propose,
+    .fini = writer_fini,
+    .revise = writer_revise,
+};
+
+typedef struct cross_trace {
+    unsigned evaluated, failures, two_sources, params_crossovers;
+} cross_trace;
+
+static void on_cross_event(kevo_search *s, const kevo_search_event *ev,
+                           void *user)
+{
+    (void)s;
+    cross_trace *t = user;
+    if (ev->type == KEVO_SEARCH_EVALUATED) {
+        const char *op = kevo_candidate_operator(ev->candidate);
+        t->evaluated++;
+        t->params_crossovers += op && strcmp(op, "params") == 0 &&
+                                kevo_candidate_parent_count(ev->candidate) == 2;
+    }
+    if (ev->type == KEVO_SEARCH_FAILURE) {
+        t->failures++;
+        t->two_sources += ev->text && strstr(ev->text, "same source") != NULL;
+    }
+}
+
+static void test_second_parent(void)
+{
+    kevo_task *task = load_task("saxpy");
+    kevo_search *s = NULL;
+    scorer sc = {0, 0};
+    kevo_error e = KEVO__ERROR_INIT;
+    cross_trace tr = {0, 0, 0, 0};
+    if (kevo_search_new(task, &s, &e) != KEVO_OK ||
+        kevo_search_set_score_fn(s, score_code, &sc, &e) != KEVO_OK ||
+        kevo_search_set_int(s, KEVO_SEARCH_SEED, 11, &e) != KEVO_OK ||
+        kevo_search_set_int(s, KEVO_SEARCH_MAX_EVALS, 240, &e) != KEVO_OK ||
+        kevo_search_set_int(s, KEVO_SEARCH_INSPIRATIONS, 3, &e) != KEVO_OK ||
+        kevo_operator_host_register(kevo_search_host(s), &writer_desc, "test",
+                                    &e) != KEVO_OK ||
+        kevo_search_add_operator(s, "params", NULL, NULL, 1.0, &e) != KEVO_OK ||
+        kevo_search_add_operator(s, "writer", NULL, NULL, 1.0, &e) != KEVO_OK ||
+        kevo_search_set_callback(s, on_cross_event, &tr, &e) != KEVO_OK)
+        bail_out("cannot set up a search: %s", e.text);
+    ok(kevo_search_run(s, &e) == KEVO_OK, "the search runs%s%s",
+       *e.text ? ": " : "", e.text);
+    diag("%u evaluations, %u writer requests, %u with a second parent, %u "
+         "failures",
+         tr.evaluated, rec.requests, rec.seconds, tr.failures);
+    ok(rec.requests >= 60, "the writer got requests (%u)", rec.requests);
+    ok(rec.inspirations > 0, "with inspirations");
+    ok(rec.seconds > 0, "some of them with a second parent (%u)", rec.seconds);
+    ok(rec.seconds * 10 < rec.requests * 6,
+       "but only some (%u of %u): crossover is the exception", rec.seconds,
+       rec.requests);
+    is_uint(rec.second_is_parent, 0, "the second parent is never the parent");
+    is_uint(rec.second_same_source, 0,
+            "the code writer's second parent has other code");
+    is_uint(rec.second_in_inspirations, 0,
+            "the second parent is not shown again among the inspirations");
+    ok(tr.params_crossovers > 0,
+       "params makes crossovers of elites that share its parent's source "
+       "(%u)",
+       tr.params_crossovers);
+    is_uint(tr.two_sources, 0,
+            "params never gets a second parent with another source");
+    kevo_search_free(s);
+    kevo_task_free(task);
+}
+
+/* A scorer that fails every child with BLOCK=64, saying why. */
+typedef struct failing {
+    scorer base;
+    kevo_search *search;
+    unsigned failed;
+} failing;
+
+static kevo_status score_failing(const kevo_task *task, const kevo_candidate *c,
+                                 double *fitness, double *desc, void *user,
+                                 kevo_error *err)
+{
+    failing *f = user;
+    kevo_status rc = score(task, c, fitness, desc, &f->base, err);
+    if (rc == KEVO_OK && param(c, "BLOCK") == 64) {
+        f->failed++;
+        rc = kevo_search_fail_candidate(
+            f->search, "wrong", "shape 0 (n=1000): z[999] = 0, want 1", err);
+    }
+    return rc;
+}
+
+/* An operator that cannot repair: its failed children are counted, credited
+ * and never sent back. */
+static void test_validity(void)
+{
+    kevo_task *task = load_task("saxpy");
+    failing f = {0};
+    trace tr = {0};
+    kevo_search *s = make_search(task, &f.base, &tr, 4, 30);
+    f.search = s;
+    kevo_search_set_score_fn(s, score_failing, &f, NULL);
+    char *dir = temp_dir();
+    kevo_error e = KEVO__ERROR_INIT;
+    kevo_search_open_run(s, dir, 0, NULL, &e);
+    e = (kevo_error)KEVO__ERROR_INIT;
+    is_int(kevo_search_fail_candidate(s, "Not A Kind", "d", &e), KEVO_EINVAL,
+           "a kind that is not [a-z0-9_] is refused");
+    is_int(kevo_search_run(s, &e), KEVO_OK, "a search with failing children");
+    kevo_search_stats st = {.size = sizeof st};
+    kevo_search_get_stats(s, &st);
+    ok(f.failed > 0, "some children failed (%u)", f.failed);
+    is_uint(st.proposals, st.evaluations - 1,
+            "every child but the seed is a proposal");
+    is_uint(st.valid, st.proposals - f.failed, "the failed ones are invalid");
+    is_uint(st.repairs, 0, "params does not repair: no repair was sent");
+    is_uint(count_events(dir, "repair"), 0, "and none was logged");
+    json_t *sum = load_json(dir, "summary.json");
+    json_t *op = json_array_get(json_object_get(sum, "operators"), 0);
+    is_int(json_integer_value(json_object_get(op, "proposals")),
+           (int)st.proposals, "summary: the operator's proposals");
+    is_double(json_number_value(json_object_get(op, "validity")),
+              (double)st.valid / (double)st.proposals, 1e-5,
+              "summary: its validity");
+    json_decref(sum);
+    kevo_search_free(s);
+    remove_tree(dir);
+    free(dir);
+    kevo__buf_free(&tr.ids);
+    kevo_task_free(task);
+}
+
 int main(void)
 {
     const char *b = getenv("KEVO_BUILDDIR");
@@ -609,5 +847,7 @@ int main(void)
     test_islands();
     test_stops();
     test_kill_and_resume();
+    test_second_parent();
+    test_validity();
     return done_testing();
 }

@@ -231,10 +231,16 @@ static void test_setter_errors(void)
            KEVO_EINVAL, "init on a scalar with a value");
     like_str(err.text, "init on scalar 's', which has the fixed value 'n * m'",
              "... message");
-    is_int(kevo_task_set_init(t, "x", KEVO_DIST_RANDINT, 0, 1, fresh()),
-           KEVO_EINVAL, "randint on a float");
-    like_str(err.text, "'randint' is for integer types and 'x' is f32",
+    is_int(kevo_task_set_init(t, "x", KEVO_DIST_RANDINT, -3, 3, fresh()),
+           KEVO_OK, "randint on a float: whole numbers, which tie");
+    is_int(kevo_task_set_init(t, "x", KEVO_DIST_RANDINT, 0, 16777217, fresh()),
+           KEVO_EINVAL, "randint on f32 past 2^24");
+    like_str(err.text,
+             "randint on f32 needs whole numbers lo <= hi from -1.67772e+07 "
+             "to 1.67772e+07, where f32 holds every whole number",
              "... message");
+    is_int(kevo_task_set_init(t, "x", KEVO_DIST_RANDINT, 0.5, 2, fresh()),
+           KEVO_EINVAL, "randint on a float from 0.5");
     is_int(kevo_task_set_init(t, "k", KEVO_DIST_NORMAL, 0, 1, fresh()),
            KEVO_EINVAL, "normal on an integer");
     like_str(err.text, "'normal' draws real numbers and 'k' is u8",
@@ -289,7 +295,8 @@ static void test_setter_errors(void)
            KEVO_EINVAL, "cost without bytes");
     is_int(kevo_task_set_cost(t, "n", "n", (kevo_peak)9, fresh()), KEVO_EINVAL,
            "cost: bad peak");
-    like_str(err.text, "unknown peak 9 (known: fp32, fp64, tf32, fp16, bf16)",
+    like_str(err.text,
+             "unknown peak 9 (known: fp32, fp64, tf32, fp16, bf16, fp8)",
              "... message");
     is_int(kevo_task_set_cost(t, "4*", "n", KEVO_PEAK_FP32, fresh()),
            KEVO_EPARSE, "cost: bad bytes expression");
@@ -444,6 +451,7 @@ static void test_getters(kevo_task *t)
     is_str(kevo_peak_name(KEVO_PEAK_TF32), "tf32", "peak name tf32");
     is_str(kevo_peak_name(KEVO_PEAK_FP16), "fp16", "peak name fp16");
     is_str(kevo_peak_name(KEVO_PEAK_BF16), "bf16", "peak name bf16");
+    is_str(kevo_peak_name(KEVO_PEAK_FP8), "fp8", "peak name fp8");
     is_str(kevo_peak_name((kevo_peak)42), "?", "peak name of nonsense");
 
     /* x and y twice, acc three times (input copy and reference), idx

@@ -207,11 +207,14 @@ KEVO_API const char *kevo_evaluator_device_name(const kevo_evaluator *ev);
 
 /*
  * kevo_evaluator_bandwidth: the measured memory bandwidth in bytes (read
- * plus written) per second: the best of a device-to-device copy and a
- * kernel reading two streams and writing one; kevo_evaluator_peak: the measured
- * peak of a kind of arithmetic in operations (an FMA counts two) per second.
- * Both return 0 before start or when started without a GPU. A tensor-core peak
- * is measured the first time it is asked for, here or by a task that needs it.
+ * plus written) per second: the best of four streams of 16-byte words over
+ * buffers far larger than the L2 cache (read-only, write-only, copy and
+ * triad), timed as candidates are; kevo_evaluator_peak: the measured peak
+ * of a kind of arithmetic in operations (an FMA counts two) per second; a
+ * tensor-core peak is the best of the instruction families the device has
+ * (mma.sync, and wgmma at compute capability 9.0). Both return 0 before
+ * start or when started without a GPU. A tensor-core peak is measured the
+ * first time it is asked for, here or by a task that needs it.
  */
 KEVO_API double kevo_evaluator_bandwidth(const kevo_evaluator *ev);
 
@@ -221,6 +224,18 @@ KEVO_API double kevo_evaluator_bandwidth(const kevo_evaluator *ev);
  * a GPU. */
 KEVO_API double kevo_evaluator_latency(const kevo_evaluator *ev);
 KEVO_API double kevo_evaluator_peak(kevo_evaluator *ev, kevo_peak peak);
+
+/*
+ * kevo_evaluator_ceiling: the measured ceiling called name, measured now
+ * when not known yet: "bandwidth", "launch" and the kevo_peak_name()s as
+ * above, and the figures of the probes they are the best of:
+ * "bandwidth_read", "bandwidth_write", "bandwidth_copy" and
+ * "bandwidth_triad" (bytes per second), and "K_mma_sync" and "K_wgmma" for
+ * K of "tf32", "fp16", "bf16" and "fp8" (operations per second). Returns 0
+ * for an unknown name, a figure the device cannot have (wgmma below or
+ * above compute capability 9.0), before start and without a GPU.
+ */
+KEVO_API double kevo_evaluator_ceiling(kevo_evaluator *ev, const char *name);
 
 /*
  * kevo_evaluator_submit: queues an evaluation of cand (copied) for task
@@ -360,6 +375,16 @@ KEVO_API const char *kevo_eval_result_reason(const kevo_eval_result *res);
 
 /* kevo_eval_result_compile_log: NVRTC's log, borrowed ("" when empty). */
 KEVO_API const char *kevo_eval_result_compile_log(const kevo_eval_result *res);
+
+/*
+ * kevo_eval_result_diagnostic: what kevo tells an operator that is to
+ * repair the candidate: the reason (kevo_eval_result_reason()) and, after a
+ * compile error, the compiler's error lines (at most 20, each cut to 300
+ * bytes), each with the indented lines NVRTC prints under it to show
+ * where. A new string that the caller frees with free(); NULL when the
+ * verdict is KEVO_VERDICT_OK, for a NULL res, or when out of memory.
+ */
+KEVO_API char *kevo_eval_result_diagnostic(const kevo_eval_result *res);
 
 /* kevo_eval_result_fitness: the geometric mean of the shapes' efficiencies;
  * 0 when the verdict is not KEVO_VERDICT_OK or timing was off. */

@@ -30,6 +30,14 @@
  * spends tokens reports them with api->report_usage(), so that the search
  * can stop on a token or cost budget.
  *
+ * Since ABI 1.2 an operator may also repair its children: when a child
+ * fails (it does not compile, computes a wrong element, faults, times out,
+ * or emit_child() refused it), the host's caller may hand the failure back
+ * through the optional repair() with kevo's diagnostic, and the plugin
+ * answers with at most one repaired child through api->emit_child() (or
+ * api->fail()) and then api->done(), in the same cycle. A request also
+ * carries the recent failed attempts from its parent.
+ *
  * Threads: the host is not thread-safe. A plugin calls the host's functions
  * only from inside init, propose, revise and poll (and api->free and
  * api->log from fini), on the thread that called them.
@@ -63,9 +71,13 @@ extern "C" {
  * 1.0: the descriptor, the request and the host table.
  * 1.1: the descriptor's revise() and the revision request (meta-prompt
  *      revision); the host functions emit_prompt, report_usage and
- *      instance_name. */
+ *      instance_name.
+ * 1.2: the descriptor's repair() and the repair request; the request's
+ *      failures (recent failed attempts from its parent); the revision
+ *      request's failure_kinds and failed_children; the attempt numbers
+ *      of emit_child(). */
 #define KEVO_OPERATOR_ABI_MAJOR 1
-#define KEVO_OPERATOR_ABI_MINOR 1
+#define KEVO_OPERATOR_ABI_MINOR 2
 
 /* The name of the one symbol a plugin exports. */
 #define KEVO_OPERATOR_ENTRY_SYMBOL "kevo_operator_entry"
@@ -97,6 +109,24 @@ typedef enum kevo_log_level {
 #define KEVO_FAIL_UNSUPPORTED "unsupported" /* a request it cannot serve */
 #define KEVO_FAIL_INTERNAL "internal"       /* a fault of the operator */
 
+/*
+ * A failure as kevo tells an operator about it (ABI 1.2): a failed attempt
+ * from a request's parent, a failure kind of a prompt's record, or a
+ * failed child of a prompt. kind is a short word: an evaluation's verdict
+ * ("compile_error", "rejected", "launch_error", "fault", "timeout",
+ * "wrong", "input_modified"), "invalid" or "duplicate" for a child that
+ * emit_child() refused, or a failure kind of api->fail() ("no_code",
+ * "edit", ...). The struct is fixed: a later minor version adds new arrays
+ * rather than fields. Strings are borrowed as the struct that holds the
+ * array says.
+ */
+typedef struct kevo_operator_failure {
+    const char *kind;
+    const char *diagnostic; /* kevo's diagnostic in one line, or NULL */
+    uint64_t count;         /* how many failures it stands for (>= 1) */
+    uint64_t candidate;     /* the failed child's id, or 0 */
+} kevo_operator_failure;
+
 /* A candidate shown beside the parent, with its evaluation summary. */
 typedef struct kevo_operator_inspiration {
     const kevo_candidate *candidate;
@@ -109,7 +139,9 @@ typedef struct kevo_operator_inspiration {
  * from propose() until the plugin calls api->done() for it (asynchronous
  * operators may keep the pointer). Candidates are opaque: read them through
  * the host table (api->cand_source() and so on). Fields appended in later
- * minor versions take the reserved slots; check size before reading one.
+ * minor versions take the reserved slots, so the size stays that of 1.0:
+ * a host of an older minor leaves them zero, and a caller of
+ * kevo_operator_submit() zero-initialises what it does not set.
  */
 typedef struct kevo_operator_request {
     size_t size; /* sizeof(kevo_operator_request) of the host */
@@ -128,7 +160,12 @@ typedef struct kevo_operator_request {
     const char *prompt_json;
     int64_t prompt_id;   /* the prompt's id, or -1 for none */
     uint32_t n_children; /* how many children are wanted (>= 1) */
-    void *reserved[8];
+    /* ABI 1.2: recent failed attempts from the same parent, the most
+     * recent first, each with its kind, a one-line diagnostic and its
+     * candidate's id (count 1); NULL and 0 when there are none. */
+    const kevo_operator_failure *failures;
+    size_t n_failures;
+    void *reserved[6];
 } kevo_operator_request;
 
 /*
@@ -170,8 +207,57 @@ typedef struct kevo_operator_revision {
     const char *best_summary_json;
     const char *worst_source;
     const char *worst_summary_json;
-    void *reserved[8];
+    /* ABI 1.2: how the prompt's children failed: one entry per kind with
+     * its count (diagnostic NULL, candidate 0), the commonest first; and
+     * a few of its failed children, the most recent first, each with its
+     * kind, its one-line diagnostic and its candidate's id. NULL and 0
+     * when there are none (and from a host of an older minor). */
+    const kevo_operator_failure *failure_kinds;
+    size_t n_failure_kinds;
+    const kevo_operator_failure *failed_children;
+    size_t n_failed_children;
+    void *reserved[4];
 } kevo_operator_revision;
+
+/*
+ * A request to repair a failed child (ABI 1.2): the host hands it to the
+ * descriptor's repair() and the plugin answers with at most one repaired
+ * child through api->emit_child() (or api->fail()) and api->done(), as for
+ * a kevo_operator_request, with the same lifetime. The repaired child's
+ * lineage is the failed child's: the same parents, prompt and generation.
+ *
+ * The failed child is named by the request that gave it (request_id: a
+ * request for children or an earlier repair) and its attempt number there:
+ * the host numbers the calls of emit_child() for each request 0, 1, 2, ...
+ * in the order they were made, refused calls included, so a plugin that
+ * counts its own calls knows which of its children failed. For a child the
+ * host refused, child is NULL and source is what emit_child() was given.
+ *
+ * The caller of kevo_operator_repair() fills the same struct; the host
+ * copies it and sets id. Fields appended in later minor versions take the
+ * reserved slots; check size before reading one.
+ */
+typedef struct kevo_operator_repair_request {
+    size_t size;         /* sizeof(kevo_operator_repair_request) */
+    uint64_t id;         /* unique among this host's requests; never 0 */
+    uint64_t request_id; /* the request that gave the failed child */
+    uint32_t attempt;    /* its attempt number in that request */
+    uint32_t turn;       /* 1 for the first repair of a child, 2 for the
+                            repair of a repaired child, ... */
+    uint32_t turns_left; /* repair turns left after this one */
+    const kevo_candidate *child; /* the failed child, or NULL (refused) */
+    const char *source;          /* required: its source */
+    const char *kind;            /* required: the failure kind */
+    /* Required: kevo's diagnostic, as the model should read it: the
+     * compile log's error lines, the verdict's reason naming the shape,
+     * the argument and the element, why emit_child() refused it, ... */
+    const char *diagnostic;
+    int64_t prompt_id; /* the failed child's prompt, or -1 */
+    /* The parent of the request that gave the failed child: required when
+     * child is NULL, ignored otherwise. */
+    const kevo_candidate *parent;
+    void *reserved[8];
+} kevo_operator_repair_request;
 
 /*
  * The host's functions, given to init. The table is owned by the host,
@@ -276,8 +362,9 @@ typedef struct kevo_host_api {
                 const char *assignment_json);
     /* Checks that assignment is valid for c: every value in its domain,
      * every constraint true and every launch within the device's limits at
-     * every shape of the task. Returns KEVO_OK or the failure's code, with
-     * the reason in last_error(). */
+     * every shape of the task, and (since ABI 1.2) c's source free of
+     * #includes kernels may not have. Returns KEVO_OK or the failure's
+     * code, with the reason in last_error(). */
     kevo_status (*check)(kevo_host_ctx *ctx, const kevo_candidate *c,
                          const char *assignment_json);
 
@@ -296,18 +383,26 @@ typedef struct kevo_host_api {
      * for the task; assignment_json (may be NULL: the defaults, or the
      * parent's values where the child has the parent's source) sets its
      * parameters; note (may be NULL) says in a few words what changed. All
-     * three are copied. The host checks the child as check() does, sets its
-     * lineage and keeps it. Returns KEVO_OK; KEVO_EPARSE or KEVO_EINVALID
-     * for source whose blocks do not parse or fit the task (also for an
-     * assignment that is not a JSON object of integers); KEVO_ENOENT for
-     * an unknown parameter; KEVO_ERANGE for a value outside its domain or
-     * a launch outside CUDA's limits; KEVO_ECONSTRAINT for a broken
-     * constraint; KEVO_ELIMIT for too much shared memory; an expression
-     * error (KEVO_EOVERFLOW, KEVO_EDIVZERO, KEVO_EUNDEFINED); KEVO_EEXIST
-     * for the parent unchanged or a child already seen; KEVO_EINVAL for an
-     * unknown or finished req_id; KEVO_ENOMEM. On failure the reason is in
-     * last_error() and nothing was kept; the plugin may repair the child or
-     * report a failure.
+     * three are copied. The host checks the child as check() does (the
+     * #include scan of the evaluator among the checks), sets its lineage
+     * and keeps it. Returns KEVO_OK; KEVO_EPARSE or KEVO_EINVALID for
+     * source whose blocks do not parse or fit the task (also for an
+     * assignment that is not a JSON object of integers, and for an
+     * #include of a header kernels may not include, with the include
+     * scan's message); KEVO_ENOENT for an unknown parameter; KEVO_ERANGE
+     * for a value outside its domain or a launch outside CUDA's limits;
+     * KEVO_ECONSTRAINT for a broken constraint; KEVO_ELIMIT for too much
+     * shared memory; an expression error (KEVO_EOVERFLOW, KEVO_EDIVZERO,
+     * KEVO_EUNDEFINED); KEVO_EEXIST for the parent unchanged (for a
+     * repair: the failed child unchanged), a child already seen, or a
+     * second child of a repair request; KEVO_EINVAL for an unknown or
+     * finished req_id; KEVO_ENOMEM. On failure the reason is in
+     * last_error() and nothing was kept but the source and the reason,
+     * which the request's result lists as a refused attempt (since ABI
+     * 1.2) so that the caller may ask for a repair; the plugin may also
+     * repair the child itself or report a failure. Each call that names
+     * a request in flight is one attempt of that request, numbered from 0
+     * (ABI 1.2: see kevo_operator_repair_request).
      */
     kevo_status (*emit_child)(kevo_host_ctx *ctx, uint64_t req_id,
                               const char *source, const char *assignment_json,
@@ -418,11 +513,23 @@ typedef struct kevo_operator_desc {
      */
     kevo_status (*revise)(void *state, const kevo_operator_revision *rev);
 
-    void *reserved[7];
+    /*
+     * ABI 1.2, optional (NULL for operators that do not repair children).
+     * Starts work on repairing a failed child (see kevo_operator_repair_request
+     * for its lifetime): the plugin calls api->emit_child() at most once with
+     * the repaired child, or api->fail(), and then api->done(), in repair()
+     * itself or (with poll) later, exactly as for propose(). Returning a
+     * failure code (after api->error()) fails the request as a whole. The
+     * host calls it only for a descriptor whose abi_minor is at least 2.
+     */
+    kevo_status (*repair)(void *state, const kevo_operator_repair_request *rep);
+
+    void *reserved[6];
 } kevo_operator_desc;
 
 /* The size of a version 1.0 descriptor: the host refuses a smaller
- * struct_size. Version 1.1 took a reserved slot: the size is the same. */
+ * struct_size. Versions 1.1 and 1.2 took reserved slots: the size is the
+ * same. */
 #define KEVO_OPERATOR_DESC_SIZE_1_0                                            \
     (offsetof(kevo_operator_desc, revise) + 8 * sizeof(void *))
 
@@ -646,8 +753,9 @@ KEVO_API kevo_status kevo_operator_host_usage(const kevo_operator_host *host,
  * synchronous operator that returns without ending the request has it
  * ended the same way. req->size must be at least the size of a version 1.0
  * request, req->parent must not be NULL and req->n_children must be at
- * least 1. Returns KEVO_OK (the outcome comes as a result), KEVO_EINVAL for
- * a bad request, or KEVO_ENOMEM.
+ * least 1; each of req->failures (when n_failures > 0) needs a kind.
+ * Returns KEVO_OK (the outcome comes as a result), KEVO_EINVAL for a bad
+ * request, or KEVO_ENOMEM.
  */
 KEVO_API kevo_status kevo_operator_submit(kevo_operator *op,
                                           const kevo_operator_request *req,
@@ -670,7 +778,9 @@ KEVO_API int kevo_operator_can_revise(const kevo_operator *op);
  * a JSON object of named sections (or a whole prompt holding them in its
  * "sections" member, whose "name" then fills a NULL prompt_name) that
  * kevo_promptpool_add() would take, and rev->record, when given, a record
- * whose size is 0 or at least sizeof(kevo_prompt_record). Returns KEVO_OK
+ * whose size is 0 or at least sizeof(kevo_prompt_record); each entry of
+ * rev->failure_kinds and rev->failed_children needs a kind (a count of 0
+ * is read as 1). Returns KEVO_OK
  * (the outcome comes as a result); KEVO_EINVAL for a bad request or an
  * instance that cannot revise (kevo_operator_can_revise()); KEVO_EPARSE or
  * KEVO_EINVALID for sections that do not parse or are not valid, naming
@@ -679,6 +789,32 @@ KEVO_API int kevo_operator_can_revise(const kevo_operator *op);
 KEVO_API kevo_status kevo_operator_revise(kevo_operator *op,
                                           const kevo_operator_revision *rev,
                                           uint64_t *id, kevo_error *err);
+
+/*
+ * kevo_operator_can_repair: non-zero when the instance's plugin repairs
+ * children: its descriptor is of ABI 1.2 or later and has repair().
+ */
+KEVO_API int kevo_operator_can_repair(const kevo_operator *op);
+
+/*
+ * kevo_operator_repair: hands rep, a request to repair a failed child, to
+ * the instance. As kevo_operator_submit(), the host copies the request and
+ * what it points to, gives it a new id (rep->id is ignored) returned in
+ * *id (may be NULL), and calls the plugin's repair; the repaired child
+ * (at most one) comes back in the request's result, failures as
+ * failures. The repaired child gets the failed child's lineage: that of
+ * rep->child when given (its parents, prompt and generation), else that
+ * of a child of rep->parent (generation one more, prompt rep->prompt_id).
+ * rep->size must be at least the size of a version 1.2 repair request;
+ * rep->source, rep->kind and rep->diagnostic must not be NULL, nor
+ * rep->parent when rep->child is; rep->turn is at least 1. Returns
+ * KEVO_OK (the outcome comes as a result); KEVO_EINVAL for a bad request
+ * or an instance that cannot repair (kevo_operator_can_repair());
+ * KEVO_ENOMEM.
+ */
+KEVO_API kevo_status
+kevo_operator_repair(kevo_operator *op, const kevo_operator_repair_request *rep,
+                     uint64_t *id, kevo_error *err);
 
 /*
  * kevo_operator_host_poll: drives the work in flight of every instance for
@@ -755,6 +891,31 @@ kevo_operator_result_failure_kind(const kevo_operator_result *res, size_t i);
  * NULL when out of range. */
 KEVO_API const char *
 kevo_operator_result_failure_reason(const kevo_operator_result *res, size_t i);
+
+/* kevo_operator_result_child_attempt: the attempt number of child i in
+ * its request (the call of emit_child() that gave it, counting from 0,
+ * refused calls included; see kevo_operator_repair_request), or 0 when out of
+ * range. */
+KEVO_API uint32_t
+kevo_operator_result_child_attempt(const kevo_operator_result *res, size_t i);
+
+/* kevo_operator_result_refused_count: how many calls of emit_child() for
+ * the request the host refused (ABI 1.2 and older plugins alike). */
+KEVO_API size_t
+kevo_operator_result_refused_count(const kevo_operator_result *res);
+
+/*
+ * kevo_operator_result_refused: the source of refused attempt i, borrowed
+ * from the result, or NULL when out of range (or when emit_child() got no
+ * source). *attempt gets its attempt number, *kind "duplicate" (the
+ * parent unchanged, or a child already seen) or "invalid" (any other
+ * refusal), and *reason emit_child()'s message, borrowed; each output may
+ * be NULL.
+ */
+KEVO_API const char *
+kevo_operator_result_refused(const kevo_operator_result *res, size_t i,
+                             uint32_t *attempt, const char **kind,
+                             const char **reason);
 
 /* kevo_operator_result_prompt_count: how many revised prompts a revision
  * request gave (0 for a request for children). */

@@ -105,8 +105,19 @@ typedef struct kevo_prompt_record {
     double beta;
     double mean;        /* alpha / (alpha + beta) */
     uint64_t revisions; /* times it was handed out for revision */
-    unsigned char reserved[64];
+    /* Failures credited with kevo_promptpool_credit_failure(), every
+     * kind together. */
+    uint64_t failures;
+    unsigned char reserved[56];
 } kevo_prompt_record;
+
+/* What a prompt's record keeps of its failures
+ * (kevo_promptpool_credit_failure()): counts of at most this many kinds
+ * (the rest count as "other"), the most recent failed children, and their
+ * diagnostics in one line of at most this many bytes. */
+#define KEVO_PROMPT_FAILURE_KINDS_MAX 16
+#define KEVO_PROMPT_FAILED_CHILDREN 3
+#define KEVO_PROMPT_DIAGNOSTIC_MAX 300
 
 /*
  * kevo_promptpool_new: an empty pool of at most cap prompts, with every
@@ -272,6 +283,48 @@ KEVO_API kevo_status kevo_promptpool_credit(kevo_promptpool *pool, uint64_t id,
                                             kevo_error *err);
 
 /*
+ * kevo_promptpool_credit_failure: records how a child of prompt id failed
+ * (or a request with it that gave no child): kind is a short lower-case
+ * word ([a-z0-9_], 1 to 32 bytes), such as an evaluation's verdict
+ * ("compile_error", "wrong") or an operator's failure kind ("no_code");
+ * candidate is the failed child's id (0 when there is none) and
+ * diagnostic (may be NULL) kevo's diagnostic, kept as one line of at most
+ * KEVO_PROMPT_DIAGNOSTIC_MAX bytes. The record counts the kind (past
+ * KEVO_PROMPT_FAILURE_KINDS_MAX kinds, as "other") and keeps the
+ * KEVO_PROMPT_FAILED_CHILDREN most recent failures that name a child or
+ * have a diagnostic. It is apart from kevo_promptpool_credit(), which
+ * still credits the child as failed for the sampling. Returns KEVO_OK;
+ * KEVO_ENOENT when the prompt is not in the pool (nothing changes);
+ * KEVO_EINVAL for a NULL pool, a bad kind or a candidate id of 2^63 or
+ * more; KEVO_ENOMEM.
+ */
+KEVO_API kevo_status kevo_promptpool_credit_failure(
+    kevo_promptpool *pool, uint64_t id, const char *kind, uint64_t candidate,
+    const char *diagnostic, kevo_error *err);
+
+/*
+ * kevo_promptpool_failure_kind: the i-th failure kind of prompt id, the
+ * commonest first (equal counts in byte order of the kinds), borrowed
+ * while the prompt is in the pool, with its count in *count (may be NULL);
+ * NULL (and 0) past the last kind or for an id not in the pool.
+ */
+KEVO_API const char *kevo_promptpool_failure_kind(const kevo_promptpool *pool,
+                                                  uint64_t id, size_t i,
+                                                  uint64_t *count);
+
+/*
+ * kevo_promptpool_failed_child: the i-th of the failures kept for prompt
+ * id, the most recent first: its diagnostic (one line, "" when it had
+ * none) is returned, borrowed while the prompt is in the pool; *candidate
+ * gets the child's id (0 for none) and *kind its kind, borrowed (each may
+ * be NULL). NULL past the last, or for an id not in the pool.
+ */
+KEVO_API const char *kevo_promptpool_failed_child(const kevo_promptpool *pool,
+                                                  uint64_t id, size_t i,
+                                                  uint64_t *candidate,
+                                                  const char **kind);
+
+/*
  * kevo_promptpool_revision_due: whether a prompt should be revised now.
  * When revise_every > 0, the pool has been used at least revise_every times
  * since the last revision was handed out, and some prompt has been chosen
@@ -341,7 +394,8 @@ KEVO_API kevo_status kevo_promptpool_prompt_json(const kevo_promptpool *pool,
 
 /*
  * kevo_promptpool_to_json: the whole pool (cap, options, counters, and every
- * prompt with its sections, lineage and record) as JSON text in a new
+ * prompt with its sections, lineage and record, its failures included) as
+ * JSON text in a new
  * string that the caller frees with free(). kevo_promptpool_from_json() of
  * the text gives a pool whose JSON is the same text, byte for byte, and
  * that makes the same choices with the same generator. Returns KEVO_OK,

@@ -84,7 +84,10 @@ typedef enum kevo_search_option {
     KEVO_SEARCH_GATE_TOP = 16,        /* elites tried, best first, when
                                          looking for a champion at the end */
     KEVO_SEARCH_TUNE = 17,            /* 1: per-shape tuning at the end */
-    KEVO_SEARCH_CHILDREN = 18         /* children asked of each request */
+    KEVO_SEARCH_CHILDREN = 18,        /* children asked of each request */
+    KEVO_SEARCH_REPAIR_TURNS = 19     /* times a failed child goes back to
+                                         an operator that repairs, with
+                                         kevo's diagnostic (0: never) */
 } kevo_search_option;
 
 /* Why a search stopped, as kevo_search_stats.stop says. Values are only
@@ -122,7 +125,12 @@ typedef struct kevo_search_stats {
     double cost;
     double seconds_left; /* before the wall-time budget; NaN without one */
     kevo_stop_reason stop;
-    unsigned char reserved[64];
+    /* Children proposed by operators (judged, or refused by the host),
+     * repairs included, and of those the ones that compiled and were
+     * correct: valid / proposals is the validity. */
+    uint64_t proposals, valid;
+    uint64_t repairs; /* repair requests sent to operators */
+    unsigned char reserved[40];
 } kevo_search_stats;
 
 /* What a callback is told about. Values are only ever appended. */
@@ -169,6 +177,26 @@ typedef kevo_status (*kevo_search_score_fn)(const kevo_task *task,
                                             const kevo_candidate *cand,
                                             double *fitness, double *descriptor,
                                             void *user, kevo_error *err);
+
+/*
+ * kevo_search_fail_candidate: called by a scoring function for the
+ * candidate it is scoring, says that the candidate failed and why: kind is
+ * a short lower-case word ([a-z0-9_], such as "compile_error" or "wrong")
+ * and diagnostic the message an operator should read to repair it (the
+ * error lines of a compiler's log, the element that was wrong, ...). The
+ * candidate then counts as failed whatever fitness the function gives;
+ * its failure is credited to its prompt, shown to later requests for its
+ * parent and, within the option repair_turns, sent back to an operator
+ * that repairs children (kevo_operator_can_repair()). A function that
+ * only gives fitness 0 fails the candidate without a diagnostic: it is
+ * counted, never repaired. Returns KEVO_OK; KEVO_ESTATE outside a call of
+ * the scoring function; KEVO_EINVAL for a bad kind or a NULL diagnostic;
+ * KEVO_ENOMEM.
+ */
+KEVO_API kevo_status kevo_search_fail_candidate(kevo_search *search,
+                                                const char *kind,
+                                                const char *diagnostic,
+                                                kevo_error *err);
 
 /*
  * kevo_search_new: a search of task (borrowed: it must outlive the search)

@@ -41,7 +41,8 @@ typedef enum kevo_dist {
         0, /* normal(0, 1) for floats, randint(0, 127) for ints */
     KEVO_DIST_NORMAL = 1,   /* mean a, standard deviation b */
     KEVO_DIST_UNIFORM = 2,  /* uniform on [a, b) */
-    KEVO_DIST_RANDINT = 3,  /* integers uniform on [a, b], both included */
+    KEVO_DIST_RANDINT = 3,  /* whole numbers uniform on [a, b], both
+                               included (on a float type: ties) */
     KEVO_DIST_CONSTANT = 4, /* every element a */
     /* Integer types holding packed 4-bit values: every 4-bit field of an
      * element (bits 4j to 4j + 3, so the low nibble of each byte first on
@@ -57,7 +58,8 @@ typedef enum kevo_peak {
     KEVO_PEAK_FP64 = 1, /* FP64 FMA */
     KEVO_PEAK_TF32 = 2, /* TF32 tensor cores */
     KEVO_PEAK_FP16 = 3, /* FP16 tensor cores */
-    KEVO_PEAK_BF16 = 4  /* BF16 tensor cores */
+    KEVO_PEAK_BF16 = 4, /* BF16 tensor cores */
+    KEVO_PEAK_FP8 = 5   /* FP8 (E4M3) tensor cores */
 } kevo_peak;
 
 /* The two kinds of shape. */
@@ -359,7 +361,8 @@ KEVO_API kevo_status kevo_task_cost(const kevo_task *task,
 /* kevo_task_peak: the ceiling the flops count against. */
 KEVO_API kevo_peak kevo_task_peak(const kevo_task *task);
 
-/* kevo_peak_name: "fp32", "fp64", "tf32", "fp16" or "bf16"; "?" otherwise. */
+/* kevo_peak_name: "fp32", "fp64", "tf32", "fp16", "bf16" or "fp8"; "?"
+ * otherwise. */
 KEVO_API const char *kevo_peak_name(kevo_peak peak);
 
 /*

@@ -32,10 +32,8 @@ double kevo__seconds_now(void)
 
 /* ---- the worker's own kernels ------------------------------------------ */
 
-/* Compiles kernels.cu.h for arch ("sm_90" or "compute_90") into *image (a
- * cubin, or PTX for a compute_ target). */
-static kevo_status compile_kernels(const char *arch, char **image,
-                                   kevo_error *err)
+kevo_status kevo__gpu_compile(const char *source, const char *name,
+                              const char *arch, char **image, kevo_error *err)
 {
     nvrtcProgram prog = NULL;
     char option[64], *log = NULL;
@@ -44,8 +42,7 @@ static kevo_status compile_kernels(const char *arch, char **image,
     size_t size = 0, log_size = 0;
     kevo_status rc = KEVO_OK;
     snprintf(option, sizeof(option), "--gpu-architecture=%s", arch);
-    nvrtcResult r = nvrtcCreateProgram(&prog, kevo__kernels_source,
-                                       "kevo_internal.cu", 0, NULL, NULL);
+    nvrtcResult r = nvrtcCreateProgram(&prog, source, name, 0, NULL, NULL);
     if (r == NVRTC_SUCCESS)
         r = nvrtcCompileProgram(prog, 2, opts);
     if (r == NVRTC_ERROR_COMPILATION &&
@@ -62,7 +59,7 @@ static kevo_status compile_kernels(const char *arch, char **image,
     if (r != NVRTC_SUCCESS && rc == KEVO_OK)
         rc = kevo__error_set_foreign(
             err, KEVO_EEXTERNAL, KEVO_DOMAIN_NVRTC, (long)r,
-            "compiling the worker's kernels for %s: %s%s%s", arch,
+            "compiling the worker's %s for %s: %s%s%s", name, arch,
             nvrtcGetErrorString(r), log ? "\n" : "", log ? log : "");
     if (rc != KEVO_OK) {
         free(*image);
@@ -73,15 +70,14 @@ static kevo_status compile_kernels(const char *arch, char **image,
     return rc;
 }
 
-/* A cubin for the device, or else PTX for the newest architecture NVRTC
- * knows that the device can run. */
-static kevo_status build_kernels(kevo__gpu *g, char **image, kevo_error *err)
+kevo_status kevo__gpu_build(const kevo__gpu *g, const char *source,
+                            const char *name, char **image, kevo_error *err)
 {
     char arch[32];
     int n = 0, best = 0, *archs = NULL;
     snprintf(arch, sizeof(arch), "sm_%" PRId64, g->cc);
     kevo_error first = KEVO__ERROR_INIT;
-    if (compile_kernels(arch, image, &first) == KEVO_OK)
+    if (kevo__gpu_compile(source, name, arch, image, &first) == KEVO_OK)
         return KEVO_OK;
     if (nvrtcGetNumSupportedArchs(&n) == NVRTC_SUCCESS && n > 0 &&
         (archs = calloc((size_t)n, sizeof(*archs))) != NULL &&
@@ -95,7 +91,7 @@ static kevo_status build_kernels(kevo__gpu *g, char **image, kevo_error *err)
     if (best == 0 || best == g->cc)
         return kevo__error_wrap(err, &first, "%s", "");
     snprintf(arch, sizeof(arch), "compute_%d", best);
-    return compile_kernels(arch, image, err);
+    return kevo__gpu_compile(source, name, arch, image, err);
 }
 
 static kevo_status get_kernel(CUmodule m, const char *name, CUfunction *f,
@@ -109,7 +105,8 @@ static kevo_status get_kernel(CUmodule m, const char *name, CUfunction *f,
 static kevo_status load_kernels(kevo__gpu *g, kevo_error *err)
 {
     char *image = NULL;
-    kevo_status rc = build_kernels(g, &image, err);
+    kevo_status rc = kevo__gpu_build(g, kevo__kernels_source,
+                                     "kevo_internal.cu", &image, err);
     if (rc == KEVO_OK)
         rc = kevo__cu_check(kevo__cu.cuModuleLoadData(&g->module, image),
                             "loading the worker's kernels", err);
@@ -135,14 +132,6 @@ static kevo_status load_kernels(kevo__gpu *g, kevo_error *err)
         {"kevo_internal_compare_reduce", offsetof(kevo__gpu, compare_reduce)},
         {"kevo_internal_equal", offsetof(kevo__gpu, equal)},
         {"kevo_internal_flush_l2", offsetof(kevo__gpu, flush_l2)},
-        {"kevo_internal_copy", offsetof(kevo__gpu, copy)},
-        {"kevo_internal_triad", offsetof(kevo__gpu, triad)},
-        {"kevo_probe_empty", offsetof(kevo__gpu, probe_empty)},
-        {"kevo_internal_fma_f32", offsetof(kevo__gpu, fma_f32)},
-        {"kevo_internal_fma_f64", offsetof(kevo__gpu, fma_f64)},
-        {"kevo_internal_mma_f16", offsetof(kevo__gpu, mma_f16)},
-        {"kevo_internal_mma_bf16", offsetof(kevo__gpu, mma_bf16)},
-        {"kevo_internal_mma_tf32", offsetof(kevo__gpu, mma_tf32)},
     };
     for (size_t i = 0; i < KEVO_ARRAY_SIZE(fixed) && rc == KEVO_OK; i++)
         rc = get_kernel(g->module, fixed[i].name,
@@ -274,6 +263,7 @@ static kevo_status gpu_open(kevo__gpu *g, int device, kevo_error *err)
 static void gpu_close(kevo__gpu *g)
 {
     kevo__profiler_free(g->prof);
+    kevo__probes_free(g->probes);
     kevo__refcache_free(g->refs);
     kevo__pool_free(g->pool);
     if (g->flush)

@@ -54,6 +54,7 @@ typedef struct kevo__cmp {
 typedef struct kevo__refcache kevo__refcache;
 typedef struct kevo__pool kevo__pool;
 typedef struct kevo__profiler kevo__profiler;
+typedef struct kevo__probes kevo__probes;
 
 /* The device, its context and the worker's own kernels. */
 typedef struct kevo__gpu {
@@ -70,9 +71,8 @@ typedef struct kevo__gpu {
 
     CUmodule module; /* kernels.cu.h, compiled for the device */
     CUfunction fill[KEVO__NDTYPES], compare[KEVO__NDTYPES];
-    CUfunction compare_reduce, equal, flush_l2, copy, triad, fma_f32, fma_f64;
-    CUfunction probe_empty; /* kevo_probe_empty: the launch latency */
-    CUfunction mma_f16, mma_bf16, mma_tf32;
+    CUfunction compare_reduce, equal, flush_l2;
+    kevo__probes *probes; /* the ceilings' kernels; NULL until needed */
 
     CUdeviceptr partial;  /* compare partials, then one kevo__cmp */
     unsigned npartial;    /* blocks a compare launches at most */
@@ -431,15 +431,39 @@ kevo_status kevo__profile_plan(kevo__gpu *g, const kevo__plan *plan,
                                kevo_error *err);
 void kevo__profiler_free(kevo__profiler *p);
 
+/* ---- the worker's CUDA sources (gpu.c) --------------------------------- */
+
+/* kevo__gpu_compile: compiles source (name for messages) with NVRTC for
+ * arch ("sm_90", "sm_90a", or "compute_90" for PTX) into *image, a new
+ * cubin or PTX text. Errors: KEVO_EEXTERNAL (domain NVRTC) with the log. */
+kevo_status kevo__gpu_compile(const char *source, const char *name,
+                              const char *arch, char **image, kevo_error *err);
+
+/* kevo__gpu_build: source compiled to a cubin for the device or, where
+ * NVRTC does not know the device's architecture, to PTX for the newest one
+ * it knows that the device runs. */
+kevo_status kevo__gpu_build(const kevo__gpu *g, const char *source,
+                            const char *name, char **image, kevo_error *err);
+
 /* ---- ceilings (peaks.c) ------------------------------------------------ */
 
-/* kevo__peaks_measure: for each name of which ("bandwidth", "fp32",
- * "fp64", "tf32", "fp16", "bf16"), the measured ceiling in *peaks (bytes
- * or flops per second); a name that cannot be measured here goes to
- * *errors with the reason. Both new objects are the caller's. */
+/*
+ * kevo__peaks_measure: for each name of which, the measured ceilings in
+ * *peaks, by name: "bandwidth" (bytes read + written per second; also
+ * "bandwidth_read", "_write", "_copy" and "_triad", the probes it is the
+ * best of, measured with it whichever of the five is asked for), "launch"
+ * (seconds), "fp32", "fp64", and for the tensor-core kinds K of "tf32",
+ * "fp16", "bf16" and "fp8": K (the best of K_mma_sync and K_wgmma, both
+ * measured where the device has them), "K_mma_sync" or "K_wgmma" alone
+ * (operations per second). What cannot be measured on this device goes to
+ * *errors, by name, with the reason. Both new objects are the caller's.
+ */
 kevo_status kevo__peaks_measure(kevo__gpu *g, const json_t *which,
                                 json_t **peaks, json_t **errors,
                                 kevo_error *err);
+
+/* kevo__probes_free: unloads the probe kernels (before the context goes). */
+void kevo__probes_free(kevo__probes *p);
 
 /* ---- seconds ------------------------------------------------------------ */
 

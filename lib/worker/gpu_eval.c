@@ -178,11 +178,12 @@ static kevo_status add_check(json_t *shape, const kevo__shape *s,
 {
     json_t *worst = json_null();
     if (c->worst_arg >= 0)
-        worst =
-            json_pack("{s:s, s:I, s:o, s:o}", "arg", s->info[c->worst_arg].name,
-                      "index", (json_int_t)c->worst.index, "got",
-                      kevo__json_number_or_null(c->worst.got), "want",
-                      kevo__json_number_or_null(c->worst.want));
+        worst = json_pack("{s:s, s:I, s:o, s:o, s:o}", "arg",
+                          s->info[c->worst_arg].name, "index",
+                          (json_int_t)c->worst.index, "got",
+                          kevo__json_number_or_null(c->worst.got), "want",
+                          kevo__json_number_or_null(c->worst.want), "tol",
+                          kevo__json_number_or_null(c->worst.tol));
     if (json_object_set_new(shape, "max_abs_err",
                             kevo__json_number_or_null(c->max_abs)) ||
         json_object_set_new(shape, "max_rel_err",

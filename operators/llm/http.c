@@ -1,25 +1,35 @@
 /*
  * http.c: the llm operator's request engine over libcurl's multi interface:
- * a queue, a concurrency limit, per-attempt time limits, retries with
- * backoff and jitter that honour Retry-After, a reply size cap, and a count
- * of every outcome.
+ * a queue, a concurrency limit, per-attempt total and idle time limits,
+ * event streams handed to a sink as they arrive, TCP keepalive, retries
+ * with backoff and jitter that honour Retry-After, a reply size cap, and a
+ * count of every outcome.
  */
 #include "config.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 
 #include <curl/curl.h>
 
 #include "buf.h"
 #include "http.h"
+#include "reception.h"
 
 /* How much of an error body a failure text quotes. */
 #define SNIPPET_MAX 300
+/* TCP keepalive: the first probe after this much silence, then one every
+ * KEEPALIVE_INTVL_S; KEEPALIVE_CNT unanswered probes drop the connection. */
+#define KEEPALIVE_IDLE_S 30L
+#define KEEPALIVE_INTVL_S 15L
+#define KEEPALIVE_CNT 8
+/* A connection that takes longer than this to open is retried. */
+#define CONNECT_MAX_S 60.0
 
 typedef struct job job;
 struct job {
@@ -31,7 +41,7 @@ struct job {
     char *body;
     size_t body_len;
     double timeout_s;
-    llm_http_validate_fn validate;
+    double idle_timeout_s;
     llm_http_attempt_fn attempt_cb;
     llm_http_done_fn done;
     void *ud;
@@ -41,10 +51,8 @@ struct job {
     double started_at;
     double due; /* when a waiting job may be sent again */
     CURL *easy;
-    kevo_buf reply;
-    bool too_large;
-    bool nomem;
-    double retry_after_s;
+    llm_reception rx;  /* this attempt's reply */
+    bool idle_expired; /* this attempt was ended by the idle limit */
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -61,7 +69,7 @@ struct llm_http {
 
 static const char *const outcome_names[LLM_OUTCOME_COUNT] = {
     "ok",        "http_error", "timeout", "truncated", "malformed",
-    "too_large", "transport",  "budget",  "cancelled"};
+    "too_large", "transport",  "budget",  "cancelled", "stream_error"};
 
 const char *kevo__llm_outcome_name(llm_outcome o)
 {
@@ -150,7 +158,7 @@ static void job_free(job *j)
     }
     curl_slist_free_all(j->headers);
     free(j->body);
-    kevo__buf_free(&j->reply);
+    kevo__llm_reception_free(&j->rx);
     free(j);
 }
 
@@ -175,8 +183,8 @@ static void job_end(llm_http *h, job *j, llm_outcome o, long status,
         .status = status,
         .attempts = j->attempts,
         .json = json,
-        .body = j->reply.data ? j->reply.data : "",
-        .body_len = j->reply.len,
+        .body = j->rx.body.data ? j->rx.body.data : "",
+        .body_len = j->rx.body.len,
         .reason = reason ? reason : "",
         .elapsed_s = kevo__llm_now() - j->submitted_at,
     };
@@ -214,11 +222,15 @@ void kevo__llm_http_free(llm_http *h)
 bool kevo__llm_http_submit(llm_http *h, const llm_http_request *req, char *err,
                            size_t errlen)
 {
-    if (!req->url || !req->done || !(req->timeout_s > 0) ||
-        (!req->body && req->body_len)) {
+    if (!req->url || !req->done || !(req->timeout_s >= 0) ||
+        !(req->idle_timeout_s >= 0) ||
+        !(req->timeout_s > 0 || req->idle_timeout_s > 0) ||
+        (!req->body && req->body_len) ||
+        (req->sink &&
+         (!req->sink->begin || !req->sink->event || !req->sink->end))) {
         kevo__llm_errf(err, errlen,
-                       "a request needs a URL, a done callback and a time "
-                       "limit above 0");
+                       "a request needs a URL, a done callback, a total or "
+                       "idle time limit above 0, and a whole sink if any");
         return false;
     }
     job *j = calloc(1, sizeof(*j));
@@ -242,7 +254,11 @@ bool kevo__llm_http_submit(llm_http *h, const llm_http_request *req, char *err,
         goto nomem;
     j->headers = l;
     j->timeout_s = req->timeout_s;
-    j->validate = req->validate;
+    j->idle_timeout_s = req->idle_timeout_s;
+    j->rx.sink = req->sink;
+    j->rx.validate = req->validate;
+    j->rx.ud = req->ud;
+    j->rx.max_reply_bytes = h->cfg.max_reply_bytes;
     j->attempt_cb = req->attempt;
     j->done = req->done;
     j->ud = req->ud;
@@ -261,76 +277,42 @@ nomem:
     return false;
 }
 
-/* Parses a Retry-After value: delay-seconds or an HTTP date. -1 when it is
- * neither. */
-static double parse_retry_after(const char *v)
-{
-    while (*v == ' ' || *v == '\t')
-        v++;
-    if (isdigit((unsigned char)*v)) {
-        char *end;
-        double s = strtod(v, &end);
-        while (*end == ' ' || *end == '\t')
-            end++;
-        if (*end == '\0' && s >= 0 && isfinite(s))
-            return s;
-    }
-    time_t t = curl_getdate(v, NULL);
-    if (t == (time_t)-1)
-        return -1;
-    double d = difftime(t, time(NULL));
-    return d > 0 ? d : 0;
-}
-
-static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
+/* Counts each connection, and whether keepalive is on for it (libcurl set
+ * it before this call); adds the probe count, which older libcurl cannot
+ * set. */
+static int on_socket(void *ud, curl_socket_t fd, curlsocktype purpose)
 {
     job *j = ud;
-    size_t n = size * nmemb;
-    char line[256];
-    size_t m = n < sizeof(line) - 1 ? n : sizeof(line) - 1;
-    memcpy(line, p, m);
-    line[m] = '\0';
-    while (m > 0 && (line[m - 1] == '\r' || line[m - 1] == '\n'))
-        line[--m] = '\0';
-    if (strncmp(line, "HTTP/", 5) == 0) {
-        /* A new response (after a 100 Continue, say) starts afresh. */
-        j->retry_after_s = -1;
-        return n;
-    }
-    if (strncasecmp(line, "retry-after-ms:", 15) == 0) {
-        double ms = parse_retry_after(line + 15);
-        if (ms >= 0)
-            j->retry_after_s = ms / 1000.0;
-    } else if (strncasecmp(line, "retry-after:", 12) == 0 &&
-               j->retry_after_s < 0) {
-        j->retry_after_s = parse_retry_after(line + 12);
-    }
-    return n;
+    if (purpose != CURLSOCKTYPE_IPCXN)
+        return CURL_SOCKOPT_OK;
+    j->h->stats.sockets++;
+#ifdef TCP_KEEPCNT
+    int cnt = KEEPALIVE_CNT;
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+#endif
+    int on = 0;
+    socklen_t len = sizeof(on);
+    if (getsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, &len) == 0 && on)
+        j->h->stats.keepalive_sockets++;
+    return CURL_SOCKOPT_OK;
 }
 
-static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
+static long to_ms(double s)
 {
-    job *j = ud;
-    size_t n = size * nmemb;
-    if (n > j->h->cfg.max_reply_bytes ||
-        j->reply.len > j->h->cfg.max_reply_bytes - n) {
-        j->too_large = true;
-        return 0;
-    }
-    if (!kevo__buf_append(&j->reply, p, n)) {
-        j->nomem = true;
-        return 0;
-    }
-    return n;
+    long ms = (long)ceil(s * 1000.0);
+    return ms < 1 ? 1 : ms;
 }
 
 /* Sets up an easy handle for the job's next attempt. */
 static CURLcode easy_setup(job *j)
 {
     CURL *e = j->easy;
-    long timeout_ms = (long)ceil(j->timeout_s * 1000.0);
-    if (timeout_ms < 1)
-        timeout_ms = 1;
+    size_t cap = j->h->cfg.max_reply_bytes;
+    double connect_s = CONNECT_MAX_S;
+    if (j->timeout_s > 0 && j->timeout_s < connect_s)
+        connect_s = j->timeout_s;
+    if (j->idle_timeout_s > 0 && j->idle_timeout_s < connect_s)
+        connect_s = j->idle_timeout_s;
     CURLcode rc = CURLE_OK;
 #define SET(opt, val)                                                          \
     do {                                                                       \
@@ -344,13 +326,20 @@ static CURLcode easy_setup(job *j)
     SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->body_len);
     SET(CURLOPT_POSTFIELDS, j->body);
     SET(CURLOPT_HTTPHEADER, j->headers);
-    SET(CURLOPT_TIMEOUT_MS, timeout_ms);
-    SET(CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-    SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)j->h->cfg.max_reply_bytes);
-    SET(CURLOPT_WRITEFUNCTION, on_body);
-    SET(CURLOPT_WRITEDATA, j);
-    SET(CURLOPT_HEADERFUNCTION, on_header);
-    SET(CURLOPT_HEADERDATA, j);
+    /* 0: no total limit (a stream has its idle limit instead). */
+    SET(CURLOPT_TIMEOUT_MS, j->timeout_s > 0 ? to_ms(j->timeout_s) : 0L);
+    SET(CURLOPT_CONNECTTIMEOUT_MS, to_ms(connect_s));
+    SET(CURLOPT_TCP_KEEPALIVE, 1L);
+    SET(CURLOPT_TCP_KEEPIDLE, KEEPALIVE_IDLE_S);
+    SET(CURLOPT_TCP_KEEPINTVL, KEEPALIVE_INTVL_S);
+    SET(CURLOPT_SOCKOPTFUNCTION, on_socket);
+    SET(CURLOPT_SOCKOPTDATA, j);
+    SET(CURLOPT_MAXFILESIZE_LARGE,
+        (curl_off_t)(j->rx.sink ? LLM_STREAM_RAW_FACTOR * cap : cap));
+    SET(CURLOPT_WRITEFUNCTION, kevo__llm_reception_body);
+    SET(CURLOPT_WRITEDATA, &j->rx);
+    SET(CURLOPT_HEADERFUNCTION, kevo__llm_reception_header);
+    SET(CURLOPT_HEADERDATA, &j->rx);
     SET(CURLOPT_ERRORBUFFER, j->errbuf);
     SET(CURLOPT_PRIVATE, j);
     SET(CURLOPT_FOLLOWLOCATION, 0L);
@@ -368,12 +357,9 @@ static void start_attempt(llm_http *h, job *j)
     if (j->attempts > 1)
         h->stats.retries++;
     j->started_at = kevo__llm_now();
-    j->too_large = j->nomem = false;
-    j->retry_after_s = -1;
     j->errbuf[0] = '\0';
-    j->reply.len = 0;
-    if (j->reply.data)
-        j->reply.data[0] = '\0';
+    j->idle_expired = false;
+    kevo__llm_reception_begin(&j->rx, j->started_at);
     j->prev = NULL;
     j->next = h->active;
     if (h->active)
@@ -451,6 +437,16 @@ static double promote_due(llm_http *h, double now)
     return next;
 }
 
+/* When the first waiting job is due (HUGE_VAL when none waits). */
+static double earliest_due(const llm_http *h)
+{
+    double next = HUGE_VAL;
+    for (const job *j = h->waiting; j; j = j->next)
+        if (j->due < next)
+            next = j->due;
+    return next;
+}
+
 static bool retryable_curl(CURLcode rc)
 {
     switch (rc) {
@@ -504,28 +500,47 @@ static void finish_attempt(llm_http *h, job *j, CURLcode rc, bool setup)
         j->easy = NULL;
     }
 
-    if (j->too_large || rc == CURLE_FILESIZE_EXCEEDED) {
+    if (j->rx.stream_outcome != LLM_OK) {
+        o = j->rx.stream_outcome;
+        retry = o == LLM_STREAM_ERROR;
+        kevo__buf_puts(&why, j->rx.stream_why);
+    } else if (j->rx.too_large || rc == CURLE_FILESIZE_EXCEEDED) {
         o = LLM_TOO_LARGE;
-        kevo__buf_printf(&why, "the reply is over the cap of %zu bytes",
-                         h->cfg.max_reply_bytes);
-    } else if (j->nomem) {
+        kevo__buf_printf(&why, "the reply is over the cap of %zu bytes%s",
+                         h->cfg.max_reply_bytes,
+                         j->rx.is_stream ? " (of an event line, or of the "
+                                           "stream's text)"
+                                         : "");
+    } else if (j->rx.nomem) {
         o = LLM_TRANSPORT;
         kevo__buf_puts(&why, "out of memory for the reply");
     } else if (setup) {
         o = LLM_TRANSPORT;
         kevo__buf_printf(&why, "cannot set up the transfer: %s",
                          j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc));
+    } else if (j->idle_expired) {
+        o = LLM_TIMEOUT;
+        retry = true;
+        h->stats.idle_timeouts++;
+        kevo__buf_printf(&why,
+                         "no byte came for %g s (the idle limit) after %zu "
+                         "bytes of the reply",
+                         j->idle_timeout_s, kevo__llm_reception_bytes(&j->rx));
     } else if (rc == CURLE_OPERATION_TIMEDOUT) {
         o = LLM_TIMEOUT;
         retry = true;
-        kevo__buf_printf(&why, "no complete reply within %g s", j->timeout_s);
+        if (j->timeout_s > 0)
+            kevo__buf_printf(&why, "no complete reply within %g s",
+                             j->timeout_s);
+        else
+            kevo__buf_printf(&why, "%s", j->errbuf[0] ? j->errbuf : "timeout");
     } else if (rc == CURLE_PARTIAL_FILE) {
         o = LLM_TRUNCATED;
         retry = true;
         kevo__buf_printf(&why,
                          "the connection closed after %zu bytes of the "
                          "body: %s",
-                         j->reply.len,
+                         kevo__llm_reception_bytes(&j->rx),
                          j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc));
     } else if (rc != CURLE_OK) {
         o = LLM_TRANSPORT;
@@ -534,33 +549,19 @@ static void finish_attempt(llm_http *h, job *j, CURLcode rc, bool setup)
                          j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc),
                          (int)rc);
     } else if (status >= 200 && status < 300) {
-        json_error_t jerr;
-        json = json_loadb(j->reply.data ? j->reply.data : "", j->reply.len, 0,
-                          &jerr);
-        if (!json) {
-            o = LLM_MALFORMED;
-            kevo__buf_printf(&why,
-                             "the reply is not JSON: line %d column %d: "
-                             "%s",
-                             jerr.line, jerr.column, jerr.text);
-        } else if (j->validate) {
-            char vwhy[512] = "";
-            if (!j->validate(j->ud, json, vwhy, sizeof(vwhy))) {
-                o = LLM_MALFORMED;
-                kevo__buf_puts(&why, vwhy);
-                json_decref(json);
-                json = NULL;
-            }
-        }
+        o = kevo__llm_reception_take(&j->rx, &json, &why);
+        retry = o == LLM_TRUNCATED || o == LLM_STREAM_ERROR;
     } else {
         o = LLM_HTTP_ERROR;
         retry = status == 429 || status >= 500;
         kevo__buf_printf(&why, "HTTP %ld", status);
-        if (j->reply.len) {
+        if (j->rx.body.len) {
             kevo__buf_puts(&why, ": ");
-            snippet(&why, j->reply.data, j->reply.len);
+            snippet(&why, j->rx.body.data, j->rx.body.len);
         }
     }
+    if (j->rx.is_stream)
+        h->stats.streamed++;
     if (status == 429)
         h->stats.status_429++;
     else if (status >= 500 && status < 600)
@@ -571,14 +572,14 @@ static void finish_attempt(llm_http *h, job *j, CURLcode rc, bool setup)
     if (retry && j->attempts > h->cfg.max_retries) {
         kevo__buf_printf(&why, " (gave up after %d attempt%s)", j->attempts,
                          j->attempts == 1 ? "" : "s");
-    } else if (retry && j->retry_after_s > h->cfg.retry_after_max_s) {
+    } else if (retry && j->rx.retry_after_s > h->cfg.retry_after_max_s) {
         kevo__buf_printf(&why,
                          " (Retry-After of %g s is over the limit of %g "
                          "s)",
-                         j->retry_after_s, h->cfg.retry_after_max_s);
+                         j->rx.retry_after_s, h->cfg.retry_after_max_s);
     } else if (retry) {
-        if (j->retry_after_s >= 0) {
-            wait = j->retry_after_s;
+        if (j->rx.retry_after_s >= 0) {
+            wait = j->rx.retry_after_s;
             h->stats.retry_after_honoured++;
         } else {
             double u = h->cfg.uniform01 ? h->cfg.uniform01(h->cfg.rng_ud) : 1;
@@ -595,11 +596,14 @@ static void finish_attempt(llm_http *h, job *j, CURLcode rc, bool setup)
             .number = j->attempts,
             .outcome = o,
             .status = status,
-            .body = j->reply.data ? j->reply.data : "",
-            .body_len = j->reply.len,
+            .body = j->rx.body.data ? j->rx.body.data : "",
+            .body_len = j->rx.body.len,
+            .streamed = j->rx.is_stream,
+            .stream_bytes = j->rx.stream_bytes,
+            .stream_events = j->rx.sse.events,
             .reason = reason,
             .elapsed_s = now - j->started_at,
-            .retry_after_s = j->retry_after_s,
+            .retry_after_s = j->rx.retry_after_s,
             .retry_in_s = wait,
         };
         j->attempt_cb(j->ud, &a);
@@ -643,6 +647,32 @@ static void fail_active(llm_http *h, CURLMcode mrc)
     }
 }
 
+/* Ends the attempts that have had no byte for their idle limit. Returns
+ * the earliest time one of the others reaches it (or HUGE_VAL). */
+static double sweep_idle(llm_http *h, double now)
+{
+    double next = HUGE_VAL;
+    job *j = h->active;
+    while (j) {
+        job *later = j->next;
+        if (j->idle_timeout_s > 0) {
+            double due = j->rx.last_byte_at + j->idle_timeout_s;
+            if (due <= now) {
+                j->idle_expired = true;
+                finish_attempt(h, j, CURLE_OPERATION_TIMEDOUT, false);
+                /* finish_attempt may end a request whose callback submits
+                 * or cancels others: walk the list afresh. */
+                later = h->active;
+                next = HUGE_VAL;
+            } else if (due < next) {
+                next = due;
+            }
+        }
+        j = later;
+    }
+    return next;
+}
+
 static void drive(llm_http *h)
 {
     int running = 0;
@@ -657,9 +687,14 @@ size_t kevo__llm_http_poll(llm_http *h, int timeout_ms)
     double deadline = kevo__llm_now() + (timeout_ms > 0 ? timeout_ms : 0) / 1e3;
     uint64_t completed = h->stats.completed;
     for (;;) {
-        double next_due = promote_due(h, kevo__llm_now());
+        promote_due(h, kevo__llm_now());
         dispatch(h);
         drive(h);
+        double now = kevo__llm_now();
+        double next_idle = sweep_idle(h, now);
+        /* Counted after drive: an attempt that ended there may now be
+         * waiting to retry. */
+        double next_due = earliest_due(h);
         if (h->stats.completed != completed) {
             /* Fill the slots that just freed before handing back. */
             promote_due(h, kevo__llm_now());
@@ -669,12 +704,12 @@ size_t kevo__llm_http_poll(llm_http *h, int timeout_ms)
         }
         if (h->pending == 0)
             return 0;
-        double now = kevo__llm_now();
         double wait = deadline - now;
         if (wait <= 0)
             return h->pending;
-        if (next_due - now < wait)
-            wait = next_due - now > 0 ? next_due - now : 0;
+        double next = next_due < next_idle ? next_due : next_idle;
+        if (next - now < wait)
+            wait = next - now > 0 ? next - now : 0;
         int wait_ms = (int)ceil(wait * 1000.0);
         CURLMcode mrc = curl_multi_poll(h->multi, NULL, 0, wait_ms, NULL);
         if (mrc != CURLM_OK)

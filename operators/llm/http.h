@@ -1,10 +1,17 @@
 /*
  * http.h: the llm operator's request engine, over libcurl's multi
  * interface. Many POST requests are in flight at once, up to a concurrency
- * limit; each attempt has a time limit; 429s, 5xx statuses and transport
- * errors are retried with exponential backoff and jitter, honouring
- * Retry-After; a reply over a size cap is a clean failure; and every
- * request ends in exactly one outcome, which is counted.
+ * limit; each attempt has a total time limit, an idle limit (no byte for N
+ * seconds), or both; 429s, 5xx statuses, errors inside a stream and
+ * transport errors are retried with exponential backoff and jitter,
+ * honouring Retry-After; a reply over a size cap is a clean failure; and
+ * every request ends in exactly one outcome, which is counted.
+ *
+ * A reply of type text/event-stream (server-sent events) goes, event by
+ * event, to the request's sink instead of being kept whole; so does a 2xx
+ * body that turns out to be an event stream under another type. Every
+ * connection has TCP keepalive on, so that a long wait for a reply is not
+ * dropped by a middlebox that closes idle connections.
  *
  * The engine is single-threaded: everything happens inside
  * kevo__llm_http_poll(), which calls the request's callbacks. It never
@@ -22,20 +29,21 @@
 
 /* How a request (or one attempt of it) ended. */
 typedef enum llm_outcome {
-    LLM_OK = 0,     /* a 2xx reply whose body is JSON that validates */
-    LLM_HTTP_ERROR, /* a status other than 2xx */
-    LLM_TIMEOUT,    /* the attempt ran past its time limit */
-    LLM_TRUNCATED,  /* the connection closed before the whole body came */
-    LLM_MALFORMED,  /* a 2xx body that is not JSON, or not the API's shape */
-    LLM_TOO_LARGE,  /* the body is over the size cap */
-    LLM_TRANSPORT,  /* no connection, reset, nothing received, ... */
-    LLM_BUDGET,     /* never sent: the admit hook refused it (a budget) */
-    LLM_CANCELLED,  /* the engine was freed before the request ended */
+    LLM_OK = 0,       /* a 2xx reply whose body is JSON that validates */
+    LLM_HTTP_ERROR,   /* a status other than 2xx */
+    LLM_TIMEOUT,      /* the attempt ran past its time limit */
+    LLM_TRUNCATED,    /* the connection closed before the whole body came */
+    LLM_MALFORMED,    /* a 2xx body that is not JSON, or not the API's shape */
+    LLM_TOO_LARGE,    /* the body is over the size cap */
+    LLM_TRANSPORT,    /* no connection, reset, nothing received, ... */
+    LLM_BUDGET,       /* never sent: the admit hook refused it (a budget) */
+    LLM_CANCELLED,    /* the engine was freed before the request ended */
+    LLM_STREAM_ERROR, /* a 2xx event stream that reported an error */
     LLM_OUTCOME_COUNT
 } llm_outcome;
 
 /* "ok", "http_error", "timeout", "truncated", "malformed", "too_large",
- * "transport", "budget", "cancelled". Static. */
+ * "transport", "budget", "cancelled", "stream_error". Static. */
 const char *kevo__llm_outcome_name(llm_outcome o);
 
 /* One attempt, as the attempt callback sees it. Pointers are borrowed for
@@ -44,8 +52,13 @@ typedef struct llm_http_attempt {
     int number;          /* 1 for the first attempt */
     llm_outcome outcome; /* of this attempt */
     long status;         /* HTTP status, 0 when none came */
-    const char *body;    /* what was received (up to the cap), never NULL */
+    const char *body;    /* what was received (up to the cap; of an event
+                            stream, its first LLM_HTTP_STREAM_KEEP bytes),
+                            never NULL */
     size_t body_len;
+    bool streamed;        /* the reply was an event stream */
+    size_t stream_bytes;  /* its bytes */
+    size_t stream_events; /* its events */
     const char *reason;   /* why it failed, "" on success */
     double elapsed_s;     /* duration of the attempt */
     double retry_after_s; /* the server's Retry-After, or -1 */
@@ -58,7 +71,8 @@ typedef struct llm_http_result {
     llm_outcome outcome;
     long status;        /* the last HTTP status, 0 when none came */
     int attempts;       /* attempts made (0 when never sent) */
-    json_t *json;       /* the parsed reply when outcome is LLM_OK */
+    json_t *json;       /* the parsed reply when outcome is LLM_OK and the
+                           reply was not an event stream, else NULL */
     const char *body;   /* the last attempt's body, never NULL */
     size_t body_len;    /* its length */
     const char *reason; /* why it failed, "" on success */
@@ -71,6 +85,24 @@ typedef bool (*llm_http_validate_fn)(void *ud, json_t *root, char *why,
                                      size_t n);
 typedef void (*llm_http_attempt_fn)(void *ud, const llm_http_attempt *a);
 typedef void (*llm_http_done_fn)(void *ud, const llm_http_result *r);
+
+/* Where the events of a streamed reply go (ud is the request's). */
+typedef struct llm_http_sink {
+    /* An attempt's event stream begins: what an earlier attempt gave is to
+     * be forgotten. */
+    void (*begin)(void *ud);
+    /* One event. LLM_OK goes on; any other outcome (with a reason in why)
+     * ends the attempt: LLM_STREAM_ERROR is retried, LLM_MALFORMED and
+     * LLM_TOO_LARGE are not. */
+    llm_outcome (*event)(void *ud, const char *type, const char *data,
+                         size_t len, char *why, size_t n);
+    /* The transfer completed: LLM_OK when the reply is whole, else
+     * LLM_TRUNCATED (retried) or LLM_MALFORMED, with a reason in why. */
+    llm_outcome (*end)(void *ud, char *why, size_t n);
+} llm_http_sink;
+
+/* The raw bytes of an event stream an attempt keeps for the record. */
+#define LLM_HTTP_STREAM_KEEP 8192
 
 typedef struct llm_http_config {
     int concurrency;          /* transfers in flight at most, >= 1 */
@@ -104,6 +136,10 @@ typedef struct llm_http_stats {
     uint64_t retry_after_honoured; /* waits taken from Retry-After */
     double retry_wait_s;           /* all waits scheduled, added up */
     int max_active;                /* the most transfers in flight at once */
+    uint64_t streamed;             /* attempts answered with an event stream */
+    uint64_t idle_timeouts;        /* attempts ended by the idle limit */
+    uint64_t sockets;              /* TCP connections opened */
+    uint64_t keepalive_sockets;    /* of them, with SO_KEEPALIVE on */
 } llm_http_stats;
 
 typedef struct llm_http llm_http;
@@ -124,14 +160,18 @@ typedef struct llm_http_request {
     size_t nheaders;
     const char *body; /* the POST body */
     size_t body_len;
-    double timeout_s;              /* per attempt, > 0 */
+    double timeout_s;              /* the attempt's total time limit; 0: none */
+    double idle_timeout_s;         /* no byte for this long ends it; 0: none */
+    const llm_http_sink *sink;     /* for event streams; may be NULL */
     llm_http_validate_fn validate; /* may be NULL */
     llm_http_attempt_fn attempt;   /* may be NULL */
     llm_http_done_fn done;         /* required */
     void *ud;
 } llm_http_request;
 
-/* Queues a request; the engine copies url, headers and body. The done
+/* Queues a request; the engine copies url, headers and body (the sink is
+ * borrowed until the request ends). At least one of timeout_s and
+ * idle_timeout_s must be above 0. The done
  * callback is called exactly once, from kevo__llm_http_poll() or
  * kevo__llm_http_free(), never from this call. Returns false with a reason
  * in err (no memory, bad arguments), in which case no callback is ever

@@ -4,7 +4,9 @@
  * weight, sends the request through the request engine, and turns the reply
  * into a child through the reply parser. A request to revise a meta-prompt
  * (ABI 1.1) goes the same way with its own prompt and reply parser, and
- * ends in a revised prompt. Every request and reply is saved under RUN/llm/
+ * ends in a revised prompt. A request to repair a failed child (ABI 1.2)
+ * continues the conversation that gave the child with kevo's diagnostic
+ * (repair.h). Every request and reply is saved under RUN/llm/
  * with the API keys redacted; tokens and cost are counted against the
  * budgets and reported to the host.
  */
@@ -21,10 +23,15 @@
 #include "buf.h"
 #include "http.h"
 #include "prompt.h"
+#include "prompt_failures.h"
+#include "repair.h"
 #include "reply.h"
 #include "revision.h"
 #include "runlog.h"
+#include "stream.h"
 #include "wire.h"
+#include "wire_reply.h"
+#include "wire_request.h"
 
 /* Failure kinds counted apart in the summary. */
 #define KINDS_MAX 16
@@ -36,7 +43,12 @@ typedef struct llm_req {
     llm_state *st;
     uint64_t id;
     bool revision;       /* a request to revise a meta-prompt */
-    char *parent_source; /* a request for children: the parent's source */
+    bool repair;         /* a request to repair a failed child (ABI 1.2) */
+    char *parent_source; /* a request for children: the parent's source; a
+                            repair: the failed child's */
+    llm_convo convo;     /* a request for children or a repair: what each
+                            call sends (repair.h) */
+    uint32_t attempts;   /* its calls of emit_child so far */
     char *sections;      /* a revision: the prompt's sections */
     uint32_t calls_left;
     struct llm_req *prev, *next;
@@ -46,9 +58,12 @@ typedef struct llm_req {
 typedef struct llm_call {
     llm_req *req;
     size_t model;
-    uint64_t seq;        /* the number in its log file names */
-    json_t *log;         /* what goes to the reply file */
-    llm_wire_reply wire; /* set by validate */
+    uint64_t seq;                 /* the number in its log file names */
+    json_t *log;                  /* what goes to the reply file */
+    llm_wire_reply wire;          /* set by validate, or by the stream's end */
+    llm_stream stream;            /* a streamed reply being assembled */
+    size_t body_len;              /* the request body's size */
+    uint64_t spent_in, spent_out; /* tokens of attempts that failed */
 } llm_call;
 
 struct llm_state {
@@ -75,6 +90,8 @@ struct llm_state {
     uint64_t kind_counts[KINDS_MAX];
     size_t nkinds;
     uint64_t reply_failures, refused_children;
+    llm_convos convos; /* the conversations of recent children */
+    uint64_t repairs, repair_children;
 };
 
 /* ---- redaction and files ----------------------------------------------- */
@@ -195,6 +212,7 @@ static void req_unlink_free(llm_req *r)
         r->next->prev = r->prev;
     st->nreqs--;
     free(r->parent_source);
+    kevo__llm_convo_free(&r->convo);
     free(r->sections);
     free(r);
 }
@@ -227,6 +245,7 @@ static void call_finished(llm_call *c)
     save_json(st, "reply", c->seq, c->log);
     json_decref(c->log);
     kevo__llm_wire_reply_free(&c->wire);
+    kevo__llm_stream_free(&c->stream);
     free(c);
     if (--r->calls_left == 0) {
         st->api->done(st->ctx, r->id);
@@ -263,6 +282,8 @@ static const char *reply_fail_kind(kevo_reply_kind k)
     case KEVO_REPLY_EDIT_AMBIGUOUS:
     case KEVO_REPLY_NO_PARENT: return KEVO_FAIL_EDIT;
     case KEVO_REPLY_NOMEM: return KEVO_FAIL_INTERNAL;
+    case KEVO_REPLY_TRUNCATED: return "truncated";
+    case KEVO_REPLY_HOST_CODE: return "host_code";
     default: return KEVO_FAIL_PARSE;
     }
 }
@@ -290,6 +311,37 @@ static bool validate(void *ud, json_t *root, char *why, size_t n)
                                 why, n);
 }
 
+/* The sink of a streamed reply: the call's stream assembler. */
+static void sink_begin(void *ud)
+{
+    llm_call *c = ud;
+    /* A stream that began and failed was generated, and is paid for: its
+     * tokens count (estimated where the stream stopped before saying). */
+    if (c->stream.meta.events > 0) {
+        uint64_t in, out;
+        kevo__llm_stream_spent(&c->stream, c->body_len, &in, &out);
+        c->spent_in += in;
+        c->spent_out += out;
+    }
+    kevo__llm_stream_reset(&c->stream);
+}
+
+static llm_outcome sink_event(void *ud, const char *type, const char *data,
+                              size_t len, char *why, size_t n)
+{
+    llm_call *c = ud;
+    return kevo__llm_stream_event(&c->stream, type, data, len, why, n);
+}
+
+static llm_outcome sink_end(void *ud, char *why, size_t n)
+{
+    llm_call *c = ud;
+    kevo__llm_wire_reply_free(&c->wire);
+    return kevo__llm_stream_finish(&c->stream, &c->wire, why, n);
+}
+
+static const llm_http_sink stream_sink = {sink_begin, sink_event, sink_end};
+
 static void on_attempt(void *ud, const llm_http_attempt *a)
 {
     llm_call *c = ud;
@@ -306,6 +358,11 @@ static void on_attempt(void *ud, const llm_http_attempt *a)
         json_object_set_new(rec, "retry_after_s", json_real(a->retry_after_s));
     if (a->retry_in_s >= 0)
         json_object_set_new(rec, "retry_in_s", json_real(a->retry_in_s));
+    if (a->streamed)
+        json_object_set_new(rec, "stream",
+                            json_pack("{s:I, s:I}", "bytes",
+                                      (json_int_t)a->stream_bytes, "events",
+                                      (json_int_t)a->stream_events));
     json_object_set_new(rec, "body", kevo__llm_json_body(a->body, a->body_len));
     json_array_append_new(attempts, rec);
 }
@@ -327,8 +384,9 @@ static void parse_outcome(llm_call *c, bool ok, const char *kind,
     kevo_buf b = {0};
     kevo__buf_printf(&b, "the reply gave no %s: %s: %s%s", what, kind,
                      reason ? reason : "out of memory",
-                     c->wire.cut_off ? " (the reply stopped at max_tokens)"
-                                     : "");
+                     c->wire.cut_off && strcmp(kind, "truncated") != 0
+                         ? " (the reply stopped at max_tokens)"
+                         : "");
     call_fail(c, fail_kind, b.data ? b.data : "out of memory");
     kevo__buf_free(&b);
 }
@@ -339,8 +397,9 @@ static void take_reply(llm_call *c)
     llm_state *st = c->req->st;
     const llm_model *m = &st->cfg.models[c->model];
     kevo_reply_result res = {0};
-    kevo_reply_kind k = kevo__reply_parse(c->wire.text, c->wire.text_len,
-                                          c->req->parent_source, 0, &res);
+    kevo_reply_kind k =
+        kevo__reply_parse(c->wire.text, c->wire.text_len, c->req->parent_source,
+                          0, c->wire.cut_off ? KEVO_REPLY_CUT_OFF : 0, &res);
     parse_outcome(c, k == KEVO_REPLY_OK, kevo__reply_kind_name(k), res.reason,
                   "child", reply_fail_kind(k));
     if (k != KEVO_REPLY_OK)
@@ -352,10 +411,16 @@ static void take_reply(llm_call *c)
     if (!clean_child) {
         call_fail(c, KEVO_FAIL_INTERNAL, "out of memory for the child");
     } else {
+        /* The host numbers the calls of emit_child per request: a repair
+         * of this child names that number. */
+        uint32_t attempt = c->req->attempts++;
         kevo_status rc = st->api->emit_child(st->ctx, c->req->id, clean_child,
                                              NULL, clean_note);
+        kevo__llm_convos_put(&st->convos, c->req->id, attempt, &c->req->convo,
+                             c->wire.text);
         if (rc == KEVO_OK) {
             st->children++;
+            st->repair_children += c->req->repair;
             json_object_set_new(c->log, "child",
                                 kevo__llm_json_text(clean_child));
             say(st, KEVO_LOG_INFO, "request %" PRIu64 ": a child from %s (%s)",
@@ -444,17 +509,42 @@ done:
     kevo__llm_revision_result_free(&res);
 }
 
+/* Counts a call's tokens and their cost against the budgets, tells the
+ * host, and logs them; estimated when the server reported no usage. */
+static void count_usage(llm_call *c, uint64_t in, uint64_t out, bool estimated)
+{
+    llm_state *st = c->req->st;
+    const llm_model *m = &st->cfg.models[c->model];
+    st->input_tokens += in;
+    st->output_tokens += out;
+    double cost = (double)in * m->input_cost_per_mtok / 1e6 +
+                  (double)out * m->output_cost_per_mtok / 1e6;
+    st->cost += cost;
+    if (KEVO_HOST_API_HAS(st->api, report_usage))
+        st->api->report_usage(st->ctx, in, out, cost);
+    json_t *u = json_pack("{s:I, s:I, s:f}", "input_tokens", (json_int_t)in,
+                          "output_tokens", (json_int_t)out, "cost", cost);
+    if (u && estimated)
+        json_object_set_new(u, "estimated", json_true());
+    if (u && (c->spent_in || c->spent_out))
+        json_object_set_new(u, "failed_attempts",
+                            json_pack("{s:I, s:I}", "input_tokens",
+                                      (json_int_t)c->spent_in, "output_tokens",
+                                      (json_int_t)c->spent_out));
+    json_object_set_new(c->log, "usage", u);
+}
+
 static void on_done(void *ud, const llm_http_result *r)
 {
     llm_call *c = ud;
     llm_state *st = c->req->st;
-    const llm_model *m = &st->cfg.models[c->model];
     if (r->outcome == LLM_CANCELLED) {
         /* The instance is going away: the host fails what is left. */
         json_object_set_new(c->log, "outcome", json_string("cancelled"));
         save_json(st, "reply", c->seq, c->log);
         json_decref(c->log);
         kevo__llm_wire_reply_free(&c->wire);
+        kevo__llm_stream_free(&c->stream);
         free(c);
         return;
     }
@@ -462,13 +552,21 @@ static void on_done(void *ud, const llm_http_result *r)
                         json_string(kevo__llm_outcome_name(r->outcome)));
     json_object_set_new(c->log, "elapsed_s", json_real(r->elapsed_s));
     if (r->outcome != LLM_OK) {
+        /* The last attempt's stream, if it began, is paid for too. */
+        sink_begin(c);
+        if (c->spent_in || c->spent_out)
+            count_usage(c, c->spent_in, c->spent_out, true);
         kevo_buf b = {0};
+        const char *kind = outcome_fail_kind(r->outcome);
         if (r->outcome == LLM_BUDGET) {
             kevo__buf_puts(&b, r->reason);
         } else {
             char *e = r->outcome == LLM_HTTP_ERROR
                           ? kevo__llm_wire_error_text(r->body, r->body_len)
                           : NULL;
+            if (r->outcome == LLM_HTTP_ERROR &&
+                kevo__llm_wire_error_kind(r->body, r->body_len))
+                kind = LLM_FAIL_CONTEXT;
             kevo__buf_printf(&b, "%s: ", kevo__llm_outcome_name(r->outcome));
             /* The API's error object says more than the body's first
              * bytes. */
@@ -480,35 +578,63 @@ static void on_done(void *ud, const llm_http_result *r)
                 kevo__buf_puts(&b, r->reason);
             free(e);
         }
-        call_fail(c, outcome_fail_kind(r->outcome),
-                  b.data ? b.data : "out of memory");
+        call_fail(c, kind, b.data ? b.data : "out of memory");
         kevo__buf_free(&b);
         call_finished(c);
         return;
     }
     st->replies++;
-    st->input_tokens += c->wire.input_tokens;
-    st->output_tokens += c->wire.output_tokens;
-    double cost = (double)c->wire.input_tokens * m->input_cost_per_mtok / 1e6 +
-                  (double)c->wire.output_tokens * m->output_cost_per_mtok / 1e6;
-    st->cost += cost;
-    if (KEVO_HOST_API_HAS(st->api, report_usage))
-        st->api->report_usage(st->ctx, c->wire.input_tokens,
-                              c->wire.output_tokens, cost);
-    json_object_set_new(
-        c->log, "usage",
-        json_pack("{s:I, s:I, s:f}", "input_tokens",
-                  (json_int_t)c->wire.input_tokens, "output_tokens",
-                  (json_int_t)c->wire.output_tokens, "cost", cost));
-    json_object_set_new(c->log, "text",
-                        json_stringn(c->wire.text, c->wire.text_len));
-    if (c->wire.cut_off)
+    llm_wire_reply *w = &c->wire;
+    uint64_t in = w->input_tokens, out = w->output_tokens;
+    if (!w->has_usage) {
+        /* A server that reports no usage is counted at 4 bytes a token,
+         * so that budgets still hold. */
+        in = c->body_len / 4 + 1;
+        out = (w->text_len + w->reasoning_len) / 4 + 1;
+    }
+    count_usage(c, in + c->spent_in, out + c->spent_out, !w->has_usage);
+    json_object_set_new(c->log, "text", json_stringn(w->text, w->text_len));
+    if (w->reasoning_len)
+        json_object_set_new(c->log, "reasoning",
+                            json_stringn(w->reasoning, w->reasoning_len));
+    if (w->redacted_thinking)
+        json_object_set_new(c->log, "redacted_thinking",
+                            json_integer((json_int_t)w->redacted_thinking));
+    if (w->finish[0])
+        json_object_set_new(c->log, "finish_reason", json_string(w->finish));
+    json_object_set_new(c->log, "streamed", json_boolean(w->streamed));
+    if (w->cut_off)
         json_object_set_new(c->log, "cut_off", json_true());
-    if (c->req->revision)
+    if (w->fail_kind) {
+        st->reply_failures++;
+        call_fail(c, w->fail_kind,
+                  w->fail_reason ? w->fail_reason : "the reply is unusable");
+    } else if (c->req->revision) {
         take_revision(c);
-    else
+    } else {
         take_reply(c);
+    }
     call_finished(c);
+}
+
+/* The request for a system text and a user text, followed by the later
+ * turns of the conversation cv (a repair's: the model's reply, then what
+ * failed), when it has any. */
+static bool build_request(const llm_model *m, const char *system,
+                          const char *user, const llm_convo *cv,
+                          llm_wire_request *w)
+{
+    if (!cv || cv->nturns <= 1)
+        return kevo__llm_wire_build(m, system, user, w);
+    llm_turn *t = calloc(cv->nturns, sizeof *t);
+    if (!t)
+        return false;
+    t[0] = (llm_turn){"user", user};
+    for (size_t i = 1; i < cv->nturns; i++)
+        t[i] = (llm_turn){i % 2 ? "assistant" : "user", cv->turns[i]};
+    bool ok = kevo__llm_wire_build_turns(m, system, t, cv->nturns, w);
+    free(t);
+    return ok;
 }
 
 /* Starts one call of request r with the prompt given. Returns false (with
@@ -526,8 +652,10 @@ static bool start_call(llm_state *st, llm_req *r, const char *system,
     c->req = r;
     c->model = kevo__llm_config_pick(&st->cfg, st->api->uniform01(st->ctx));
     const llm_model *m = &st->cfg.models[c->model];
-    const char *kind = r->revision ? "revision" : "child";
-    if (!kevo__llm_wire_build(m, system, user, &w)) {
+    const char *kind = r->revision ? "revision"
+                       : r->repair ? "repair"
+                                   : "child";
+    if (!build_request(m, system, user, &r->convo, &w)) {
         c->seq = ++st->log.seq;
         c->log = json_pack("{s:I, s:I, s:s, s:s, s:s, s:[]}", "seq",
                            (json_int_t)c->seq, "request", (json_int_t)r->id,
@@ -555,13 +683,18 @@ static bool start_call(llm_state *st, llm_req *r, const char *system,
         goto done;
     }
 
+    kevo__llm_stream_init(&c->stream, m->api, st->cfg.max_reply_bytes);
+    c->body_len = w.body_len;
     llm_http_request hr = {
         .url = w.url,
         .headers = (const char *const *)w.headers,
         .nheaders = w.nheaders,
         .body = w.body,
         .body_len = w.body_len,
-        .timeout_s = m->timeout_s,
+        /* A stream has no total limit, only one on silence. */
+        .timeout_s = w.stream ? 0 : m->timeout_s,
+        .idle_timeout_s = w.stream ? m->idle_timeout_s : 0,
+        .sink = w.stream ? &stream_sink : NULL,
         .validate = validate,
         .attempt = on_attempt,
         .done = on_done,
@@ -601,13 +734,14 @@ static void state_free(llm_state *st)
     free((void *)st->secrets);
     kevo__llm_config_free(&st->cfg);
     kevo__llm_runlog_close(&st->log);
+    kevo__llm_convos_free(&st->convos);
     free(st);
 }
 
 /* The keys, and their JSON-escaped forms where those differ. */
 static bool collect_secrets(llm_state *st)
 {
-    size_t max = st->cfg.nmodels;
+    size_t max = kevo__llm_config_secrets(&st->cfg, NULL, 0);
     st->secrets = calloc(2 * max + 1, sizeof(*st->secrets));
     st->escaped = calloc(max + 1, sizeof(*st->escaped));
     if (!st->secrets || !st->escaped)
@@ -708,9 +842,11 @@ static kevo_status llm_init(const kevo_host_api *api, kevo_host_ctx *ctx,
     json_decref(inst);
     for (size_t i = 0; i < st->cfg.nmodels; i++) {
         const llm_model *m = &st->cfg.models[i];
-        say(st, KEVO_LOG_DEBUG, "model %s: %s %s at %s, weight %g, key %s%s",
-            m->name, kevo__llm_api_name(m->api), m->model, m->base_url,
-            m->weight, m->key ? "from $" : "none", m->key ? m->key_env : "");
+        say(st, KEVO_LOG_DEBUG,
+            "model %s: %s %s at %s, %s, weight %g, key %s%s", m->name,
+            kevo__llm_api_name(m->api), m->model, m->base_url,
+            m->stream ? "streamed" : "not streamed", m->weight,
+            m->key ? "from $" : "none", m->key ? m->key_env : "");
     }
     *state = st;
     return KEVO_OK;
@@ -777,6 +913,9 @@ static kevo_status llm_propose(void *state, const kevo_operator_request *req)
         .format = st->cfg.reply_format,
         .max_log_lines = st->cfg.max_log_lines,
         .max_inspirations = st->cfg.max_inspirations,
+        /* A host of ABI 1.1 leaves the slot of failures zero. */
+        .failures = api->abi_minor >= 2 ? req->failures : NULL,
+        .n_failures = api->abi_minor >= 2 ? req->n_failures : 0,
     };
     if (!kevo__llm_prompt_build(&in, &system, &user, why, sizeof(why))) {
         host_fail(st, req->id,
@@ -786,16 +925,27 @@ static kevo_status llm_propose(void *state, const kevo_operator_request *req)
                   why);
         goto done;
     }
+    /* The conversation so far, kept for repairs of its children. */
+    r->convo.system = system;
+    r->convo.turns = malloc(sizeof(*r->convo.turns));
+    if (!r->convo.turns) {
+        host_fail(st, req->id, KEVO_FAIL_INTERNAL, "out of memory");
+        r->convo.system = NULL;
+        goto done;
+    }
+    r->convo.turns[0] = user;
+    r->convo.nturns = 1;
+    system = user = NULL;
     uint32_t n = r->calls_left;
     for (uint32_t i = 0; i < n; i++) {
         /* A call that could not start has its failure recorded and is
          * over; the request stays open while another is in flight. */
-        if (!start_call(st, r, system, user))
+        if (!start_call(st, r, r->convo.system, r->convo.turns[0]))
             r->calls_left--;
     }
 done:
     /* Nothing in flight for it: the request ends now. */
-    if (r->calls_left == 0 || !system) {
+    if (r->calls_left == 0 || r->convo.nturns == 0) {
         api->done(st->ctx, req->id);
         req_unlink_free(r);
     }
@@ -853,6 +1003,14 @@ static kevo_status llm_revise(void *state, const kevo_operator_revision *rev)
                   why);
         goto done;
     }
+    /* How the prompt's children failed (ABI 1.2; a 1.1 host leaves the
+     * slots zero). */
+    if (api->abi_minor >= 2 && !kevo__llm_revision_failures(&user, rev)) {
+        host_fail(st, rev->id, KEVO_FAIL_INTERNAL, "out of memory");
+        free(system);
+        system = NULL;
+        goto done;
+    }
     if (!start_call(st, r, system, user))
         r->calls_left--;
 done:
@@ -862,6 +1020,56 @@ done:
     }
     free(system);
     free(user);
+    return KEVO_OK;
+}
+
+/* A repair (ABI 1.2): the failed child's conversation goes on with a turn
+ * that gives kevo's diagnostic; without that conversation (forgotten, or a
+ * resumed run) a new one shows the failed kernel. */
+static kevo_status llm_repair(void *state,
+                              const kevo_operator_repair_request *rep)
+{
+    llm_state *st = state;
+    const kevo_host_api *api = st->api;
+    char why[1024];
+    char *text = NULL, *clean = NULL;
+    llm_req *r = req_new(st, rep->id, 1);
+    if (!r)
+        return KEVO_ENOMEM;
+    r->repair = true;
+    st->repairs++;
+    if (!budget_left(st, why, sizeof(why))) {
+        host_fail(st, rep->id, KEVO_FAIL_BUDGET, why);
+        goto done;
+    }
+    text = kevo__llm_repair_text(rep->kind, rep->diagnostic, rep->turns_left,
+                                 st->cfg.reply_format);
+    clean = text ? kevo__llm_utf8_clean(text, strlen(text)) : NULL;
+    const llm_convo_entry *e =
+        kevo__llm_convos_find(&st->convos, rep->request_id, rep->attempt);
+    bool ok = clean && (r->parent_source = kevo__strdup(rep->source)) &&
+              (e ? kevo__llm_convo_extend(&e->convo, e->reply, clean, &r->convo)
+                 : kevo__llm_repair_fresh(api->task_name(st->ctx),
+                                          api->task_args(st->ctx), rep->source,
+                                          clean, &r->convo));
+    if (!ok) {
+        host_fail(st, rep->id, KEVO_FAIL_INTERNAL, "out of memory");
+        goto done;
+    }
+    say(st, KEVO_LOG_DEBUG,
+        "request %" PRIu64 ": repair turn %u of request %" PRIu64
+        " attempt %u (%s)%s",
+        rep->id, rep->turn, rep->request_id, rep->attempt, rep->kind,
+        e ? "" : ", in a new conversation");
+    if (!start_call(st, r, r->convo.system, r->convo.turns[0]))
+        r->calls_left--;
+done:
+    if (r->calls_left == 0 || r->convo.nturns == 0) {
+        api->done(st->ctx, rep->id);
+        req_unlink_free(r);
+    }
+    free(text);
+    free(clean);
     return KEVO_OK;
 }
 
@@ -918,6 +1126,10 @@ static void save_summary(llm_state *st)
                             json_integer((json_int_t)st->revisions));
         json_object_set_new(s, "revised_prompts",
                             json_integer((json_int_t)st->prompts));
+        json_object_set_new(s, "repairs",
+                            json_integer((json_int_t)st->repairs));
+        json_object_set_new(s, "repaired_children",
+                            json_integer((json_int_t)st->repair_children));
     }
     if (s)
         save_json(st, "summary", st->instance_seq, s);
@@ -938,14 +1150,16 @@ static const kevo_operator_desc llm_desc = {
     .abi_minor = KEVO_OPERATOR_ABI_MINOR,
     .struct_size = sizeof(kevo_operator_desc),
     .name = "llm",
-    .version = "1.1",
-    .description = "rewrites kernels, and revises meta-prompts, with a "
-                   "language model (OpenAI or Anthropic API)",
+    .version = "1.2",
+    .description = "rewrites and repairs kernels, and revises "
+                   "meta-prompts, with a language model (OpenAI or "
+                   "Anthropic API)",
     .init = llm_init,
     .propose = llm_propose,
     .poll = llm_poll,
     .fini = llm_fini,
     .revise = llm_revise,
+    .repair = llm_repair,
 };
 
 KEVO_OPERATOR_ENTRY(llm_desc)

@@ -1,273 +1,132 @@
 /*
- * prompt.c: builds the llm operator's prompt from the host's texts.
+ * prompt.c: builds the llm operator's prompts from the host's texts: the
+ * system text (the job, how kevo judges a kernel, and the rules it
+ * enforces, stated as the code enforces them), the user text of a request
+ * for children (the task, the device, the current kernel and its
+ * evaluation, a second parent, other variants, the aim, the meta-prompt's
+ * sections and the reply format), and the revision prompt. Evaluations and
+ * the device are put into words by prompt_eval.c; no JSON reaches the
+ * model, save the revision prompt's one block of sections it must echo.
  */
 #include "config.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <jansson.h>
 
+#include "include_scan.h"
 #include "prompt.h"
+#include "prompt_eval.h"
+#include "prompt_failures.h"
 
-/* A log line longer than this is cut. */
-#define LOG_LINE_MAX 300
-/* A JSON value shown inline is cut to this many bytes. */
-#define INLINE_MAX 400
-
+/* The rules below are kevo's: lib/include_scan.c (headers), lib/blocks.c
+ * and kevo-blocks(5) (the kevo:launch and kevo:param blocks),
+ * lib/compile_pool.c (the NVRTC options, parameters as -D macros),
+ * lib/worker/gpu_launch.c (the shared-memory opt-in) and
+ * lib/worker/compile.c (kernels found by name expression, so extern "C"
+ * is optional). tests/test-prompt.c checks the examples and the forbidden
+ * forms against the parser. */
 static const char system_text[] =
-    "You are an expert CUDA performance engineer. You improve a CUDA "
-    "kernel so that it runs faster on the GPU described, while its results "
-    "stay correct, within the task's tolerance, for every shape of the "
-    "problem: the shapes shown and others of the same kind. The kernel is "
-    "compiled with NVRTC (no host code, no include files beyond what NVRTC "
-    "provides), checked against a trusted reference on fresh random inputs, "
-    "and timed; its score is its efficiency, the time the roofline allows "
-    "(the larger of bytes moved over memory bandwidth and flops over peak) "
-    "divided by its measured time. Results that do not depend on the "
-    "inputs, or that skip outputs, are caught and fail.\n"
+    "You are an expert CUDA performance engineer. You make a CUDA kernel "
+    "faster on the GPU described, while its results stay correct within "
+    "the task's tolerance for every shape of the problem: the shapes shown "
+    "and others of the same kind, which are checked too.\n"
     "\n"
-    "The kernel's source declares how it is launched in a kevo:launch "
-    "comment block (each kernel in order, with its grid, block and dynamic "
-    "shared memory as expressions over the problem dimensions, parameters "
-    "and device properties) and may declare tunable parameters in a "
-    "kevo:param block; parameters reach the code as macros. Keep both "
-    "blocks, and keep them true to the code.\n";
+    "How a kernel is judged: kevo compiles it with NVRTC, runs it on fresh "
+    "random inputs with its outputs poisoned, compares every output element "
+    "with a trusted reference, checks that the inputs are unchanged, runs "
+    "it again on a second input set and compares again, then times it (the "
+    "median of repeated runs with the L2 cache flushed between them; every "
+    "kernel it launches counts). Its efficiency on a shape is the roofline "
+    "time (the larger of the cost model's bytes over the memory bandwidth "
+    "and its flops over the peak, and no less than the launch latency) "
+    "over the measured time; its fitness is the geometric mean of the "
+    "efficiencies, and 0 when any shape fails.\n"
+    "\n"
+    "Rules kevo enforces (a kernel that breaks one fails):\n"
+    "1. Device code only. NVRTC compiles the source with -std=c++17 for "
+    "the device's architecture; a function without __global__ or __host__ "
+    "is a __device__ function. No host code: no main, no cudaMalloc or "
+    "cudaMemcpy, no launches from the source.\n"
+    "2. #include only " KEVO__INCLUDE_ALLOWED_TEXT
+    " (for fixed-width integers, <cuda/std/cstdint>). Any other header, "
+    "<cuda_runtime.h>, <cstdio> and <stdint.h> included, is refused.\n"
+    "3. A comment block whose first word is kevo:launch declares the "
+    "launches, one line per kernel in the order they run:\n"
+    "   KERNEL<<<GRID, BLOCK[, SMEM]>>>(ARG, ...)\n"
+    "GRID and BLOCK are integer expressions or dim3(X[, Y[, Z]]); SMEM is "
+    "the dynamic shared memory in bytes (0 when left out). An expression is "
+    "integer arithmetic over numbers, the problem's dims, the parameters "
+    "and the device properties sm_count, warp_size, max_threads_per_block, "
+    "max_threads_per_sm, max_smem_per_block, smem_per_sm, regs_per_sm, "
+    "l2_bytes and cc: + - * / % (integer division), comparisons, ! && ||, "
+    "?:, min(a, b), max(a, b), ceil_div(a, b), round_up(a, b) and abs(a). "
+    "Nothing else: no sizeof, no std::min or other C++ function, no "
+    "floating-point number, no fourth launch item (a stream: kevo runs "
+    "every launch on one stream of its own), no template arguments "
+    "(kernel<128><<<...>>> is refused: make a template parameter a "
+    "kevo:param). Each ARG is the name of a task argument or scratch "
+    "buffer, or an integer expression, passed as a 32-bit int unless a "
+    "cast (i32), (u32), (i64) or (u64) stands in front; any other cast, "
+    "such as (size_t) or (float), is refused. The kernel's parameters take "
+    "the arguments in the order listed: a buffer as a pointer to its "
+    "element type (f32 float, f64 double, f16 __half, bf16 __nv_bfloat16, "
+    "i8 signed char, u8 unsigned char, i16 short, u16 unsigned short, i32 "
+    "int, u32 unsigned int, i64 long long, u64 unsigned long long), a "
+    "scalar as its type.\n"
+    "4. Scratch memory: a line 'scratch NAME TYPE[COUNT]' in the "
+    "kevo:launch block (TYPE one of f32, f64, f16, bf16, i8, u8, i16, u16, "
+    "i32, u32, i64, u64; COUNT an expression) gives the kernels a device "
+    "buffer of COUNT elements, passed by naming it as an argument. Its "
+    "contents start undefined; 'zero' at the end of the line zero-fills it "
+    "before the first launch. There is no other way to get device "
+    "memory.\n"
+    "5. Tunable parameters: a comment block whose first word is kevo:param "
+    "declares them, a line each: 'NAME in {64, 128, 256} = 128', 'NAME in "
+    "1..8 step 1 = 4' or 'NAME in pow2(16..256) = 64', and 'require EXPR' "
+    "for a constraint. Each reaches the code as a -D macro (-DNAME=128), "
+    "usable in the kernels and in the kevo:launch block alike: never "
+    "#define a parameter in the source.\n"
+    "6. Shared memory: static __shared__ arrays may total at most 48 KiB "
+    "per block. For more, declare extern __shared__ and give the size as "
+    "SMEM: kevo opts the kernel in to dynamic shared memory above 48 KiB "
+    "itself, up to max_smem_per_block (static and dynamic together).\n"
+    "7. Each kernel named in the kevo:launch block is a __global__ function "
+    "of the source with that name (extern \"C\" or not).\n"
+    "\n"
+    "An example of both blocks (a reduction in two kernels):\n"
+    "/* kevo:launch\n"
+    " *   scratch partial f32[ceil_div(n, BLOCK * VEC)]\n"
+    " *   reduce_partial<<<ceil_div(n, BLOCK * VEC), BLOCK, BLOCK * "
+    "4>>>(x, partial, n)\n"
+    " *   reduce_final<<<1, 1024>>>(partial, out, (i32)ceil_div(n, BLOCK * "
+    "VEC))\n"
+    " */\n"
+    "// kevo:param\n"
+    "//   BLOCK in {128, 256, 512} = 256\n"
+    "//   VEC in {1, 2, 4} = 4\n"
+    "//   require BLOCK * VEC <= 2048\n";
 
-static bool starts_with_ci(const char *s, const char *prefix)
-{
-    return strncasecmp(s, prefix, strlen(prefix)) == 0;
-}
-
-/* 2 for a line that says error, 1 for one that says warning, else 0. */
-static int log_line_rank(const char *s, size_t n)
-{
-    int rank = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (n - i >= 5 && strncasecmp(s + i, "error", 5) == 0)
-            return 2;
-        if (n - i >= 7 && strncasecmp(s + i, "warning", 7) == 0)
-            rank = 1;
-    }
-    return rank;
-}
-
-/* Calls fn on each line of log (without its line ending). */
-static void each_line(const char *log, void (*fn)(void *, const char *, size_t),
-                      void *ud)
-{
-    const char *p = log;
-    while (*p) {
-        const char *eol = strchr(p, '\n');
-        size_t n = eol ? (size_t)(eol - p) : strlen(p);
-        size_t m = n;
-        if (m > 0 && p[m - 1] == '\r')
-            m--;
-        fn(ud, p, m);
-        p += eol ? n + 1 : n;
-    }
-}
-
-typedef struct distill {
-    kevo_buf *out;
-    size_t errors, warnings;         /* lines of each rank seen */
-    size_t error_room, warning_room; /* lines of each rank to keep */
-    size_t dropped;
-} distill;
-
-static void count_line(void *ud, const char *s, size_t n)
-{
-    distill *d = ud;
-    int rank = log_line_rank(s, n);
-    if (rank == 2)
-        d->errors++;
-    else if (rank == 1)
-        d->warnings++;
-}
-
-static void keep_line(void *ud, const char *s, size_t n)
-{
-    distill *d = ud;
-    int rank = log_line_rank(s, n);
-    size_t *room = rank == 2 ? &d->error_room : &d->warning_room;
-    if (rank == 0)
-        return;
-    if (*room == 0) {
-        d->dropped++;
-        return;
-    }
-    (*room)--;
-    size_t m = n < LOG_LINE_MAX ? n : LOG_LINE_MAX;
-    kevo__buf_append(d->out, s, m);
-    kevo__buf_puts(d->out, m < n ? " ...\n" : "\n");
-}
-
-char *kevo__llm_distill_log(const char *log, size_t max_lines)
-{
-    kevo_buf b = {0};
-    distill d = {.out = &b};
-    kevo__buf_puts(&b, "");
-    /* Errors first: warnings fill what room the errors leave. */
-    each_line(log ? log : "", count_line, &d);
-    d.error_room = d.errors < max_lines ? d.errors : max_lines;
-    d.warning_room = max_lines - d.error_room;
-    each_line(log ? log : "", keep_line, &d);
-    if (d.dropped)
-        kevo__buf_printf(&b, "(%zu more error and warning lines left out)\n",
-                         d.dropped);
-    return kevo__buf_take(&b);
-}
-
-/* A JSON scalar as text; arrays and objects as compact JSON, cut. */
-static void put_value(kevo_buf *b, json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_STRING:
-        kevo__buf_append(b, json_string_value(v), json_string_length(v));
-        break;
-    case JSON_INTEGER:
-        kevo__buf_printf(b, "%lld", (long long)json_integer_value(v));
-        break;
-    case JSON_REAL: kevo__buf_printf(b, "%.4g", json_real_value(v)); break;
-    case JSON_TRUE: kevo__buf_puts(b, "true"); break;
-    case JSON_FALSE: kevo__buf_puts(b, "false"); break;
-    case JSON_NULL: kevo__buf_puts(b, "null"); break;
-    default: {
-        char *s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        if (!s) {
-            b->failed = true;
-            return;
-        }
-        size_t n = strlen(s);
-        kevo__buf_append(b, s, n < INLINE_MAX ? n : INLINE_MAX);
-        if (n > INLINE_MAX)
-            kevo__buf_puts(b, "...");
-        free(s);
-    }
-    }
-}
-
-static bool is_log_key(const char *key)
-{
-    return strstr(key, "log") != NULL;
-}
-
-static bool is_hidden_key(const char *key)
-{
-    return starts_with_ci(key, "held_out") || starts_with_ci(key, "heldout");
-}
-
-/* Keys shown first in a shape's row, in this order, when present. */
-static const char *const shape_keys_first[] = {
-    "shape",       "dims",       "verdict",    "ok",    "time_us",
-    "time_ms",     "median_us",  "efficiency", "bound", "dram_bytes",
-    "model_bytes", "cost_bytes", "error",      "reason"};
-
-static void put_shape(kevo_buf *b, json_t *shape)
-{
-    bool first = true;
-    kevo__buf_puts(b, "- ");
-    if (!json_is_object(shape)) {
-        put_value(b, shape);
-        kevo__buf_puts(b, "\n");
-        return;
-    }
-    for (size_t i = 0; i < sizeof(shape_keys_first) / sizeof(char *); i++) {
-        json_t *v = json_object_get(shape, shape_keys_first[i]);
-        if (!v)
-            continue;
-        kevo__buf_printf(b, "%s%s: ", first ? "" : ", ", shape_keys_first[i]);
-        put_value(b, v);
-        first = false;
-    }
-    const char *key;
-    json_t *v;
-    json_object_foreach (shape, key, v) {
-        bool shown = false;
-        for (size_t i = 0; i < sizeof(shape_keys_first) / sizeof(char *); i++)
-            shown = shown || strcmp(key, shape_keys_first[i]) == 0;
-        if (shown || is_hidden_key(key) || is_log_key(key))
-            continue;
-        kevo__buf_printf(b, "%s%s: ", first ? "" : ", ", key);
-        put_value(b, v);
-        first = false;
-    }
-    kevo__buf_puts(b, "\n");
-}
-
-/* An evaluation summary: scalars as "key: value" lines, shapes a line each,
- * logs distilled. JSON that does not parse is shown as it is. */
-static void put_summary(kevo_buf *b, const char *summary, size_t max_log_lines)
-{
-    json_t *root = json_loads(summary, 0, NULL);
-    if (!json_is_object(root)) {
-        json_decref(root);
-        kevo__buf_puts(b, summary);
-        kevo__buf_puts(b, "\n");
-        return;
-    }
-    const char *key;
-    json_t *v;
-    /* Scalars first, then shapes, then logs. */
-    json_object_foreach (root, key, v) {
-        if (is_hidden_key(key) || is_log_key(key) || strcmp(key, "shapes") == 0)
-            continue;
-        if (json_is_string(v) && strchr(json_string_value(v), '\n'))
-            kevo__buf_printf(b, "%s:\n%s\n", key, json_string_value(v));
-        else {
-            kevo__buf_printf(b, "%s: ", key);
-            put_value(b, v);
-            kevo__buf_puts(b, "\n");
-        }
-    }
-    json_t *shapes = json_object_get(root, "shapes");
-    if (json_is_array(shapes) && json_array_size(shapes) > 0) {
-        kevo__buf_puts(b, "Per shape:\n");
-        size_t i;
-        json_array_foreach (shapes, i, v)
-            put_shape(b, v);
-    }
-    json_object_foreach (root, key, v) {
-        if (!is_log_key(key) || is_hidden_key(key))
-            continue;
-        if (!json_is_string(v)) {
-            kevo__buf_printf(b, "%s: ", key);
-            put_value(b, v);
-            kevo__buf_puts(b, "\n");
-            continue;
-        }
-        char *d = kevo__llm_distill_log(json_string_value(v), max_log_lines);
-        if (!d) {
-            b->failed = true;
-            break;
-        }
-        if (*d)
-            kevo__buf_printf(b, "%s (errors and warnings only):\n%s", key, d);
-        free(d);
-    }
-    json_decref(root);
-}
-
-/* A JSON object as "key: value" lines (text that is not an object is shown
- * as it is). */
+/* A JSON object as "key: value" lines, held-out keys left out (text that
+ * is not an object is shown as it is). */
 static void put_object_lines(kevo_buf *b, const char *json)
 {
     json_t *root = json_loads(json, 0, NULL);
     if (!json_is_object(root)) {
         json_decref(root);
-        kevo__buf_puts(b, json);
-        kevo__buf_puts(b, "\n");
+        kevo__buf_printf(b, "%s\n", json);
         return;
     }
     const char *key;
     json_t *v;
     json_object_foreach (root, key, v) {
-        if (is_hidden_key(key))
+        if (kevo__llm_hidden_key(key))
             continue;
         kevo__buf_printf(b, "%s: ", key);
-        put_value(b, v);
+        kevo__llm_put_value(b, v);
         kevo__buf_puts(b, "\n");
     }
     json_decref(root);
@@ -289,24 +148,16 @@ static void put_dims(kevo_buf *b, const char *json)
     kevo__buf_puts(b, "Dimensions:");
     json_array_foreach (dims, i, v) {
         kevo__buf_puts(b, i ? ", " : " ");
-        put_value(b, v);
+        kevo__llm_put_value(b, v);
     }
     kevo__buf_puts(b, "\nShapes it is measured on (it must be correct for "
                       "other shapes too):\n");
     json_array_foreach (shapes, i, v) {
         kevo__buf_puts(b, "- ");
-        if (json_is_object(v)) {
-            const char *key;
-            json_t *d;
-            bool first = true;
-            json_object_foreach (v, key, d) {
-                kevo__buf_printf(b, "%s%s=", first ? "" : ", ", key);
-                put_value(b, d);
-                first = false;
-            }
-        } else {
-            put_value(b, v);
-        }
+        if (json_is_object(v))
+            kevo__llm_put_pairs(b, v);
+        else
+            kevo__llm_put_value(b, v);
         kevo__buf_puts(b, "\n");
     }
     json_decref(root);
@@ -322,34 +173,103 @@ static void put_source(kevo_buf *b, const char *source)
     kevo__buf_puts(b, "```\n");
 }
 
-static void put_candidate(kevo_buf *b, const llm_prompt_candidate *c,
-                          size_t max_log_lines)
+/* "Parameter values: BM=64, BN=64" of an assignment that has values. */
+static void put_assignment(kevo_buf *b, const char *json)
 {
-    if (c->assignment_json && strcmp(c->assignment_json, "{}") != 0)
-        kevo__buf_printf(b, "Parameter values: %s\n", c->assignment_json);
-    if (c->params_json) {
-        json_t *root = json_loads(c->params_json, 0, NULL);
-        json_t *params = json_object_get(root, "params");
-        if (json_is_array(params) && json_array_size(params) > 0)
-            kevo__buf_printf(b, "Parameter space: %s\n", c->params_json);
-        json_decref(root);
+    json_t *a = json ? json_loads(json, 0, NULL) : NULL;
+    if (json_is_object(a) && json_object_size(a) > 0) {
+        kevo__buf_puts(b, "Parameter values: ");
+        kevo__llm_put_pairs(b, a);
+        kevo__buf_puts(b, "\n");
     }
-    put_source(b, c->source ? c->source : "");
-    if (c->summary_json) {
-        kevo__buf_puts(b, "\nIts evaluation:\n");
-        put_summary(b, c->summary_json, max_log_lines);
-    }
+    json_decref(a);
 }
 
-/* A one-line score of an inspiration from its summary: its fitness, when
- * the summary has one. */
-static void put_score(kevo_buf *b, const char *summary)
+/* A parameter space the source does not declare itself (the task's
+ * parameters): "BLOCK in {64, 128} (default 128); require ...". */
+static void put_space(kevo_buf *b, const char *params_json, const char *source)
 {
-    json_t *root = summary ? json_loads(summary, 0, NULL) : NULL;
-    json_t *fit = json_object_get(root, "fitness");
-    if (json_is_number(fit))
-        kevo__buf_printf(b, " (fitness %.4g)", json_number_value(fit));
+    if (!params_json || (source && strstr(source, "kevo:param")))
+        return;
+    json_t *root = json_loads(params_json, 0, NULL);
+    json_t *params = json_object_get(root, "params");
+    if (json_array_size(params) > 0) {
+        size_t i;
+        json_t *p;
+        kevo__buf_puts(b, "Tunable parameters (declared by the task, not in "
+                          "the source):");
+        json_array_foreach (params, i, p) {
+            const char *name = json_string_value(json_object_get(p, "name"));
+            kevo__buf_printf(b, "%s%s in {", i ? "; " : " ", name ? name : "?");
+            kevo__llm_put_value(b, json_object_get(p, "values"));
+            kevo__buf_puts(b, "}");
+            json_t *d = json_object_get(p, "default");
+            if (d) {
+                kevo__buf_puts(b, " = ");
+                kevo__llm_put_value(b, d);
+            }
+        }
+        json_t *cons = json_object_get(root, "constraints");
+        json_array_foreach (cons, i, p) {
+            kevo__buf_puts(b, "; require ");
+            kevo__llm_put_value(b, p);
+        }
+        kevo__buf_puts(b, "\n");
+    }
     json_decref(root);
+}
+
+/* " (fitness F)" of a summary that has one and did not fail. */
+static void put_fitness_title(kevo_buf *b, const char *summary_json)
+{
+    double fit;
+    if (!summary_json || !kevo__llm_summary_fitness(summary_json, &fit))
+        return;
+    json_t *root = json_loads(summary_json, 0, NULL);
+    const char *verdict = json_string_value(json_object_get(root, "verdict"));
+    if (!verdict || strcmp(verdict, "ok") == 0)
+        kevo__buf_printf(b, " (fitness %.4g)", fit);
+    json_decref(root);
+}
+
+/* The current kernel: its parameters, source and evaluation. */
+static void put_parent(kevo_buf *b, const llm_prompt_input *in)
+{
+    const llm_prompt_candidate *c = &in->parent;
+    kevo__buf_puts(b, "\n# Current kernel");
+    put_fitness_title(b, c->summary_json);
+    kevo__buf_puts(b, "\n");
+    put_assignment(b, c->assignment_json);
+    put_space(b, c->params_json, c->source);
+    put_source(b, c->source ? c->source : "");
+    if (c->summary_json) {
+        kevo__buf_puts(b, "Its evaluation: ");
+        kevo__llm_put_evaluation(b, c->summary_json, in->task_dims,
+                                 in->max_log_lines);
+    }
+    kevo__llm_prompt_failures(b, in->failures, in->n_failures);
+}
+
+/* A variant shown beside the parent: what sets it apart, its source (or
+ * that it has the parent's) and its evaluation, in full or in brief. */
+static void put_variant(kevo_buf *b, const llm_prompt_candidate *c,
+                        const llm_prompt_input *in, bool full)
+{
+    const llm_prompt_candidate *parent = &in->parent;
+    kevo__llm_put_differences(b, c->summary_json, c->assignment_json,
+                              parent->summary_json, parent->assignment_json);
+    if (c->source && parent->source && strcmp(c->source, parent->source) == 0)
+        kevo__buf_puts(b, "Its source is the current kernel's.\n");
+    else
+        put_source(b, c->source ? c->source : "");
+    if (!c->summary_json)
+        return;
+    kevo__buf_puts(b, "Its evaluation: ");
+    if (full)
+        kevo__llm_put_evaluation(b, c->summary_json, in->task_dims,
+                                 in->max_log_lines);
+    else
+        kevo__llm_put_brief(b, c->summary_json);
 }
 
 static bool put_sections(kevo_buf *b, const char *json, char *err,
@@ -371,13 +291,8 @@ static bool put_sections(kevo_buf *b, const char *json, char *err,
     json_object_foreach (root, key, v) {
         kevo__buf_printf(b, "\n## %c%s\n", toupper((unsigned char)key[0]),
                          key[0] ? key + 1 : "");
-        if (json_is_string(v)) {
-            kevo__buf_puts(b, json_string_value(v));
-            kevo__buf_puts(b, "\n");
-        } else {
-            put_value(b, v);
-            kevo__buf_puts(b, "\n");
-        }
+        kevo__llm_put_value(b, v);
+        kevo__buf_puts(b, "\n");
     }
     json_decref(root);
     return true;
@@ -400,10 +315,10 @@ static bool finish_prompt(const char *raw, const char *sys, char **system,
 
 static const char format_whole[] =
     "Reply with the complete new source in one fenced block that starts "
-    "with ```cuda and ends with ```. Keep its kevo:launch comment block "
-    "(and its kevo:param block, if it has one), updated to match your "
-    "kernels. Put no other code in fences; a few sentences before the block "
-    "saying what you changed and why are welcome.\n";
+    "with ```cuda and ends with ```: every kernel and helper, and the "
+    "kevo:launch block (and the kevo:param block, if there is one) updated "
+    "to match your kernels. Put no other code in fences; a few sentences "
+    "before the block saying what you changed and why are welcome.\n";
 
 static const char format_edits[] =
     "Reply with one or more edits of the current kernel, each in this "
@@ -424,10 +339,10 @@ static const char format_edits[] =
 
 static const char format_either[] =
     "Reply in one of two forms. For a rewrite, the complete new source in "
-    "one fenced block that starts with ```cuda and ends with ```, keeping "
-    "its kevo:launch comment block (and its kevo:param block, if it has "
-    "one) updated to match your kernels. For a small change, one or more "
-    "edits of the current kernel, each in this form:\n"
+    "one fenced block that starts with ```cuda and ends with ```: every "
+    "kernel and helper, and the kevo:launch block (and the kevo:param "
+    "block, if there is one) updated to match your kernels. For a small "
+    "change, one or more edits of the current kernel, each in this form:\n"
     "\n"
     "<<<<<<< SEARCH\n"
     "lines copied exactly from the current kernel\n"
@@ -438,6 +353,13 @@ static const char format_either[] =
     "Each SEARCH part must match exactly one place in the current kernel; "
     "the edits apply in order. Use one form, not both. A few sentences "
     "before the code saying what you changed and why are welcome.\n";
+
+static void put_text_section(kevo_buf *b, const char *title, const char *text)
+{
+    if (text && *text)
+        kevo__buf_printf(b, "\n## %s\n%s%s", title, text,
+                         text[strlen(text) - 1] == '\n' ? "" : "\n");
+}
 
 bool kevo__llm_prompt_build(const llm_prompt_input *in, char **system,
                             char **user, char *err, size_t errlen)
@@ -451,48 +373,42 @@ bool kevo__llm_prompt_build(const llm_prompt_input *in, char **system,
                      in->task_name ? in->task_name : "(unnamed)");
     if (in->task_description && *in->task_description)
         kevo__buf_printf(&b, "\n%s\n", in->task_description);
-    if (in->task_args && *in->task_args)
-        kevo__buf_printf(
-            &b, "\n## Kernel arguments\n%s%s", in->task_args,
-            in->task_args[strlen(in->task_args) - 1] == '\n' ? "" : "\n");
+    put_text_section(&b, "Kernel arguments", in->task_args);
     if (in->task_dims && *in->task_dims) {
         kevo__buf_puts(&b, "\n## Problem size\n");
         put_dims(&b, in->task_dims);
     }
-    if (in->task_cost && *in->task_cost)
-        kevo__buf_printf(
-            &b, "\n## Cost model (what the roofline counts)\n%s%s",
-            in->task_cost,
-            in->task_cost[strlen(in->task_cost) - 1] == '\n' ? "" : "\n");
+    put_text_section(&b, "Cost model (what the roofline counts)",
+                     in->task_cost);
     if (in->device_json && *in->device_json) {
         kevo__buf_puts(&b, "\n## Device\n");
-        put_object_lines(&b, in->device_json);
+        kevo__llm_put_device(&b, in->device_json);
     }
 
-    kevo__buf_puts(&b, "\n# Current kernel\n");
-    put_candidate(&b, &in->parent, in->max_log_lines);
+    put_parent(&b, in);
 
     if (in->second_parent) {
-        kevo__buf_puts(&b, "\n# Second parent: combine its strengths "
-                           "with the current kernel's\n");
-        put_candidate(&b, in->second_parent, in->max_log_lines);
+        const llm_prompt_candidate *c = in->second_parent;
+        kevo__buf_puts(&b, "\n# Second parent");
+        put_fitness_title(&b, c->summary_json);
+        kevo__buf_puts(&b, "\nWrite a crossover of the two: keep what makes "
+                           "the current kernel fast and take over what "
+                           "makes this one fast where they differ.\n");
+        put_variant(&b, c, in, true);
     }
 
     size_t nins = in->n_inspirations < in->max_inspirations
                       ? in->n_inspirations
                       : in->max_inspirations;
-    if (nins > 0) {
-        kevo__buf_printf(&b,
-                         "\n# Other variants, for comparison (%zu, from "
-                         "other regions of the archive)\n",
-                         nins);
-        for (size_t i = 0; i < nins; i++) {
-            const llm_prompt_candidate *c = &in->inspirations[i];
-            kevo__buf_printf(&b, "\n## Variant %zu", i + 1);
-            put_score(&b, c->summary_json);
-            kevo__buf_puts(&b, "\n");
-            put_candidate(&b, c, in->max_log_lines);
-        }
+    if (nins > 0)
+        kevo__buf_puts(&b, "\n# Other variants from the archive, for "
+                           "comparison\n");
+    for (size_t i = 0; i < nins; i++) {
+        const llm_prompt_candidate *c = &in->inspirations[i];
+        kevo__buf_printf(&b, "\n## Variant %zu", i + 1);
+        put_fitness_title(&b, c->summary_json);
+        kevo__buf_puts(&b, "\n");
+        put_variant(&b, c, in, false);
     }
 
     if (in->target_cell_json && *in->target_cell_json) {
@@ -614,10 +530,10 @@ static void put_record(kevo_buf *b, const char *json)
         bool shown = false;
         for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
             shown = shown || strcmp(key, known[i]) == 0;
-        if (shown || is_hidden_key(key))
+        if (shown || kevo__llm_hidden_key(key))
             continue;
         kevo__buf_printf(b, "- %s: ", key);
-        put_value(b, v);
+        kevo__llm_put_value(b, v);
         kevo__buf_puts(b, "\n");
     }
     json_decref(r);
@@ -633,12 +549,18 @@ static void put_child(kevo_buf *b, const char *title, const char *fitness_key,
         return;
     kevo__buf_printf(b, "\n# %s", title);
     json_t *f = json_object_get(record, fitness_key);
+    double fit;
     if (json_is_number(f))
         kevo__buf_printf(b, " (fitness %.4g)", json_number_value(f));
-    else
-        put_score(b, c->summary_json);
+    else if (c->summary_json &&
+             kevo__llm_summary_fitness(c->summary_json, &fit))
+        kevo__buf_printf(b, " (fitness %.4g)", fit);
     kevo__buf_puts(b, "\n");
-    put_candidate(b, c, max_log_lines);
+    put_source(b, c->source);
+    if (c->summary_json) {
+        kevo__buf_puts(b, "Its evaluation: ");
+        kevo__llm_put_evaluation(b, c->summary_json, NULL, max_log_lines);
+    }
 }
 
 static const char revision_format[] =

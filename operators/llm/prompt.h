@@ -9,10 +9,13 @@
  * record, its best and worst children side by side, and the reply format
  * that revision.h parses.
  *
- * Only what the host gives appears: the host never shows held-out shapes,
- * and keys of an evaluation summary whose name starts with "held_out" are
- * dropped as well. An evaluation's compile log is distilled to its error
- * and warning lines, capped.
+ * The system text states the job, how kevo judges a kernel and the rules
+ * it enforces (headers, the kevo:launch and kevo:param blocks, scratch
+ * buffers, parameters as -D macros, shared memory). Evaluations and the
+ * device are put into plain lines (prompt_eval.h): no JSON reaches the
+ * model, save in the revision prompt the one block of sections it must
+ * echo. Only what the host gives appears: the host never shows held-out
+ * shapes, and keys whose name starts with "held_out" are dropped as well.
  */
 #ifndef KEVO_LLM_PROMPT_H
 #define KEVO_LLM_PROMPT_H
@@ -20,9 +23,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "prompt_eval.h"
 #include "wire.h"
 
-/* A candidate as the prompt shows it. Every field may be NULL. */
+/* A candidate as the prompt shows it. Every field may be NULL. An
+ * inspiration's or second parent's assignment, when NULL, is read from its
+ * summary. */
 typedef struct llm_prompt_candidate {
     const char *source;
     const char *summary_json;    /* its evaluation (a JSON object) */
@@ -33,10 +39,10 @@ typedef struct llm_prompt_candidate {
 typedef struct llm_prompt_input {
     const char *task_name;
     const char *task_description;
-    const char *task_args; /* a line per argument */
-    const char *task_dims; /* {"dims": [...], "shapes": [{...}, ...]} */
-    const char *task_cost; /* "bytes: EXPR\nflops: EXPR\npeak: fp32\n" */
-    const char *device_json;
+    const char *task_args;   /* a line per argument */
+    const char *task_dims;   /* {"dims": [...], "shapes": [{...}, ...]} */
+    const char *task_cost;   /* "bytes: EXPR\nflops: EXPR\npeak: fp32\n" */
+    const char *device_json; /* the host's device_json() */
     llm_prompt_candidate parent;
     const llm_prompt_candidate *second_parent; /* crossover, or NULL */
     const llm_prompt_candidate *inspirations;
@@ -46,6 +52,10 @@ typedef struct llm_prompt_input {
     llm_reply_format format;
     size_t max_log_lines;
     size_t max_inspirations;
+    /* Recent failed attempts from the parent (prompt_failures.h), or
+     * NULL. */
+    const struct kevo_operator_failure *failures;
+    size_t n_failures;
 } llm_prompt_input;
 
 /* Builds the prompt into two new strings (valid UTF-8). Returns false with
@@ -75,10 +85,5 @@ typedef struct llm_revision_input {
 bool kevo__llm_revision_prompt_build(const llm_revision_input *in,
                                      char **system, char **user, char *err,
                                      size_t errlen);
-
-/* The compile log's error and warning lines, at most max_lines of them
- * (each cut to 300 bytes), with a line saying how many were left out; ""
- * when it has none. A new string, or NULL when out of memory. */
-char *kevo__llm_distill_log(const char *log, size_t max_lines);
 
 #endif

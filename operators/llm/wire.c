@@ -1,17 +1,19 @@
 /*
- * wire.c: the llm operator's configuration, and the OpenAI chat-completions
- * and Anthropic messages formats: building requests, reading replies and
- * error objects.
+ * wire.c: the llm operator's configuration: its models, the settings of
+ * each model's requests, and the operator's limits.
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "wire.h"
 
-#define ANTHROPIC_VERSION "2023-06-01"
+/* Anthropic's least thinking budget. */
+#define THINKING_MIN 1024
 
 static const char *const global_keys[] = {
     "models",          "concurrency",   "max_retries",
@@ -25,8 +27,16 @@ static const char *const model_keys[] = {"name",
                                          "model",
                                          "key_env",
                                          "temperature",
+                                         "top_p",
                                          "max_tokens",
+                                         "token_param",
+                                         "reasoning_effort",
+                                         "thinking_budget",
+                                         "headers",
+                                         "extra_body",
+                                         "stream",
                                          "timeout_s",
+                                         "idle_timeout_s",
                                          "weight",
                                          "input_cost_per_mtok",
                                          "output_cost_per_mtok"};
@@ -149,6 +159,185 @@ static bool is_env_name(const char *s)
     return true;
 }
 
+/* A secret's value from the environment variable env (into *out, a new
+ * string); what names it is said in what. */
+static bool env_secret(cfg_parse *p, const char *path, const char *what,
+                       const char *env, const char *(*getenv_fn)(const char *),
+                       char **out)
+{
+    if (!is_env_name(env))
+        return fail(p, path,
+                    "%s must name an environment variable (letters, "
+                    "digits, _), not hold a secret",
+                    what);
+    const char *v = getenv_fn(env);
+    if (!v || !*v)
+        return fail(p, path, "the environment variable %s (its %s) is not set",
+                    env, what);
+    for (const char *c = v; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return fail(p, path, "the value of %s holds a control character",
+                        env);
+    if (!(*out = kevo__strdup(v)))
+        return fail(p, path, "out of memory");
+    return true;
+}
+
+/* Whether a header's name says its value is a credential. */
+static bool secret_header(const char *name)
+{
+    static const char *const parts[] = {
+        "auth", "key", "token", "secret", "cookie", "password", "session"};
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+        for (const char *c = name; *c; c++)
+            if (strncasecmp(c, parts[i], strlen(parts[i])) == 0)
+                return true;
+    return false;
+}
+
+/* An HTTP header name: one or more token characters (RFC 9110). */
+static bool is_token(const char *s)
+{
+    if (!*s)
+        return false;
+    for (const char *c = s; *c; c++)
+        if (!isalnum((unsigned char)*c) && !strchr("!#$%&'*+-.^_`|~", *c))
+            return false;
+    return true;
+}
+
+/* "headers": {"Name": "value" or {"env": "VARIABLE"}, ...}. */
+static bool parse_headers(cfg_parse *p, const char *path, json_t *obj,
+                          llm_model *m, const char *(*getenv_fn)(const char *))
+{
+    json_t *hs = json_object_get(obj, "headers");
+    if (!hs)
+        return true;
+    if (!json_is_object(hs))
+        return fail(p, path,
+                    "\"headers\" must be an object of header names and "
+                    "values");
+    m->headers = calloc(json_object_size(hs) + 1, sizeof(*m->headers));
+    if (!m->headers)
+        return fail(p, path, "out of memory");
+    const char *name;
+    json_t *v;
+    json_object_foreach (hs, name, v) {
+        char what[128];
+        snprintf(what, sizeof(what), "\"headers\".\"%.64s\"", name);
+        if (!is_token(name))
+            return fail(p, path, "%s: not a valid header name", what);
+        llm_header *h = &m->headers[m->nheaders];
+        if (!(h->name = kevo__strdup(name)))
+            return fail(p, path, "out of memory");
+        m->nheaders++;
+        json_t *env = json_object_get(v, "env");
+        if (json_is_object(v) && json_object_size(v) == 1 &&
+            json_is_string(env)) {
+            h->secret = true;
+            if (!env_secret(p, path, what, json_string_value(env), getenv_fn,
+                            &h->value))
+                return false;
+            continue;
+        }
+        if (!json_is_string(v))
+            return fail(p, path,
+                        "%s must be a string, or {\"env\": \"VARIABLE\"}",
+                        what);
+        for (const char *c = json_string_value(v); *c; c++)
+            if (((unsigned char)*c < 0x20 && *c != '\t') || *c == 0x7f)
+                return fail(p, path, "%s holds a control character", what);
+        h->secret = secret_header(name);
+        if (!(h->value = kevo__strdup(json_string_value(v))))
+            return fail(p, path, "out of memory");
+    }
+    return true;
+}
+
+bool kevo__llm_reasoning_model(const char *model)
+{
+    const char *slash = strrchr(model, '/');
+    const char *n = slash ? slash + 1 : model;
+    if ((n[0] == 'o' || n[0] == 'O') && isdigit((unsigned char)n[1]))
+        return true;
+    return strncasecmp(n, "gpt-5", 5) == 0;
+}
+
+/* The settings of a model's requests beyond the basic ones. */
+static bool parse_request_settings(cfg_parse *p, const char *path, json_t *obj,
+                                   llm_model *m)
+{
+    bool anthropic = m->api == LLM_API_ANTHROPIC;
+    json_t *tp = json_object_get(obj, "token_param");
+    m->token_param = !anthropic && kevo__llm_reasoning_model(m->model)
+                         ? "max_completion_tokens"
+                         : "max_tokens";
+    if (tp) {
+        const char *t = json_is_string(tp) ? json_string_value(tp) : "";
+        if (strcmp(t, "max_tokens") == 0)
+            m->token_param = "max_tokens";
+        else if (strcmp(t, "max_completion_tokens") == 0 && !anthropic)
+            m->token_param = "max_completion_tokens";
+        else
+            return fail(p, path,
+                        anthropic ? "\"token_param\" must be \"max_tokens\" "
+                                    "(the only one Anthropic knows)"
+                                  : "\"token_param\" must be \"max_tokens\" "
+                                    "or \"max_completion_tokens\"");
+    }
+    json_t *re = json_object_get(obj, "reasoning_effort");
+    if (re) {
+        const char *e = json_is_string(re) ? json_string_value(re) : "";
+        bool word = *e != '\0';
+        for (const char *c = e; *c; c++)
+            word = word && (isalnum((unsigned char)*c) || *c == '_');
+        if (!word)
+            return fail(p, path,
+                        "\"reasoning_effort\" must be a word such as "
+                        "\"low\", \"medium\" or \"high\"");
+        if (!(m->reasoning_effort = kevo__strdup(e)))
+            return fail(p, path, "out of memory");
+    }
+    json_t *eb = json_object_get(obj, "extra_body");
+    if (eb) {
+        if (!json_is_object(eb))
+            return fail(p, path, "\"extra_body\" must be a JSON object");
+        m->extra_body = json_deep_copy(eb);
+        if (!m->extra_body)
+            return fail(p, path, "out of memory");
+    }
+    json_t *st = json_object_get(obj, "stream");
+    if (st && !json_is_boolean(st))
+        return fail(p, path, "\"stream\" must be true or false");
+    m->stream = st ? json_is_true(st) : true;
+
+    long long budget;
+    if (!get_int(p, path, obj, "thinking_budget", THINKING_MIN, 1000000, 0,
+                 &budget))
+        return false;
+    m->thinking_budget = (long)budget;
+    if (budget && !anthropic)
+        return fail(p, path,
+                    "\"thinking_budget\" is Anthropic's extended thinking; "
+                    "an OpenAI-compatible model takes \"reasoning_effort\", "
+                    "or its server's own fields in \"extra_body\"");
+    if (budget && budget >= m->max_tokens)
+        return fail(p, path,
+                    "\"thinking_budget\" (%lld) must be below \"max_tokens\" "
+                    "(%ld): thinking counts against max_tokens",
+                    budget, m->max_tokens);
+    if (budget && m->has_temperature && m->temperature != 1)
+        return fail(p, path,
+                    "\"temperature\" must be left out (or 1) with "
+                    "\"thinking_budget\": Anthropic allows no other with "
+                    "extended thinking");
+    if (budget && m->has_top_p && m->top_p < 0.95)
+        return fail(p, path,
+                    "\"top_p\" must be at least 0.95 with "
+                    "\"thinking_budget\" (Anthropic's rule)");
+    return true;
+}
+
 static bool parse_model(cfg_parse *p, size_t index, json_t *obj, llm_model *m,
                         const char *(*getenv_fn)(const char *))
 {
@@ -198,9 +387,14 @@ static bool parse_model(cfg_parse *p, size_t index, json_t *obj, llm_model *m,
 
     long long max_tokens;
     double tmax = m->api == LLM_API_ANTHROPIC ? 1.0 : 2.0;
-    if (!get_num(p, path, obj, "temperature", 0, tmax, 0.7, &m->temperature) ||
+    m->has_temperature = json_object_get(obj, "temperature") != NULL;
+    m->has_top_p = json_object_get(obj, "top_p") != NULL;
+    if (!get_num(p, path, obj, "temperature", 0, tmax, 1, &m->temperature) ||
+        !get_num(p, path, obj, "top_p", 0, 1, 1, &m->top_p) ||
         !get_int(p, path, obj, "max_tokens", 1, 1000000, 8192, &max_tokens) ||
         !get_num(p, path, obj, "timeout_s", 0.001, 3600, 300, &m->timeout_s) ||
+        !get_num(p, path, obj, "idle_timeout_s", 0.001, 3600, 600,
+                 &m->idle_timeout_s) ||
         !get_num(p, path, obj, "weight", 0, 1e9, 1, &m->weight) ||
         !get_num(p, path, obj, "input_cost_per_mtok", 0, 1e9, 0,
                  &m->input_cost_per_mtok) ||
@@ -208,25 +402,12 @@ static bool parse_model(cfg_parse *p, size_t index, json_t *obj, llm_model *m,
                  &m->output_cost_per_mtok))
         return false;
     m->max_tokens = (long)max_tokens;
-
-    if (m->key_env) {
-        if (!is_env_name(m->key_env))
-            return fail(p, path,
-                        "\"key_env\" must name an environment variable "
-                        "(letters, digits, _), not hold a key");
-        const char *key = getenv_fn(m->key_env);
-        if (!key || !*key)
-            return fail(p, path,
-                        "the environment variable %s (its \"key_env\") is "
-                        "not set",
-                        m->key_env);
-        for (const char *c = key; *c; c++)
-            if ((unsigned char)*c < 0x20 || *c == 0x7f)
-                return fail(p, path, "the key in %s holds a control character",
-                            m->key_env);
-        if (!(m->key = kevo__strdup(key)))
-            return fail(p, path, "out of memory");
-    }
+    if (!parse_request_settings(p, path, obj, m) ||
+        !parse_headers(p, path, obj, m, getenv_fn))
+        return false;
+    if (m->key_env &&
+        !env_secret(p, path, "\"key_env\"", m->key_env, getenv_fn, &m->key))
+        return false;
     return true;
 }
 
@@ -346,7 +527,7 @@ done:
     return ok;
 }
 
-static void wipe_free(char *s)
+void kevo__llm_wipe_free(char *s)
 {
     if (s) {
         volatile char *v = s;
@@ -364,7 +545,14 @@ void kevo__llm_config_free(llm_config *cfg)
         free(m->base_url);
         free(m->model);
         free(m->key_env);
-        wipe_free(m->key);
+        kevo__llm_wipe_free(m->key);
+        free(m->reasoning_effort);
+        for (size_t k = 0; k < m->nheaders; k++) {
+            free(m->headers[k].name);
+            kevo__llm_wipe_free(m->headers[k].value);
+        }
+        free(m->headers);
+        json_decref(m->extra_body);
     }
     free(cfg->models);
     memset(cfg, 0, sizeof(*cfg));
@@ -374,9 +562,14 @@ size_t kevo__llm_config_secrets(const llm_config *cfg, const char **secrets,
                                 size_t max)
 {
     size_t n = 0;
-    for (size_t i = 0; i < cfg->nmodels && n < max; i++)
-        if (cfg->models[i].key)
-            secrets[n++] = cfg->models[i].key;
+    for (size_t i = 0; i < cfg->nmodels; i++) {
+        const llm_model *m = &cfg->models[i];
+        if (m->key && n++ < max)
+            secrets[n - 1] = m->key;
+        for (size_t k = 0; k < m->nheaders; k++)
+            if (m->headers[k].secret && *m->headers[k].value && n++ < max)
+                secrets[n - 1] = m->headers[k].value;
+    }
     return n;
 }
 
@@ -396,248 +589,4 @@ size_t kevo__llm_config_pick(const llm_config *cfg, double u)
             return i;
     }
     return last;
-}
-
-/* ---- requests ---------------------------------------------------------- */
-
-void kevo__llm_wire_request_free(llm_wire_request *r)
-{
-    free(r->url);
-    for (size_t i = 0; i < r->nheaders; i++) {
-        wipe_free(r->headers[i]);
-        free(r->log_headers[i]);
-    }
-    free(r->body);
-    memset(r, 0, sizeof(*r));
-}
-
-static bool add_header(llm_wire_request *r, const char *name, const char *value,
-                       bool secret)
-{
-    char *h = NULL, *l = NULL;
-    size_t n = strlen(name) + strlen(value) + 3;
-    h = malloc(n);
-    l = secret ? malloc(strlen(name) + strlen(LLM_REDACTED) + 3)
-               : kevo__strdup("");
-    if (!h || !l) {
-        free(h);
-        free(l);
-        return false;
-    }
-    snprintf(h, n, "%s: %s", name, value);
-    if (secret)
-        sprintf(l, "%s: %s", name, LLM_REDACTED);
-    else {
-        free(l);
-        l = kevo__strdup(h);
-        if (!l) {
-            wipe_free(h);
-            return false;
-        }
-    }
-    r->headers[r->nheaders] = h;
-    r->log_headers[r->nheaders] = l;
-    r->nheaders++;
-    return true;
-}
-
-static json_t *message(const char *role, const char *content)
-{
-    return json_pack("{s:s, s:s}", "role", role, "content", content);
-}
-
-bool kevo__llm_wire_build(const llm_model *m, const char *system,
-                          const char *user, llm_wire_request *out)
-{
-    json_t *body = NULL;
-    bool ok = false;
-    memset(out, 0, sizeof(*out));
-    if (m->api == LLM_API_OPENAI) {
-        out->url = malloc(strlen(m->base_url) + sizeof("/chat/completions"));
-        if (out->url)
-            sprintf(out->url, "%s/chat/completions", m->base_url);
-        body = json_pack("{s:s, s:[o, o], s:f, s:I}", "model", m->model,
-                         "messages", message("system", system),
-                         message("user", user), "temperature", m->temperature,
-                         "max_tokens", (json_int_t)m->max_tokens);
-    } else {
-        out->url = malloc(strlen(m->base_url) + sizeof("/v1/messages"));
-        if (out->url)
-            sprintf(out->url, "%s/v1/messages", m->base_url);
-        body = json_pack("{s:s, s:s, s:[o], s:I, s:f}", "model", m->model,
-                         "system", system, "messages", message("user", user),
-                         "max_tokens", (json_int_t)m->max_tokens, "temperature",
-                         m->temperature);
-    }
-    if (!out->url || !body)
-        goto done;
-    if (!add_header(out, "Content-Type", "application/json", false))
-        goto done;
-    if (m->api == LLM_API_OPENAI) {
-        if (m->key) {
-            size_t n = strlen(m->key) + sizeof("Bearer ");
-            char *v = malloc(n);
-            if (!v)
-                goto done;
-            snprintf(v, n, "Bearer %s", m->key);
-            bool added = add_header(out, "Authorization", v, true);
-            wipe_free(v);
-            if (!added)
-                goto done;
-        }
-    } else {
-        if (m->key && !add_header(out, "x-api-key", m->key, true))
-            goto done;
-        if (!add_header(out, "anthropic-version", ANTHROPIC_VERSION, false))
-            goto done;
-    }
-    out->body = json_dumps(body, JSON_COMPACT);
-    if (!out->body)
-        goto done;
-    out->body_len = strlen(out->body);
-    ok = true;
-done:
-    json_decref(body);
-    if (!ok)
-        kevo__llm_wire_request_free(out);
-    return ok;
-}
-
-/* ---- replies ----------------------------------------------------------- */
-
-void kevo__llm_wire_reply_free(llm_wire_reply *r)
-{
-    free(r->text);
-    memset(r, 0, sizeof(*r));
-}
-
-static uint64_t token_count(json_t *usage, const char *key)
-{
-    json_t *v = json_object_get(usage, key);
-    if (json_is_integer(v) && json_integer_value(v) > 0)
-        return (uint64_t)json_integer_value(v);
-    return 0;
-}
-
-static bool parse_openai(json_t *root, llm_wire_reply *out, char *why,
-                         size_t whylen)
-{
-    json_t *choices = json_object_get(root, "choices");
-    if (!json_is_array(choices) || json_array_size(choices) == 0) {
-        kevo__llm_errf(why, whylen, "the reply has no \"choices\"");
-        return false;
-    }
-    json_t *choice = json_array_get(choices, 0);
-    json_t *msg = json_object_get(choice, "message");
-    json_t *content = json_object_get(msg, "content");
-    if (!json_is_string(content)) {
-        json_t *refusal = json_object_get(msg, "refusal");
-        if (json_is_string(refusal))
-            kevo__llm_errf(why, whylen, "the model refused: %.200s",
-                           json_string_value(refusal));
-        else
-            kevo__llm_errf(why, whylen,
-                           "the reply has no choices[0].message.content "
-                           "string");
-        return false;
-    }
-    out->text_len = json_string_length(content);
-    out->text = kevo__strndup(json_string_value(content), out->text_len);
-    if (!out->text) {
-        kevo__llm_errf(why, whylen, "out of memory");
-        return false;
-    }
-    json_t *usage = json_object_get(root, "usage");
-    out->input_tokens = token_count(usage, "prompt_tokens");
-    out->output_tokens = token_count(usage, "completion_tokens");
-    json_t *finish = json_object_get(choice, "finish_reason");
-    out->cut_off = json_is_string(finish) &&
-                   strcmp(json_string_value(finish), "length") == 0;
-    return true;
-}
-
-static bool parse_anthropic(json_t *root, llm_wire_reply *out, char *why,
-                            size_t whylen)
-{
-    json_t *type = json_object_get(root, "type");
-    if (json_is_string(type) && strcmp(json_string_value(type), "error") == 0) {
-        char *e = json_dumps(json_object_get(root, "error"), JSON_COMPACT);
-        kevo__llm_errf(why, whylen, "the reply is an error object: %.300s",
-                       e ? e : "");
-        free(e);
-        return false;
-    }
-    json_t *content = json_object_get(root, "content");
-    if (!json_is_array(content)) {
-        kevo__llm_errf(why, whylen, "the reply has no \"content\" array");
-        return false;
-    }
-    kevo_buf text = {0};
-    size_t nblocks = 0;
-    json_t *block;
-    size_t i;
-    json_array_foreach (content, i, block) {
-        json_t *bt = json_object_get(block, "type");
-        json_t *t = json_object_get(block, "text");
-        if (!json_is_string(bt) || strcmp(json_string_value(bt), "text") != 0 ||
-            !json_is_string(t))
-            continue;
-        if (nblocks++)
-            kevo__buf_puts(&text, "\n");
-        kevo__buf_append(&text, json_string_value(t), json_string_length(t));
-    }
-    if (nblocks == 0) {
-        kevo__buf_free(&text);
-        kevo__llm_errf(why, whylen, "the reply has no text content block");
-        return false;
-    }
-    out->text_len = text.len;
-    out->text = kevo__buf_take(&text);
-    if (!out->text) {
-        kevo__llm_errf(why, whylen, "out of memory");
-        return false;
-    }
-    json_t *usage = json_object_get(root, "usage");
-    out->input_tokens = token_count(usage, "input_tokens");
-    out->output_tokens = token_count(usage, "output_tokens");
-    json_t *stop = json_object_get(root, "stop_reason");
-    out->cut_off = json_is_string(stop) &&
-                   strcmp(json_string_value(stop), "max_tokens") == 0;
-    return true;
-}
-
-bool kevo__llm_wire_parse(llm_api api, json_t *root, llm_wire_reply *out,
-                          char *why, size_t whylen)
-{
-    memset(out, 0, sizeof(*out));
-    if (!json_is_object(root)) {
-        kevo__llm_errf(why, whylen, "the reply is not a JSON object");
-        return false;
-    }
-    bool ok = api == LLM_API_OPENAI ? parse_openai(root, out, why, whylen)
-                                    : parse_anthropic(root, out, why, whylen);
-    if (!ok)
-        kevo__llm_wire_reply_free(out);
-    return ok;
-}
-
-char *kevo__llm_wire_error_text(const char *body, size_t len)
-{
-    json_t *root = json_loadb(body, len, 0, NULL);
-    json_t *e = json_object_get(root, "error");
-    char *r = NULL;
-    if (json_is_object(e)) {
-        json_t *type = json_object_get(e, "type");
-        json_t *msg = json_object_get(e, "message");
-        kevo_buf b = {0};
-        if (json_is_string(type))
-            kevo__buf_printf(&b, "%s: ", json_string_value(type));
-        if (json_is_string(msg))
-            kevo__buf_puts(&b, json_string_value(msg));
-        r = kevo__buf_take(&b);
-    } else if (json_is_string(e)) {
-        r = kevo__strdup(json_string_value(e));
-    }
-    json_decref(root);
-    return r;
 }

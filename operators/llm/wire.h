@@ -1,7 +1,8 @@
 /*
- * wire.h: the llm operator's configuration and the two wire formats it
- * speaks: OpenAI chat completions (POST {base_url}/chat/completions) and
- * Anthropic messages (POST {base_url}/v1/messages).
+ * wire.h: the llm operator's configuration: the models it may ask, how each
+ * is asked (its API, and the settings of its requests), and the operator's
+ * limits. Requests are built by wire_request.c, replies read by
+ * wire_reply.c and stream.c.
  *
  * The configuration is a JSON object:
  *
@@ -9,21 +10,32 @@
  *       { "name": "big", "api": "anthropic",
  *         "base_url": "https://api.anthropic.com",
  *         "model": "claude-sonnet-4-5", "key_env": "ANTHROPIC_API_KEY",
- *         "temperature": 0.8, "max_tokens": 8192, "timeout_s": 300,
+ *         "max_tokens": 16000, "thinking_budget": 8000,
+ *         "headers": {"anthropic-beta": "..."}, "stream": true,
+ *         "idle_timeout_s": 600, "timeout_s": 300,
  *         "weight": 1, "input_cost_per_mtok": 3,
- *         "output_cost_per_mtok": 15 } ],
+ *         "output_cost_per_mtok": 15 },
+ *       { "api": "openai", "model": "o3", "key_env": "OPENAI_API_KEY",
+ *         "reasoning_effort": "high", "max_tokens": 32000 },
+ *       { "api": "openai", "model": "qwen3", "base_url":
+ *         "http://127.0.0.1:8000/v1", "temperature": 0.6, "top_p": 0.95,
+ *         "extra_body": {"chat_template_kwargs": {"enable_thinking": true}}
+ *       } ],
  *     "concurrency": 8, "max_retries": 4, "backoff_base_s": 1,
  *     "backoff_max_s": 30, "retry_after_max_s": 120,
  *     "max_reply_bytes": 4194304, "token_budget": 0, "cost_budget": 0,
  *     "reply_format": "either", "max_log_lines": 40,
  *     "max_inspirations": 4 }
  *
- * Every key but "models" and each model's "api" and "model" has a default.
- * key_env names the environment variable that holds the API key; the key is
- * read once, kept only in memory, sent only in its header and redacted from
- * everything written. A model without key_env sends no key (a local
- * server). Unknown keys are errors that name the key and list the known
- * ones.
+ * Every key but "models" and each model's "api" and "model" has a default;
+ * temperature, top_p, reasoning_effort and thinking_budget are sent only
+ * when set. key_env names the environment variable that holds the API key;
+ * the key is read once, kept only in memory, sent only in its header and
+ * redacted from everything written; so are the values of extra headers
+ * that are secrets (an {"env": NAME} value, or a name such as
+ * Authorization, *-key, *token*). A model without key_env sends no key (a
+ * local server). Unknown keys are errors that name the key and list the
+ * known ones. kevo-llm(7) documents every key.
  */
 #ifndef KEVO_LLM_WIRE_H
 #define KEVO_LLM_WIRE_H
@@ -45,16 +57,36 @@ typedef enum llm_reply_format {
     LLM_FORMAT_EDITS = 2   /* SEARCH/REPLACE edits */
 } llm_reply_format;
 
+/* An extra header of a model's requests. */
+typedef struct llm_header {
+    char *name;
+    char *value;
+    bool secret; /* redacted wherever it would be written */
+} llm_header;
+
 typedef struct llm_model {
     char *name; /* a label for logs; defaults to model */
     llm_api api;
     char *base_url; /* without a trailing slash */
     char *model;
-    char *key_env; /* NULL: no key */
-    char *key;     /* the key's value, or NULL; never written anywhere */
+    char *key_env;        /* NULL: no key */
+    char *key;            /* the key's value, or NULL; never written anywhere */
+    bool has_temperature; /* else the request leaves temperature out */
     double temperature;
+    bool has_top_p;
+    double top_p;
     long max_tokens;
-    double timeout_s;
+    /* The body key that carries max_tokens: "max_tokens", or, for OpenAI
+     * reasoning models, "max_completion_tokens" (static). */
+    const char *token_param;
+    char *reasoning_effort; /* NULL: not sent */
+    long thinking_budget;   /* Anthropic extended thinking; 0: off */
+    llm_header *headers;    /* extra headers, sent last */
+    size_t nheaders;
+    json_t *extra_body;    /* an object merged into the body last, or NULL */
+    bool stream;           /* ask for server-sent events */
+    double timeout_s;      /* the total limit of a request not streamed */
+    double idle_timeout_s; /* the longest silence of a streamed request */
     double weight;
     double input_cost_per_mtok;
     double output_cost_per_mtok;
@@ -87,52 +119,25 @@ bool kevo__llm_config_parse(const char *json, llm_config *cfg,
 /* Frees what cfg holds (wiping the keys first) and zeroes it. */
 void kevo__llm_config_free(llm_config *cfg);
 
-/* The keys of cfg's models, for kevo__llm_redact: fills secrets (room for
- * max) and returns how many there are. */
+/* The secrets of cfg's models (their keys, and the values of their secret
+ * headers), for kevo__llm_redact: fills secrets with at most max of them
+ * (secrets may be NULL when max is 0) and returns how many there are. */
 size_t kevo__llm_config_secrets(const llm_config *cfg, const char **secrets,
                                 size_t max);
 
 /* The model for a uniform draw u in [0, 1), by weight. */
 size_t kevo__llm_config_pick(const llm_config *cfg, double u);
 
+/* Overwrites a secret string with zeros, then frees it. NULL is
+ * accepted. */
+void kevo__llm_wipe_free(char *s);
+
 /* "openai" or "anthropic". */
 const char *kevo__llm_api_name(llm_api api);
 
-/* A request ready for the request engine. */
-typedef struct llm_wire_request {
-    char *url;
-    char *headers[4]; /* "Name: value", the key among them */
-    size_t nheaders;
-    char *log_headers[4]; /* the same with the key replaced by [REDACTED] */
-    char *body;           /* JSON */
-    size_t body_len;
-} llm_wire_request;
-
-/* Builds the request that asks model m for a reply to a system text and a
- * user text. Returns false when out of memory. */
-bool kevo__llm_wire_build(const llm_model *m, const char *system,
-                          const char *user, llm_wire_request *out);
-void kevo__llm_wire_request_free(llm_wire_request *r);
-
-/* What a successful reply carried. */
-typedef struct llm_wire_reply {
-    char *text;      /* the model's text (all text blocks joined) */
-    size_t text_len; /* its length (it may hold a NUL byte) */
-    uint64_t input_tokens;
-    uint64_t output_tokens;
-    bool cut_off; /* it stopped at max_tokens */
-} llm_wire_reply;
-
-/* Reads a 2xx reply of the model's API. Returns false, with the reason in
- * why, when root is not such a reply (no text, an error object, wrong
- * types). */
-bool kevo__llm_wire_parse(llm_api api, json_t *root, llm_wire_reply *out,
-                          char *why, size_t whylen);
-void kevo__llm_wire_reply_free(llm_wire_reply *r);
-
-/* The message of an error body of either API ({"error": {"type": ...,
- * "message": ...}}), as "type: message" in a new string, or NULL when the
- * body holds no error object. */
-char *kevo__llm_wire_error_text(const char *body, size_t len);
+/* Whether an OpenAI model name is one of OpenAI's reasoning models (o1,
+ * o3, o4-mini, gpt-5 and their variants, with or without a provider
+ * prefix such as "openai/"), which take max_completion_tokens. */
+bool kevo__llm_reasoning_model(const char *model);
 
 #endif

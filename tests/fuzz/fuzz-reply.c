@@ -8,11 +8,13 @@
  * child, or give a child within the limit that ends in a newline and holds
  * a kevo:launch block. The same input parses the same way twice, and a
  * whole-kernel child sent back in a fence, with no parent, comes back
- * unchanged.
+ * unchanged. Parsed again as cut off at the token limit, the input gives
+ * no child, or the same whole kernel.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "reply.h"
 
@@ -43,7 +45,7 @@ static bool same(const char *a, const char *b)
 static void check(const kevo_reply_result *r, kevo_reply_kind kind,
                   const char *parent)
 {
-    if (r->kind != kind || (unsigned)kind > KEVO_REPLY_NOMEM)
+    if (r->kind != kind || (unsigned)kind > KEVO_REPLY_KIND_LAST)
         abort();
     if (strcmp(kevo__reply_kind_name(kind), "unknown") == 0)
         abort();
@@ -66,21 +68,41 @@ static void check(const kevo_reply_result *r, kevo_reply_kind kind,
         abort();
     if (!strstr(r->child, "kevo:launch"))
         abort();
-    if (r->form == KEVO_REPLY_FORM_EDITS && (!parent || r->nedits == 0))
+    if ((r->form == KEVO_REPLY_FORM_EDITS || r->form == KEVO_REPLY_FORM_DIFF) &&
+        (!parent || r->nedits == 0))
         abort();
-    if (r->form != KEVO_REPLY_FORM_EDITS && r->form != KEVO_REPLY_FORM_WHOLE)
+    if (r->form != KEVO_REPLY_FORM_EDITS && r->form != KEVO_REPLY_FORM_WHOLE &&
+        r->form != KEVO_REPLY_FORM_DIFF)
         abort();
     if (parent && strcmp(parent, r->child) == 0)
         abort(); /* an unchanged child is a failure */
+}
+
+/* The child holds what the parser reads as more than code: fences, edit
+ * markers, diff lines or reasoning tags (restored blocks copy them from
+ * the parent as they are). */
+static bool holds_markup(const char *c)
+{
+    static const char *const marks[] = {
+        "```",    "~~~",  "<<<<<",  "=====",   ">>>>>",   "\n--- ",
+        "\n+++ ", "\n@@", "<think", "</think", "<reason", "</reason"};
+    if (strncmp(c, "--- ", 4) == 0 || strncmp(c, "+++ ", 4) == 0 ||
+        strncmp(c, "@@", 2) == 0)
+        return true;
+    for (const char *p = c; *p; p++) {
+        for (size_t k = 0; k < sizeof marks / sizeof marks[0]; k++) {
+            if (strncasecmp(p, marks[k], strlen(marks[k])) == 0)
+                return true;
+        }
+    }
+    return false;
 }
 
 /* A whole-kernel child, fenced again, parses to itself (LF endings). */
 static void round_trip(const kevo_reply_result *r)
 {
     const char *c = r->child;
-    if (r->form != KEVO_REPLY_FORM_WHOLE || strstr(c, "```") ||
-        strstr(c, "~~~") || strstr(c, "<<<<<") || strstr(c, "=====") ||
-        strstr(c, ">>>>>"))
+    if (r->form != KEVO_REPLY_FORM_WHOLE || holds_markup(c))
         return;
     size_t n = r->child_len;
     char *reply = malloc(n + 16);
@@ -102,7 +124,7 @@ static void round_trip(const kevo_reply_result *r)
     lf[w] = '\0';
     kevo_reply_result again;
     kevo_reply_kind kind =
-        kevo__reply_parse(reply, n + 12, NULL, MAX_CHILD, &again);
+        kevo__reply_parse(reply, n + 12, NULL, MAX_CHILD, 0, &again);
     if (kind != KEVO_REPLY_NOMEM &&
         (kind != KEVO_REPLY_OK || !same(again.child, lf)))
         abort();
@@ -141,16 +163,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     kevo_reply_result r, r2;
     kevo_reply_kind kind =
-        kevo__reply_parse(reply, reply_len, parent, MAX_CHILD, &r);
+        kevo__reply_parse(reply, reply_len, parent, MAX_CHILD, 0, &r);
     check(&r, kind, parent);
     kevo_reply_kind kind2 =
-        kevo__reply_parse(reply, reply_len, parent, MAX_CHILD, &r2);
+        kevo__reply_parse(reply, reply_len, parent, MAX_CHILD, 0, &r2);
     if (kind != KEVO_REPLY_NOMEM && kind2 != KEVO_REPLY_NOMEM &&
         (kind2 != kind || !same(r.child, r2.child) ||
          !same(r.reason, r2.reason)))
         abort(); /* the same input parses the same way */
     if (kind == KEVO_REPLY_OK)
         round_trip(&r);
+    kevo_reply_result cut;
+    kevo_reply_kind kind3 = kevo__reply_parse(
+        reply, reply_len, parent, MAX_CHILD, KEVO_REPLY_CUT_OFF, &cut);
+    check(&cut, kind3, parent);
+    if (kind3 == KEVO_REPLY_OK &&
+        (kind != KEVO_REPLY_OK || cut.form != KEVO_REPLY_FORM_WHOLE ||
+         !same(cut.child, r.child)))
+        abort(); /* a cut-off reply gives only the kernel it gives uncut */
+    kevo__reply_result_free(&cut);
     kevo__reply_result_free(&r);
     kevo__reply_result_free(&r2);
     if (r.child || r.reason)

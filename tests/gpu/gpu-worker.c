@@ -48,29 +48,69 @@ static void check_hello(const json_t *hello)
              : "");
 }
 
-static void check_peaks(void)
+/* The ceilings. Each memory stream stays under the DRAM's theoretical rate
+ * (twice the memory clock times the bus width), which a measurement that
+ * stayed in the L2 cache would pass; the bandwidth is the best stream; a
+ * tensor-core peak is the best of mma.sync and wgmma, and at compute
+ * capability 9.0 wgmma is there and beats mma.sync. */
+static void check_peaks(const json_t *hello)
 {
-    json_t *reply =
-        wk_call(json_pack("{s:s, s:I, s:[s,s,s,s,s,s]}", "op", "peaks", "id",
-                          (json_int_t)wk_next_id++, "which", "bandwidth",
-                          "fp32", "fp64", "tf32", "fp16", "bf16"),
-                NULL, 0);
+    const json_t *d = json_object_get(hello, "device");
+    int64_t cc = json_integer_value(json_object_get(d, "cc"));
+    double dram =
+        2.0 * 1e3 *
+        (double)json_integer_value(json_object_get(d, "mem_clock_khz")) *
+        (double)json_integer_value(json_object_get(d, "bus_width")) / 8;
+    json_t *reply = wk_call(json_pack("{s:s, s:I, s:[s,s,s,s,s,s,s,s]}", "op",
+                                      "peaks", "id", (json_int_t)wk_next_id++,
+                                      "which", "bandwidth", "launch", "fp32",
+                                      "fp64", "tf32", "fp16", "bf16", "fp8"),
+                            NULL, 0);
     const json_t *p = json_object_get(reply, "peaks");
     const json_t *errors = json_object_get(reply, "errors");
     double bw = json_number_value(json_object_get(p, "bandwidth"));
     double fp32 = json_number_value(json_object_get(p, "fp32"));
     double fp64 = json_number_value(json_object_get(p, "fp64"));
+    double launch = json_number_value(json_object_get(p, "launch"));
     ok(json_is_true(json_object_get(reply, "ok")) && bw > 1e11 && fp32 > 1e12 &&
-           fp64 > 1e11,
-       "peaks: copy %.0f GB/s, FP32 %.1f, FP64 %.1f TFLOP/s", bw / 1e9,
-       fp32 / 1e12, fp64 / 1e12);
-    static const char *const tensor[] = {"tf32", "fp16", "bf16"};
-    for (size_t i = 0; i < 3; i++) {
+           fp64 > 1e11 && launch > 0 && launch < 1e-4,
+       "peaks: bandwidth %.0f GB/s, FP32 %.1f, FP64 %.1f TFLOP/s, launch "
+       "%.2f us",
+       bw / 1e9, fp32 / 1e12, fp64 / 1e12, launch * 1e6);
+    static const char *const streams[] = {"read", "write", "copy", "triad"};
+    double best = 0.0;
+    for (size_t i = 0; i < 4; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "bandwidth_%s", streams[i]);
+        double v = json_number_value(json_object_get(p, name));
+        ok(v > 1e11 && (dram <= 0 || v <= 1.02 * dram),
+           "peaks: %s %.0f GB/s (DRAM %.0f GB/s)", name, v / 1e9, dram / 1e9);
+        best = v > best ? v : best;
+    }
+    ok(bw == best, "peaks: the bandwidth is the best stream's");
+
+    static const char *const tensor[] = {"tf32", "fp16", "bf16", "fp8"};
+    for (size_t i = 0; i < 4; i++) {
+        char km[32], kw[32];
+        snprintf(km, sizeof(km), "%s_mma_sync", tensor[i]);
+        snprintf(kw, sizeof(kw), "%s_wgmma", tensor[i]);
         const json_t *v = json_object_get(p, tensor[i]);
-        ok(v ? json_number_value(v) > fp32
+        double m = json_number_value(json_object_get(p, km));
+        double w = json_number_value(json_object_get(p, kw));
+        ok(v ? json_number_value(v) == (m > w ? m : w) &&
+                   json_number_value(v) > fp32
              : json_object_get(errors, tensor[i]) != NULL,
-           "peaks: %s mma.sync %.1f TFLOP/s (or why not)", tensor[i],
-           json_number_value(v) / 1e12);
+           "peaks: %s %.1f TFLOP/s = best of mma.sync %.1f and wgmma %.1f "
+           "(or why not)",
+           tensor[i], json_number_value(v) / 1e12, m / 1e12, w / 1e12);
+        ok((m > 0) != (json_object_get(errors, km) != NULL) &&
+               (w > 0) != (json_object_get(errors, kw) != NULL),
+           "peaks: %s: a figure or a reason for each family", tensor[i]);
+        if (cc == 90)
+            ok(w > m, "peaks: %s: wgmma beats mma.sync on sm_90", tensor[i]);
+        else
+            ok(json_object_get(errors, kw) != NULL,
+               "peaks: %s: no wgmma below or above sm_90", tensor[i]);
     }
     json_decref(reply);
 }
@@ -314,8 +354,8 @@ int main(void)
     worker = wk_worker_path();
     json_t *hello = wk_start(worker);
     check_hello(hello);
+    check_peaks(hello);
     json_decref(hello);
-    check_peaks();
 
     wk_task saxpy, reduce;
     wk_task_open(&saxpy, "saxpy");
