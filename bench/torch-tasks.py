@@ -39,6 +39,11 @@ Usage (on the GPU machine, PyTorch installed):
   kevo peaks --all --json > peaks.json
   python3 bench/torch-tasks.py --peaks peaks.json [--tasks DIR] [--held-out]
       [--only TASK] [--reps N] [--json OUT]
+
+--json OUT writes every row under "results", and the rows of each task's
+first training shape under "rows" in the form of bench/torch-suite.py's
+output, so that bench/search-suite.sh can take them as it takes that
+script's.
 """
 
 import argparse
@@ -444,9 +449,16 @@ def main():
                     })
                 torch.cuda.empty_cache()
     if args.json:
+        # "rows": the first training shape's, in bench/torch-suite.py's form
+        # (task, code, mode, dims, time, gbytes_per_s, gflops_per_s), which
+        # bench/search-suite.sh reads; "results": every row.
+        rows = [{"task": r["task"], "code": r["impl"], "mode": r["timed"],
+                 "dims": r["dims"], "time": r["median_s"],
+                 "gbytes_per_s": r["gb_per_s"], "gflops_per_s": r["tflop_per_s"] * 1e3}
+                for r in results if r["set"] == "train" and r["index"] == 0]
         with open(args.json, "w") as f:
             json.dump({"device": device, "torch": torch.__version__, "peaks": peaks,
-                       "results": results}, f, indent=1)
+                       "rows": rows, "results": results}, f, indent=1)
     return 0
 
 
