@@ -41,6 +41,11 @@ if python3 -c "import torch" 2>/dev/null; then
     --json "$outdir/torch.json" > "$outdir/torch.log" 2>&1 ||
     echo "   torch-suite.py failed: see $outdir/torch.log"
   cat "$outdir/torch.log"
+  "$kevo" peaks --all --json > "$outdir/peaks.json" 2>/dev/null
+  python3 "$srcdir/bench/torch-tasks.py" --peaks "$outdir/peaks.json" \
+    --json "$outdir/torch-half.json" > "$outdir/torch-half.log" 2>&1 ||
+    echo "   torch-tasks.py failed: see $outdir/torch-half.log"
+  cat "$outdir/torch-half.log"
 fi
 for task in "$srcdir"/examples/tasks/*.json; do
   name=$(basename "$task" .json)
@@ -113,13 +118,15 @@ def retimed(path, ident):
 rows, notes, defects = [], [], []
 # PyTorch measured in this session (torch-suite.py): its best time per task.
 measured = {}
-try:
-    for r in json.load(open(os.path.join(outdir, "torch.json")))["rows"]:
-        best = measured.get(r["task"])
-        if best is None or r["time"] < best[0]:
-            measured[r["task"]] = (r["time"], "%s, %s" % (r["code"], r["mode"]))
-except (OSError, ValueError, KeyError):
-    pass
+for f in ("torch.json", "torch-half.json"):
+    try:
+        for r in json.load(open(os.path.join(outdir, f)))["rows"]:
+            best = measured.get(r["task"])
+            if best is None or r["time"] < best[0]:
+                measured[r["task"]] = (r["time"],
+                                       "%s, %s" % (r["code"], r["mode"]))
+    except (OSError, ValueError, KeyError):
+        pass
 for name in sorted(os.listdir(outdir)):
     path = os.path.join(outdir, name, "summary.json")
     if not os.path.isfile(path):

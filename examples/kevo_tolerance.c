@@ -22,7 +22,8 @@ error_fraction error_fraction_of(const kevo_task *task,
         f.known = true;
         f.rtol = info.rtol;
         f.atol = info.atol;
-        f.exact = info.rtol == 0 && info.atol == 0;
+        f.exact = info.rtol == 0 && info.atol == 0 && info.rtol_amax == 0 &&
+                  info.ulp == 0;
         break;
     }
     if (!f.known)
@@ -35,7 +36,11 @@ error_fraction error_fraction_of(const kevo_task *task,
         f.error = got == want ? 0 : INFINITY;
     else
         f.error = fabs(got - want);
-    f.allowed = isfinite(want) ? f.atol + f.rtol * fabs(want) : f.atol;
+    /* What the worker says the tolerance allows there (every term of it:
+     * the amax and ulp terms too), else atol + rtol |want|. */
+    f.allowed = isfinite(s->worst_tol) && s->worst_tol >= 0 ? s->worst_tol
+                : isfinite(want) ? f.atol + f.rtol * fabs(want)
+                                 : f.atol;
     f.fraction = f.error == 0    ? 0
                  : f.allowed > 0 ? f.error / f.allowed
                                  : INFINITY;

@@ -101,7 +101,7 @@ bool kevo__eval_result_add_shapes(kevo_eval_result *res, size_t n)
         r->size = sizeof(*r);
         r->set = res->set;
         r->max_abs_err = r->max_rel_err = NAN;
-        r->worst_got = r->worst_want = NAN;
+        r->worst_got = r->worst_want = r->worst_tol = NAN;
         r->time = r->time_min = r->time_max = NAN;
         r->time_cv = r->time_spread = NAN;
         r->bytes = r->flops = NAN;

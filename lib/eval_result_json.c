@@ -98,11 +98,19 @@ static json_t *worst_json(const kevo_eval_shape *s)
     const kevo_shape_result *r = &s->r;
     if (!s->has_worst)
         return json_null();
-    return json_pack("{s:o,s:I,s:o,s:o}", "arg",
-                     s->worst_arg ? json_string(s->worst_arg) : json_null(),
-                     "index", (json_int_t)r->worst_index, "got",
-                     kevo__json_real_nf(r->worst_got), "want",
-                     kevo__json_real_nf(r->worst_want));
+    json_t *o = json_pack(
+        "{s:o,s:I,s:o,s:o}", "arg",
+        s->worst_arg ? json_string(s->worst_arg) : json_null(), "index",
+        (json_int_t)r->worst_index, "got", kevo__json_real_nf(r->worst_got),
+        "want", kevo__json_real_nf(r->worst_want));
+    /* Written since the worker sends it: left out when unknown, so that
+     * results written before read back to the same text. */
+    if (o && !isnan(r->worst_tol) &&
+        json_object_set_new(o, "tol", kevo__json_real_nf(r->worst_tol))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
 }
 
 static json_t *profile_json(const kevo_eval_shape *s)

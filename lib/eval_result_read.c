@@ -179,7 +179,8 @@ done:
 
 static kevo_status read_worst(reader *rd, const json_t *w, kevo_eval_shape *s)
 {
-    static const char *const known[] = {"arg", "index", "got", "want", NULL};
+    static const char *const known[] = {"arg",  "index", "got",
+                                        "want", "tol",   NULL};
     bool present;
     kevo_status rc;
     int64_t index;
@@ -190,7 +191,9 @@ static kevo_status read_worst(reader *rd, const json_t *w, kevo_eval_shape *s)
     if ((rc = get_string(rd, w, "arg", true, &s->worst_arg)) == KEVO_OK &&
         (rc = get_int(rd, w, "index", 0, &index)) == KEVO_OK &&
         (rc = get_number(rd, w, "got", &s->r.worst_got)) == KEVO_OK &&
-        (rc = get_number(rd, w, "want", &s->r.worst_want)) == KEVO_OK) {
+        (rc = get_number(rd, w, "want", &s->r.worst_want)) == KEVO_OK &&
+        (!json_object_get(w, "tol") ||
+         (rc = get_number(rd, w, "tol", &s->r.worst_tol)) == KEVO_OK)) {
         s->r.worst_index = (uint64_t)index;
         s->has_worst = true;
     }

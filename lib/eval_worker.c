@@ -170,7 +170,8 @@ static kevo_status read_worst(reader *rd, const json_t *w, kevo_eval_shape *s)
     int64_t index = 0;
     if ((rc = opt_count(rd, w, "index", INT64_MAX, &index)) != KEVO_OK ||
         (rc = opt_number(rd, w, "got", &s->r.worst_got)) != KEVO_OK ||
-        (rc = opt_number(rd, w, "want", &s->r.worst_want)) != KEVO_OK)
+        (rc = opt_number(rd, w, "want", &s->r.worst_want)) != KEVO_OK ||
+        (rc = opt_number(rd, w, "tol", &s->r.worst_tol)) != KEVO_OK)
         return rc;
     s->r.worst_index = (uint64_t)index;
     s->has_worst = true;

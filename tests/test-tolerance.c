@@ -158,13 +158,20 @@ int main(void)
     kevo_eval_result_free(res);
 
     /* Values no result file has: a failure far over, tiny fractions, an
-     * infinity, an output the task does not have. */
-    kevo_shape_result t = {.size = sizeof t, .worst_arg = "z"};
+     * infinity, an output the task does not have. Without the worker's
+     * tolerance at the element (NaN), it is atol + rtol |want|. */
+    kevo_shape_result t = {
+        .size = sizeof t, .worst_arg = "z", .worst_tol = NAN};
     t.worst_got = 1;
     t.worst_want = 2;
     f = error_fraction_of(saxpy, &t);
     is_str(error_fraction_text(&f, (char[32]){0}, 32), "3.3e+05",
            "a failure: the fraction in exponent form");
+    t.worst_tol = 1e-3; /* the worker's, with an ulp or amax term */
+    f = error_fraction_of(saxpy, &t);
+    is_str(error_fraction_text(&f, (char[32]){0}, 32), "1.0e+03",
+           "the worker's tolerance at the element is used when known");
+    t.worst_tol = NAN;
     t.worst_got = 2 + 1e-9;
     f = error_fraction_of(saxpy, &t);
     is_str(error_fraction_text(&f, (char[32]){0}, 32), "3.3e-04",

@@ -352,7 +352,10 @@ typedef struct kevo_shape_result {
                           written lines can stay there past the end of the
                           timed run and the DRAM moves fewer bytes than the
                           cost model counts */
-    unsigned char reserved[40];
+    double worst_tol;  /* what the tolerance allows at the worst element
+                          (every term of it: atol, rtol, rtol_amax, ulp),
+                          as the worker computed it; NaN when unknown */
+    unsigned char reserved[32];
 } kevo_shape_result;
 
 /* kevo_eval_result_free: frees a result. NULL is fine. */
