@@ -35,8 +35,8 @@ def main(argv):
         return 2
     a, b = argv[1], argv[2]
     tasks = sorted(set(os.listdir(a)) & set(os.listdir(b)))
-    differ = 0
-    print("%-12s %-8s %-8s %-5s %s" % ("task", "run 1", "run 2", "same",
+    differ = compared = 0
+    print("%-14s %-8s %-8s %-5s %s" % ("task", "run 1", "run 2", "same",
                                        "champions"))
     for t in tasks:
         x, y = champion(os.path.join(a, t)), champion(os.path.join(b, t))
@@ -44,10 +44,11 @@ def main(argv):
             continue
         same = x["verdict"] == y["verdict"]
         differ += not same
-        print("%-12s %-8s %-8s %-5s %s %s / %s %s" % (
+        compared += 1
+        print("%-14s %-8s %-8s %-5s %s %s / %s %s" % (
             t, x["verdict"], y["verdict"], "yes" if same else "NO",
             x["params"], x["fitness"], y["params"], y["fitness"]))
-    print("%d of %d verdicts differ" % (differ, len(tasks)))
+    print("%d of %d verdicts differ" % (differ, compared))
     return 1 if differ else 0
 
 

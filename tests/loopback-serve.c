@@ -6,7 +6,10 @@
  *
  * Every DIR/NAME.cu becomes a reply text called NAME: the kernel in a
  * ```cuda block of an LLM reply, with a first line that numbers the reply
- * so that no two replies are the same candidate. Requests take the texts
+ * so that no two replies are the same candidate. Every DIR/NAME.md is a
+ * whole reply as a model writes it (reasoning, prose, several fences,
+ * diffs), served as it is; the server replaces @SEQ@ in it with the
+ * reply's number. Requests take the texts
  * round robin, in the byte order of the file names, for as long as the
  * server runs. The server's URL ("http://127.0.0.1:PORT") is printed on
  * stdout as one line; an llm operator configuration points at it with
@@ -24,6 +27,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,8 +67,8 @@ static char *read_file(const char *path)
     return text;
 }
 
-/* The names (NAME of NAME.cu) of dir's kernels, sorted, in a new array of
- * *n new strings; NULL with a message when there are none. */
+/* The file names (NAME.cu or NAME.md) of dir's replies, sorted, in a new
+ * array of *n new strings; NULL with a message when there are none. */
 static char **list_kernels(const char *dir, size_t *n)
 {
     DIR *d = opendir(dir);
@@ -77,10 +81,11 @@ static char **list_kernels(const char *dir, size_t *n)
     }
     while ((e = readdir(d))) {
         size_t len = strlen(e->d_name);
-        if (len <= 3 || strcmp(e->d_name + len - 3, ".cu") != 0)
+        if (len <= 3 || (strcmp(e->d_name + len - 3, ".cu") != 0 &&
+                         strcmp(e->d_name + len - 3, ".md") != 0))
             continue;
         char **more = realloc(names, (*n + 1) * sizeof *names);
-        char *name = malloc(len - 2);
+        char *name = malloc(len + 1);
         if (!more || !name) {
             fprintf(stderr, "loopback-serve: out of memory\n");
             free(name);
@@ -88,14 +93,13 @@ static char **list_kernels(const char *dir, size_t *n)
             goto fail;
         }
         names = more;
-        memcpy(name, e->d_name, len - 3);
-        name[len - 3] = '\0';
+        memcpy(name, e->d_name, len + 1);
         names[(*n)++] = name;
     }
     closedir(d);
     d = NULL;
     if (*n == 0) {
-        fprintf(stderr, "loopback-serve: %s holds no *.cu file\n", dir);
+        fprintf(stderr, "loopback-serve: %s holds no *.cu or *.md file\n", dir);
         goto fail;
     }
     qsort(names, *n, sizeof *names, by_name);
@@ -125,17 +129,20 @@ static char *wrap_reply(const char *name, const char *source)
     return reply;
 }
 
-/* Registers DIR/NAME.cu as the reply text NAME. */
+/* Registers DIR/FILE as the reply text FILE: a kernel (.cu) wrapped in a
+ * reply, or a whole reply (.md) as it is. */
 static int register_kernel(loopback *lb, const char *dir, const char *name)
 {
-    size_t plen = strlen(dir) + strlen(name) + 5;
+    size_t plen = strlen(dir) + strlen(name) + 2;
     char *path = malloc(plen), *source = NULL, *reply = NULL;
     if (!path) {
         fprintf(stderr, "loopback-serve: out of memory\n");
         return 0;
     }
-    snprintf(path, plen, "%s/%s.cu", dir, name);
-    if ((source = read_file(path)) && !(reply = wrap_reply(name, source)))
+    snprintf(path, plen, "%s/%s", dir, name);
+    bool whole = strcmp(name + strlen(name) - 3, ".md") == 0;
+    if ((source = read_file(path)) &&
+        !(reply = whole ? strdup(source) : wrap_reply(name, source)))
         fprintf(stderr, "loopback-serve: out of memory\n");
     if (reply)
         loopback_set_text(lb, name, reply);
@@ -171,8 +178,9 @@ int main(int argc, char **argv)
 {
     if (argc != 2 || argv[1][0] == '-') {
         fprintf(stderr, "usage: loopback-serve DIR\n"
-                        "serves DIR/*.cu round robin as LLM replies on "
-                        "127.0.0.1 and prints the URL\n");
+                        "serves DIR/*.cu (kernels) and DIR/*.md (whole "
+                        "replies) round robin as LLM replies on 127.0.0.1 "
+                        "and prints the URL\n");
         return 2;
     }
     sigset_t stop;
