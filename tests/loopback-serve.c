@@ -129,8 +129,8 @@ static char *wrap_reply(const char *name, const char *source)
     return reply;
 }
 
-/* Registers DIR/FILE as the reply text FILE: a kernel (.cu) wrapped in a
- * reply, or a whole reply (.md) as it is. */
+/* Registers DIR/FILE as the reply text named FILE without its extension:
+ * a kernel (.cu) wrapped in a reply, or a whole reply (.md) as it is. */
 static int register_kernel(loopback *lb, const char *dir, const char *name)
 {
     size_t plen = strlen(dir) + strlen(name) + 2;
@@ -141,11 +141,13 @@ static int register_kernel(loopback *lb, const char *dir, const char *name)
     }
     snprintf(path, plen, "%s/%s", dir, name);
     bool whole = strcmp(name + strlen(name) - 3, ".md") == 0;
-    if ((source = read_file(path)) &&
-        !(reply = whole ? strdup(source) : wrap_reply(name, source)))
+    char *base = strndup(name, strlen(name) - 3); /* the reply's name */
+    if (base && (source = read_file(path)) &&
+        !(reply = whole ? strdup(source) : wrap_reply(base, source)))
         fprintf(stderr, "loopback-serve: out of memory\n");
     if (reply)
-        loopback_set_text(lb, name, reply);
+        loopback_set_text(lb, base, reply);
+    free(base);
     free(path);
     free(source);
     free(reply);
@@ -200,6 +202,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         if (!register_kernel(lb, argv[1], names[i]))
             goto done;
+        names[i][strlen(names[i]) - 3] = '\0'; /* the reply's name */
     }
     if (!script_rounds(lb, names, n, 0))
         goto done;
