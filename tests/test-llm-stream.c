@@ -130,20 +130,12 @@ static void ask(llm_http *h, const llm_model *m, const char *b, call *c)
     llm_wire_request w;
     if (!kevo__llm_wire_build(m, "You write CUDA.", user, &w))
         bail_out("out of memory");
-    llm_http_request req = {
-        .url = w.url,
-        .headers = (const char *const *)w.headers,
-        .nheaders = w.nheaders,
-        .body = w.body,
-        .body_len = w.body_len,
-        .timeout_s = w.stream ? 0 : m->timeout_s,
-        .idle_timeout_s = w.stream ? m->idle_timeout_s : 0,
-        .sink = w.stream ? &sink : NULL,
-        .validate = c_validate,
-        .attempt = c_attempt,
-        .done = c_done,
-        .ud = c,
-    };
+    llm_http_request req = kevo__llm_wire_http(m, &w);
+    req.sink = w.stream ? &sink : NULL;
+    req.validate = c_validate;
+    req.attempt = c_attempt;
+    req.done = c_done;
+    req.ud = c;
     char err[256];
     if (!kevo__llm_http_submit(h, &req, err, sizeof(err)))
         bail_out("submit: %s", err);

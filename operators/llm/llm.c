@@ -685,21 +685,12 @@ static bool start_call(llm_state *st, llm_req *r, const char *system,
 
     kevo__llm_stream_init(&c->stream, m->api, st->cfg.max_reply_bytes);
     c->body_len = w.body_len;
-    llm_http_request hr = {
-        .url = w.url,
-        .headers = (const char *const *)w.headers,
-        .nheaders = w.nheaders,
-        .body = w.body,
-        .body_len = w.body_len,
-        /* A stream has no total limit, only one on silence. */
-        .timeout_s = w.stream ? 0 : m->timeout_s,
-        .idle_timeout_s = w.stream ? m->idle_timeout_s : 0,
-        .sink = w.stream ? &stream_sink : NULL,
-        .validate = validate,
-        .attempt = on_attempt,
-        .done = on_done,
-        .ud = c,
-    };
+    llm_http_request hr = kevo__llm_wire_http(m, &w);
+    hr.sink = w.stream ? &stream_sink : NULL;
+    hr.validate = validate;
+    hr.attempt = on_attempt;
+    hr.done = on_done;
+    hr.ud = c;
     char err[256];
     if (!kevo__llm_http_submit(st->http, &hr, err, sizeof(err))) {
         call_fail(c, KEVO_FAIL_INTERNAL, err);

@@ -229,3 +229,18 @@ bool kevo__llm_wire_build(const llm_model *m, const char *system,
     llm_turn turn = {"user", user};
     return kevo__llm_wire_build_turns(m, system, &turn, 1, out);
 }
+
+llm_http_request kevo__llm_wire_http(const llm_model *m,
+                                     const llm_wire_request *w)
+{
+    llm_http_request r = {
+        .url = w->url,
+        .headers = (const char *const *)w->headers,
+        .nheaders = w->nheaders,
+        .body = w->body,
+        .body_len = w->body_len,
+        .timeout_s = w->stream ? 0 : m->timeout_s,
+        .idle_timeout_s = w->stream ? m->idle_timeout_s : 0,
+    };
+    return r;
+}

@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "http.h"
 #include "wire.h"
 
 #define LLM_ANTHROPIC_VERSION "2023-06-01"
@@ -71,5 +72,12 @@ void kevo__llm_wire_request_free(llm_wire_request *r);
 /* The URL of model m's requests, in a new string (NULL when out of
  * memory). */
 char *kevo__llm_wire_url(const llm_model *m);
+
+/* The transfer of w, as model m sends it: its URL, headers and body (all
+ * borrowed from w) and its time limits: a stream has no total limit, only
+ * one on silence (idle_timeout_s); a whole reply has m's timeout_s. The
+ * callbacks, the sink and ud are left for the caller. */
+llm_http_request kevo__llm_wire_http(const llm_model *m,
+                                     const llm_wire_request *w);
 
 #endif
