@@ -94,7 +94,7 @@ void cli_use_build_tree(char *worker, size_t size, const char **prompts)
     if (!build_tree_root(root, sizeof root))
         return;
     const char *env = getenv("KEVO_WORKER");
-    snprintf(path, sizeof path, "%s/lib/worker/kevo-worker", root);
+    snprintf(path, sizeof path, "%s/worker/kevo-worker", root);
     if ((!env || !env[0]) && access(path, X_OK) == 0)
         snprintf(worker, size, "%s", path);
     snprintf(path, sizeof path, "%s/operators/.libs/params.so", root);

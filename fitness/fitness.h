@@ -13,24 +13,11 @@
 #ifndef KEVO_FITNESS_H
 #define KEVO_FITNESS_H
 
-#include "kevo_private.h"
-
-/* The number of kevo_peak values. */
-#define KEVO__PEAK_COUNT 6
+#include "core/kevo_private.h"
+#include "model/devprops.h"
 
 /* The default level above which an efficiency is flagged as suspicious. */
 #define KEVO__SUSPICIOUS_DEFAULT 1.05
-
-/* The measured ceilings of one device. A value <= 0 (or not finite) is
- * unknown: a floor that needs it is unknown too. */
-typedef struct kevo_ceilings {
-    double bandwidth;              /* bytes read + written per second */
-    double peak[KEVO__PEAK_COUNT]; /* per kevo_peak, operations per second
-                                      (an FMA counts two) */
-    double launch; /* seconds from start to end of the shortest kernel (an
-                      empty one): no shape can take less. 0: unknown, and
-                      then the floor leaves the term out */
-} kevo_ceilings;
 
 /* One shape as a fitness function sees it. */
 typedef struct kevo_fitness_shape {
@@ -134,10 +121,31 @@ bool kevo__gate_call_passes(kevo_gate_call call);
 /* "faster", "within the slack", ..., "slower", "wrong". Static. */
 const char *kevo__gate_call_name(kevo_gate_call call);
 
-/* The line of row (shape i of res) as kevo_gate_check() writes it, in buf.
- * Returns buf. */
-const char *kevo__gate_row_text(const kevo_eval_result *res, size_t i,
-                                const kevo__gate_row *row, char *buf,
-                                size_t size);
+/* The line of row, for the shape whose dims read dims ("n=1000003"), as
+ * kevo__gate_decide() writes it, in buf. Returns buf. */
+const char *kevo__gate_row_text(const char *dims, const kevo__gate_row *row,
+                                char *buf, size_t size);
+
+/* What the gate reads of one held-out evaluation: the evaluator fills it
+ * from a result (kevo_gate_check() in lib/eval), so that the gate never
+ * sees the evaluator's internals. */
+typedef struct kevo_gate_input {
+    const kevo_shape_result *shapes; /* the held-out shapes, in order */
+    const char *const *dims;         /* per shape, "n=1000003" */
+    size_t count;
+    const char *verdict; /* NULL when the evaluation is "ok"; else the
+                            verdict's name, and the candidate fails */
+    const char *reason;  /* the failure's reason, or NULL */
+    size_t failed;       /* the position of the failing shape; count when
+                            none is known */
+} kevo_gate_input;
+
+/* The gate's decision on in with the slack and the floor (seconds): true
+ * when it passes. why (when not NULL) gets the failing shapes' lines
+ * first, then the others, joined with "; ", or the reason it fails as a
+ * whole; cut at why_size. A slack or floor that is not a number >= 0 fails,
+ * saying so. */
+bool kevo__gate_decide(const kevo_gate_input *in, double slack, double floor,
+                       char *why, size_t why_size);
 
 #endif

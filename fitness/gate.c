@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../lib/eval_private.h"
 #include "fitness.h"
 
 const char *kevo__gate_call_name(kevo_gate_call call)
@@ -107,12 +106,10 @@ void kevo__gate_judge(const kevo_shape_result *r, double slack, double floor,
         row->call = KEVO__GATE_SLOWER;
 }
 
-const char *kevo__gate_row_text(const kevo_eval_result *res, size_t i,
-                                const kevo__gate_row *row, char *buf,
-                                size_t size)
+const char *kevo__gate_row_text(const char *dims, const kevo__gate_row *row,
+                                char *buf, size_t size)
 {
-    char dims[200], a[32], b[32];
-    kevo__eval_result_shape_text(res, i, dims, sizeof dims);
+    char a[32], b[32];
     if (row->call == KEVO__GATE_WRONG || row->call == KEVO__GATE_NOT_TIMED ||
         row->call == KEVO__GATE_NO_BASELINE)
         snprintf(buf, size, "held-out %s: %s", dims,
@@ -151,70 +148,42 @@ static bool decide(bool pass, char *why, size_t size, const char *fmt, ...)
     return pass;
 }
 
-/* The position of the shape that failed: the one the worker named, else
- * the first that is not correct; the count when none is known. */
-static size_t failed_position(const kevo_eval_result *res)
+bool kevo__gate_decide(const kevo_gate_input *in, double slack, double floor,
+                       char *why, size_t why_size)
 {
-    size_t n = kevo_eval_result_shape_count(res);
-    for (size_t i = 0; res->failed_shape >= 0 && i < n; i++) {
-        if (res->shapes[i].r.index == (size_t)res->failed_shape)
-            return i;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!res->shapes[i].r.correct)
-            return i;
-    }
-    return n;
-}
-
-bool kevo_gate_check(const kevo_eval_result *held_out, double slack,
-                     double floor, char *why, size_t why_size)
-{
-    char dims[256];
     if (why && why_size)
         why[0] = '\0';
-    if (!held_out)
-        return decide(false, why, why_size, "no held-out result");
-    if (kevo_eval_result_shape_set(held_out) != KEVO_SHAPES_HELD_OUT)
-        return decide(false, why, why_size,
-                      "the result is not of the held-out shapes");
     if (!isfinite(slack) || slack < 0)
         return decide(false, why, why_size, "the slack %g is not a number >= 0",
                       slack);
     if (!isfinite(floor) || floor < 0)
         return decide(false, why, why_size,
                       "the floor %g is not a number of seconds >= 0", floor);
-    kevo_verdict v = kevo_eval_result_verdict(held_out);
-    if (v != KEVO_VERDICT_OK) {
-        size_t i = failed_position(held_out);
-        size_t n = kevo_eval_result_shape_count(held_out);
-        const char *reason = kevo_eval_result_reason(held_out);
-        if (i < n)
-            return decide(
-                false, why, why_size, "held-out shape %zu (%s) fails: %s: %s",
-                held_out->shapes[i].r.index,
-                kevo__eval_result_shape_text(held_out, i, dims, sizeof(dims)),
-                kevo_verdict_name(v), reason ? reason : "");
+    if (in->verdict) {
+        if (in->failed < in->count)
+            return decide(false, why, why_size,
+                          "held-out shape %zu (%s) fails: %s: %s",
+                          in->shapes[in->failed].index, in->dims[in->failed],
+                          in->verdict, in->reason ? in->reason : "");
         return decide(false, why, why_size,
-                      "the held-out evaluation fails: %s: %s",
-                      kevo_verdict_name(v), reason ? reason : "");
+                      "the held-out evaluation fails: %s: %s", in->verdict,
+                      in->reason ? in->reason : "");
     }
-    size_t n = kevo_eval_result_shape_count(held_out);
-    if (n == 0)
+    if (in->count == 0)
         return decide(false, why, why_size, "the result has no held-out shape");
     bool pass = true;
     char line[512];
     /* The failing shapes first, then the others, in shape order. */
     for (int round = 0; round < 2; round++) {
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < in->count; i++) {
             kevo__gate_row row;
-            kevo__gate_judge(&held_out->shapes[i].r, slack, floor, &row);
+            kevo__gate_judge(&in->shapes[i], slack, floor, &row);
             bool ok = kevo__gate_call_passes(row.call);
             if (ok != (round == 1))
                 continue;
             pass = pass && ok;
             append(why, why_size,
-                   kevo__gate_row_text(held_out, i, &row, line, sizeof line));
+                   kevo__gate_row_text(in->dims[i], &row, line, sizeof line));
         }
     }
     return pass;

@@ -64,7 +64,7 @@ grep -q 'nothere.json: No such file' "$tmp/err"; check "missing file named" $?
 # against its kernel: a kernel-name typo, a launch with 4 arguments for a
 # 5-parameter kernel and a launch value that an int does not hold fail,
 # naming the file, the JSON path, the source's line and the kernel.
-if [ -x "$builddir/lib/worker/kevo-worker" ]; then
+if [ -x "$builddir/worker/kevo-worker" ]; then
   mkdir -p "$tmp/compile"
   cp "$srcdir/examples/tasks/saxpy.json" "$srcdir/examples/tasks/saxpy_ref.cu" "$tmp/compile/"
   sed 's/^ \*   saxpy<<</ *   saxpyy<<</' "$srcdir/examples/tasks/saxpy_seed.cu" > "$tmp/compile/saxpy_seed.cu"

@@ -1,5 +1,5 @@
 /*
- * nvrtc-peaks: the worker's ceiling probes (lib/worker/peaks.cu.h) without
+ * nvrtc-peaks: the worker's ceiling probes (worker/peaks.cu.h) without
  * a GPU. NVRTC compiles them, through the worker's own compile function,
  * for every architecture it supports from sm_75 on and for sm_90a; the
  * sm_90a PTX has every probe the worker looks up, the wgmma kernels issue

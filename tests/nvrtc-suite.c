@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "launch_check.h"
+#include "eval/launch_check.h"
 #include "suite_util.h"
 #include "tap.h"
 
@@ -22,7 +22,7 @@
 #define MIN_TASKS 13
 
 /* Checks the compiled launches of cand against their kernels' parameter
- * lists (lib/launch_check.h); appends what is wrong to problems. */
+ * lists (lib/eval/launch_check.h); appends what is wrong to problems. */
 static void check_launches(const kevo_task *task, const kevo_candidate *cand,
                            const suite_build *b, kevo_buf *problems)
 {

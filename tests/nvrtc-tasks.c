@@ -23,7 +23,7 @@
 
 #include <kevo/eval.h>
 
-#include "kevo_private.h"
+#include "core/kevo_private.h"
 #include "tap.h"
 
 #define MAX_CASES 64

@@ -1,6 +1,6 @@
 /*
  * nvrtc-worker: what the GPU worker does without a GPU. NVRTC compiles the
- * worker's own CUDA source (lib/worker/kernels.cu.h) for every architecture
+ * worker's own CUDA source (worker/kernels.cu.h) for every architecture
  * it supports from sm_75 on, and the PTX has every kernel the worker looks
  * up, with the compare kernels' shared reduction sized for the host's
  * struct kevo__cmp (the ceiling probes are nvrtc-peaks'); the timing
@@ -20,9 +20,9 @@
 #include <nvrtc.h>
 
 #include "gpu.h"
-#include "ipc.h"
 #include "kernels.cu.h"
-#include "procpool.h"
+#include "proc/ipc.h"
+#include "proc/procpool.h"
 #include "suite_util.h"
 #include "tap.h"
 
@@ -241,7 +241,7 @@ static char *worker_path(void)
     const char *b = getenv("KEVO_BUILDDIR");
     if (w && *w)
         return kevo__strdup(w);
-    return kevo__path_join(b && *b ? b : ".", "lib/worker/kevo-worker");
+    return kevo__path_join(b && *b ? b : ".", "worker/kevo-worker");
 }
 
 static void test_hello(void)

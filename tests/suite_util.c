@@ -14,9 +14,9 @@
 
 #include <nvrtc.h>
 
-#include "devprops.h"
+#include "eval/ptxscan.h"
 #include "headers.h"
-#include "ptxscan.h"
+#include "model/devprops.h"
 #include "suite_util.h"
 #include "tap.h"
 
@@ -216,7 +216,7 @@ static bool ptx_has_entry(const char *ptx, const char *name)
 }
 
 /* The toolkit headers a kernel may include, loaded once as the compile
- * worker loads them (lib/worker/headers.h); an empty set without a
+ * worker loads them (worker/headers.h); an empty set without a
  * toolkit include directory. */
 static kevo__headers *headers;
 

@@ -4,9 +4,9 @@
  * share: finding the task files, the parameter variants of a seed,
  * compiling a candidate with NVRTC at its parameters, the architectures
  * NVRTC knows, the text of a PTX entry and printing logs as TAP comments.
- * (What each launch argument passes comes from lib/launch_args.h, the
+ * (What each launch argument passes comes from lib/model/launch_args.h, the
  * check of the launches against the compiled kernels from
- * lib/launch_check.h.)
+ * lib/eval/launch_check.h.)
  */
 #ifndef KEVO_SUITE_UTIL_H
 #define KEVO_SUITE_UTIL_H
@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "candidate_private.h"
-#include "kevo_private.h"
+#include "core/kevo_private.h"
+#include "model/candidate_private.h"
 
 /* The task files (*.json) of dir, sorted, as a NULL-terminated array of
  * paths that suite_strv_free() frees; NULL when dir cannot be read (errno

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blocks.h"
+#include "model/blocks.h"
 #include "tap.h"
 
 static char *read_text(const char *path)

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "candidate_private.h"
+#include "model/candidate_private.h"
 #include "tap.h"
 
 static const char reduction[] =

@@ -1,5 +1,5 @@
 /*
- * test-ceilings.c: the ceilings cache (lib/ceilings.c) without a GPU: the
+ * test-ceilings.c: the ceilings cache (lib/eval/ceilings.c) without a GPU: the
  * names it knows (the ceilings and the figures of the probes behind them),
  * a worker's "peaks" reply taken in and read back, a cache file written and
  * loaded again, and a file the previous release wrote (format 2, whose
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ceilings.h"
+#include "eval/ceilings.h"
 #include "tap.h"
 
 #define UUID "GPU-7f3a2c41-9d0e-4b6a-8c15-2e94d1b3a077"

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compile_cache.h"
+#include "eval/compile_cache.h"
 #include "tap.h"
 
 static char base[64];

@@ -26,10 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "compile_pool.h"
-#include "include_scan.h"
-#include "ipc.h"
-#include "procpool.h"
+#include "eval/compile_pool.h"
+#include "proc/include_scan.h"
+#include "proc/ipc.h"
+#include "proc/procpool.h"
 #include "tap.h"
 
 /* A source that keeps NVRTC busy for seconds: each constant expression
@@ -111,7 +111,7 @@ static const char *worker_path(void)
     const char *b = getenv("KEVO_BUILDDIR");
     if (w && *w)
         return w;
-    snprintf(path, sizeof path, "%s/lib/worker/kevo-worker", b && *b ? b : ".");
+    snprintf(path, sizeof path, "%s/worker/kevo-worker", b && *b ? b : ".");
     return path;
 }
 

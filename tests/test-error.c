@@ -6,7 +6,7 @@
 
 #include <errno.h>
 
-#include "kevo_private.h"
+#include "core/kevo_private.h"
 #include "tap.h"
 
 static void test_strerror(void)

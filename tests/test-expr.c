@@ -4,7 +4,7 @@
  */
 #include "config.h"
 
-#include "kevo_private.h"
+#include "core/kevo_private.h"
 #include "tap.h"
 
 static kevo_vars *vars;

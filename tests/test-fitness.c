@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval_private.h"
+#include "eval/eval_private.h"
 #include "tap.h"
 
 static const kevo_ceilings dev = {3e12, {5e13, 2.5e13, 4e14, 8e14, 8e14}, 0};

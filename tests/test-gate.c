@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval_private.h"
+#include "eval/eval_private.h"
 #include "tap.h"
 
 static const kevo_ceilings dev = {

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "include_scan.h"
+#include "proc/include_scan.h"
 #include "tap.h"
 
 static int by_name(const void *a, const void *b)

@@ -15,7 +15,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "ipc.h"
+#include "proc/ipc.h"
 #include "tap.h"
 
 static void make_pipe(int fds[2], bool nonblocking_write)

@@ -25,7 +25,7 @@
 #include <kevo.h>
 
 #include "buf.h"
-#include "eval_private.h"
+#include "eval/eval_private.h"
 #include "loopback-server.h"
 #include "repair.h"
 #include "tap.h"

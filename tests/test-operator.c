@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kevo_private.h"
+#include "core/kevo_private.h"
 #include "tap.h"
 
 /* "1.1": the host's ABI, as messages write it. */

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devprops.h"
-#include "kevo_private.h"
+#include "core/kevo_private.h"
+#include "model/devprops.h"
 #include "tap.h"
 
 static kevo_error err;

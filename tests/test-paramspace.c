@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "candidate_private.h"
+#include "model/candidate_private.h"
 #include "tap.h"
 
 static kevo_error err;

@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ipc.h"
-#include "procpool.h"
+#include "proc/ipc.h"
+#include "proc/procpool.h"
 #include "tap.h"
 
 static kevo__proc sh(const char *script)

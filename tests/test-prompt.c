@@ -32,11 +32,11 @@
 #include <kevo.h>
 #include <kevo/operator.h>
 
-#include "blocks.h"
-#include "devprops.h"
-#include "eval_private.h"
-#include "include_scan.h"
+#include "eval/eval_private.h"
 #include "loopback-server.h"
+#include "model/blocks.h"
+#include "model/devprops.h"
+#include "proc/include_scan.h"
 #include "prompt.h"
 #include "tap.h"
 
@@ -255,7 +255,7 @@ static kevo_ceilings h100_ceilings(void)
     return out;
 }
 
-/* What the search hands operators for an H100 (lib/search.c): the
+/* What the search hands operators for an H100 (lib/search/search.c): the
  * nominal device's properties (an H100 SXM) and the H100's ceilings. */
 static char *h100_device(kevo_peak peak)
 {

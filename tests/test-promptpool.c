@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kevo_private.h"
+#include "core/kevo_private.h"
 #include "tap.h"
 
 static char *path_of(const char *dir, const char *name)

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "occupancy.h"
-#include "ptxscan.h"
+#include "eval/occupancy.h"
+#include "eval/ptxscan.h"
 #include "tap.h"
 
 static char *slurp(const char *name, size_t *len)

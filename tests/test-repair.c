@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kevo_private.h"
+#include "core/kevo_private.h"
 #include "tap.h"
 
 static kevo_error err;

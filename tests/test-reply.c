@@ -24,7 +24,7 @@
 
 #include <kevo.h>
 
-#include "include_scan.h"
+#include "proc/include_scan.h"
 #include "reply.h"
 #include "reply_host.h"
 #include "tap.h"

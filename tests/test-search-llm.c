@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kevo_private.h"
+#include "core/kevo_private.h"
 #include "loopback-server.h"
 #include "tap.h"
 

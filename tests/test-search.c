@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../lib/kevo_private.h"
+#include "core/kevo_private.h"
 #include "tap.h"
 
 static kevo_task *load_task(const char *name)

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "candidate_private.h"
+#include "model/candidate_private.h"
+#include "model/task_private.h"
 #include "tap.h"
-#include "task_private.h"
 
 static const char reference_src[] =
     "// softmax reference\n"

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval_private.h"
+#include "eval/eval_private.h"
 #include "kevo_tolerance.h"
 #include "tap.h"
 

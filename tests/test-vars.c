@@ -3,7 +3,7 @@
  */
 #include "config.h"
 
-#include "kevo_private.h"
+#include "core/kevo_private.h"
 #include "tap.h"
 
 int main(void)

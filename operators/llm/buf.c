@@ -1,6 +1,6 @@
 /*
  * buf.c: secret redaction, UTF-8 cleanup and small helpers for the llm
- * operator (its growable string is lib/strbuf.c's kevo_buf).
+ * operator (its growable string is lib/core/strbuf.c's kevo_buf).
  */
 #include "config.h"
 

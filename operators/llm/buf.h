@@ -1,8 +1,8 @@
 /*
  * buf.h: string helpers and secret redaction for the llm operator. The
- * operator is a plugin that never links libkevo; it builds lib/strbuf.c
+ * operator is a plugin that never links libkevo; it builds lib/core/strbuf.c
  * into itself instead, so its growable string is kevo_buf, and only what
- * lib/strbuf.c lacks is here.
+ * lib/core/strbuf.c lacks is here.
  */
 #ifndef KEVO_LLM_BUF_H
 #define KEVO_LLM_BUF_H
@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "kevo_private.h"
+#include "core/kevo_private.h"
 
 #if defined(__GNUC__)
 #define LLM_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -19,7 +19,7 @@
 #define LLM_PRINTF(f, a)
 #endif
 
-/* The operator builds lib/strbuf.c into itself and uses its growable
+/* The operator builds lib/core/strbuf.c into itself and uses its growable
  * string, kevo_buf (kevo_private.h). */
 
 /* snprintf into a fixed buffer of size n (n > 0), always terminated. */

@@ -17,18 +17,18 @@
 
 #include <jansson.h>
 
-#include "include_scan.h"
+#include "proc/include_scan.h"
 #include "prompt.h"
 #include "prompt_eval.h"
 #include "prompt_failures.h"
 
-/* The rules below are kevo's: lib/include_scan.c (headers), lib/blocks.c
- * and kevo-blocks(5) (the kevo:launch and kevo:param blocks),
- * lib/compile_pool.c (the NVRTC options, parameters as -D macros),
- * lib/worker/gpu_launch.c (the shared-memory opt-in) and
- * lib/worker/compile.c (kernels found by name expression, so extern "C"
- * is optional). tests/test-prompt.c checks the examples and the forbidden
- * forms against the parser. */
+/* The rules below are kevo's: lib/proc/include_scan.c (headers),
+ * lib/model/blocks.c and kevo-blocks(5) (the kevo:launch and kevo:param
+ * blocks), lib/eval/compile_pool.c (the NVRTC options, parameters as -D
+ * macros), worker/gpu_launch.c (the shared-memory opt-in) and worker/compile.c
+ * (kernels found by name expression, so extern "C" is optional).
+ * tests/test-prompt.c checks the examples and the forbidden forms against the
+ * parser. */
 static const char system_text[] =
     "You are an expert CUDA performance engineer. You make a CUDA kernel "
     "faster on the GPU described, while its results stay correct within "

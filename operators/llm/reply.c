@@ -10,7 +10,7 @@
  * helper fences it needs are joined to it (reply_join.c). Host code is
  * dropped from the child (reply_host.c), and its lost kevo:launch and
  * kevo:param blocks are restored (reply_restore.c). Everything is plain C
- * and libc, with lib/strbuf.c's kevo_buf for the strings it builds.
+ * and libc, with lib/core/strbuf.c's kevo_buf for the strings it builds.
  */
 #include "reply.h"
 

@@ -3,7 +3,7 @@
  * child kernel source, or into a failure with a kind and a reason.
  *
  * This is internal to the llm operator: plain C and libc, with no use of
- * libkevo beyond lib/strbuf.c (built into whatever builds this file), so
+ * libkevo beyond lib/core/strbuf.c (built into whatever builds this file), so
  * it can be built into the plugin and into the tests alike. Its stages are
  * in reply_*.c, each with a header that says what it accepts.
  *

@@ -5,12 +5,12 @@
 
 #include <stdlib.h>
 
-#include "include_scan.h"
+#include "proc/include_scan.h"
 #include "reply_items.h"
 
 bool kevo__reply_include_allowed(span header, bool angle)
 {
-    /* lib/include_scan.c's kevo__include_allowed (test-reply checks that
+    /* lib/proc/include_scan.c's kevo__include_allowed (test-reply checks that
      * the two agree). */
     static const char *const allowed[] = {"cuda_fp16.h",
                                           "cuda_bf16.h",

@@ -32,7 +32,7 @@
 
 /* A header a kernel may include: header is the name between the brackets
  * of an #include, angle whether they were <> (a "..." include is never
- * allowed). The list is lib/include_scan.c's. */
+ * allowed). The list is lib/proc/include_scan.c's. */
 bool kevo__reply_include_allowed(span header, bool angle);
 
 /* Drops host code from *child (replacing it, *child_len updated) and says

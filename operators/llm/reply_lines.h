@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "kevo_private.h"
+#include "core/kevo_private.h"
 
 /* ---- characters and spans ------------------------------------------------ */
 

@@ -5,7 +5,7 @@
  * code is complete, which __global__ kernels it defines, where its
  * kevo:launch and kevo:param blocks are, and which names those blocks use.
  *
- * lib/srcscan.c reads the same blocks for kevo itself, but as stripped
+ * lib/model/srcscan.c reads the same blocks for kevo itself, but as stripped
  * lines for its own parser, through kevo_error, on NUL-terminated text; the
  * parser needs byte ranges to copy blocks verbatim, tokens and bracket
  * depths, on text that may hold anything, so it keeps this scanner.

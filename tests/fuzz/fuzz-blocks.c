@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "candidate_private.h"
-#include "devprops.h"
+#include "model/candidate_private.h"
+#include "model/devprops.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

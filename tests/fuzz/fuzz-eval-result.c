@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval_private.h"
+#include "eval/eval_private.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "occupancy.h"
-#include "ptxscan.h"
+#include "eval/occupancy.h"
+#include "eval/ptxscan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

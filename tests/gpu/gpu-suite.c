@@ -9,7 +9,7 @@
  * error reported. Then the seed at the smallest and the largest value of
  * each parameter on the smallest training shape that allows it.
  *
- * The driver API is reached through lib/worker/cuda_api.c, which opens
+ * The driver API is reached through worker/cuda_api.c, which opens
  * libcuda.so.1 with dlopen(); where there is no driver or no device the
  * test is skipped (exit 77).
  *
@@ -32,8 +32,8 @@
 #include "../suite_util.h"
 #include "../tap.h"
 #include "cuda_api.h"
-#include "devprops.h"
-#include "launch_args.h"
+#include "model/devprops.h"
+#include "model/launch_args.h"
 
 /* ---- the driver API ---------------------------------------------------- */
 

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "../tap.h"
-#include "kevo_private.h"
+#include "core/kevo_private.h"
 
 static char *path_of(const char *name)
 {

@@ -24,9 +24,9 @@ char *wk_worker_path(void)
 {
     const char *w = getenv("KEVO_WORKER");
     const char *b = getenv("KEVO_BUILDDIR");
-    char *path =
-        w && *w ? kevo__strdup(w)
-                : kevo__path_join(b && *b ? b : ".", "lib/worker/kevo-worker");
+    char *path = w && *w
+                     ? kevo__strdup(w)
+                     : kevo__path_join(b && *b ? b : ".", "worker/kevo-worker");
     if (!path)
         bail_out("out of memory");
     return path;

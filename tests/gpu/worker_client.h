@@ -10,9 +10,9 @@
 
 #include <jansson.h>
 
-#include "ipc.h"
-#include "kevo_private.h"
-#include "procpool.h"
+#include "core/kevo_private.h"
+#include "proc/ipc.h"
+#include "proc/procpool.h"
 
 /* How long a reply may take. */
 #define REPLY_TIMEOUT_MS 300000
@@ -25,7 +25,7 @@ extern char wk_arch[32];
 /* The id of the next message. */
 extern uint64_t wk_next_id;
 
-/* The worker program: $KEVO_WORKER, else lib/worker/kevo-worker under
+/* The worker program: $KEVO_WORKER, else worker/kevo-worker under
  * $KEVO_BUILDDIR (or "."), in a new string. */
 char *wk_worker_path(void);
 

@@ -1,0 +1,70 @@
+/*
+ * blocks.h: the kevo:launch and kevo:param blocks of a kernel source
+ * (kevo-blocks(5) gives the syntax), parsed into launches, scratch buffers
+ * and a parameter space. Errors name "<origin>:<line>: kevo:launch: ..." or
+ * "... kevo:param: ...".
+ */
+#ifndef KEVO_BLOCKS_H
+#define KEVO_BLOCKS_H
+
+#include "core/kevo_private.h"
+
+/* One argument of a launch, as written between the parentheses. */
+typedef struct kevo_launch_arg {
+    char *text;      /* as written, trimmed */
+    bool is_name;    /* a bare identifier: names a task argument or scratch
+                      * buffer when one has that name, else a variable */
+    bool has_cast;   /* written with a "(i64)"-style cast in front */
+    kevo_dtype cast; /* the type an expression is passed as (default i32) */
+    kevo_expr *expr; /* the expression (also for a bare identifier) */
+} kevo_launch_arg;
+
+/* One kernel launch: KERNEL<<<GRID, BLOCK[, SMEM]>>>(ARGS). */
+typedef struct kevo_launch {
+    char *kernel;
+    int line;            /* 1-based line of the launch in the source */
+    kevo_expr *grid[3];  /* x, y, z; NULL for an omitted dimension (1) */
+    kevo_expr *block[3]; /* likewise */
+    kevo_expr *smem;     /* dynamic shared memory in bytes; NULL for 0 */
+    kevo_launch_arg *args;
+    size_t nargs;
+} kevo_launch;
+
+/* One scratch buffer: "scratch NAME TYPE[COUNT] [zero]". */
+typedef struct kevo_scratch {
+    char *name;
+    kevo_dtype type;
+    kevo_expr *count; /* elements, over dims, parameters, device properties */
+    bool zero;        /* zero-filled before the launches (else poisoned) */
+    int line;
+} kevo_scratch;
+
+typedef struct kevo_blocks {
+    kevo_launch *launches;
+    size_t nlaunches;
+    kevo_scratch *scratch;
+    size_t nscratch;
+    kevo_paramspace *params; /* from kevo:param; empty when there is none */
+    int launch_line;         /* line of "kevo:launch"; 0 when absent */
+    int param_line;          /* line of "kevo:param"; 0 when absent */
+} kevo_blocks;
+
+/* Parses both blocks of source. origin names the source in messages (may
+ * be NULL: messages then say "line N"). A source without a kevo:launch
+ * block is an error (KEVO_EINVALID). On failure *out is left empty (all
+ * zero) and needs no free. */
+kevo_status kevo__blocks_parse(const char *source, const char *origin,
+                               kevo_blocks *out, kevo_error *err);
+
+/* Deep copy; on failure (KEVO_ENOMEM) *dst is left empty. */
+kevo_status kevo__blocks_copy(const kevo_blocks *src, kevo_blocks *dst);
+
+/* Frees what *b holds and empties it. */
+void kevo__blocks_free(kevo_blocks *b);
+
+/* The length of the UTF-8 sequence that starts at s, or 0 when it is not
+ * valid UTF-8 as JSON accepts it (no overlong forms, no surrogates, nothing
+ * above U+10FFFF). s[0] must not be NUL. */
+size_t kevo__utf8_length(const char *s);
+
+#endif

@@ -1,0 +1,377 @@
+/*
+ * search_private.h: the search engine's insides, shared by search.c (the
+ * loop: requests, the pipeline, stop conditions), search_judge.c (what an
+ * evaluation does to the archives, the credits and the champion),
+ * search_final.c (the finalists timed again together, then gated),
+ * search_state.c (checkpoints), search_summary.c (summary.json, best.cu)
+ * and search_tune.c (per-shape tuning of the champion).
+ */
+#ifndef KEVO_SEARCH_PRIVATE_H
+#define KEVO_SEARCH_PRIVATE_H
+
+#include <jansson.h>
+#include <signal.h>
+
+#include "core/kevo_private.h"
+
+/* The number of kevo_search_option values. */
+#define KEVO__SEARCH_OPTIONS 20
+
+/* How valid an operator's or a prompt's proposals were (search_validity.c):
+ * the children judged or refused by the host, repairs included. */
+typedef struct kevo__validity {
+    uint64_t proposals, valid;   /* all; those that compiled and were
+                                    correct */
+    uint64_t first, first_valid; /* first attempts (not repairs) */
+    uint64_t repairs;            /* repair requests sent */
+    uint64_t rescued;            /* repaired children that were valid */
+} kevo__validity;
+
+/* An operator instance with its weight and what its children did. */
+typedef struct kevo__search_op {
+    kevo_operator *op;
+    char *plugin;
+    double weight;
+    bool prompts; /* it takes prompts (it can revise them) */
+    uint64_t requests, children, evaluated, entered, improved, failures;
+    uint64_t revisions;
+    kevo__validity validity;
+} kevo__search_op;
+
+/* An operator request in flight: what its children are credited to. */
+typedef struct kevo__search_req {
+    uint64_t id; /* the host's request id */
+    size_t op;   /* index in ops */
+    size_t island;
+    size_t parent_cell;
+    uint64_t parent_id;
+    double parent_fitness;
+    int64_t prompt; /* -1: none */
+    bool revision;  /* a prompt revision, not a request for children */
+    uint64_t revised_prompt;
+    uint32_t turn; /* a repair of this turn (>= 1), or 0 */
+} kevo__search_req;
+
+/* What a job on the evaluator is for. */
+typedef enum kevo__job_kind {
+    KEVO__JOB_CHILD = 0,  /* a child on the training shapes */
+    KEVO__JOB_GATE_TRAIN, /* an elite on the training shapes, for the gate */
+    KEVO__JOB_GATE_HELD,  /* an elite on the held-out shapes */
+    KEVO__JOB_TUNE_HELD,  /* a tuned assignment on the held-out shapes */
+    KEVO__JOB_RETIME      /* a finalist timed again with the others */
+} kevo__job_kind;
+
+/* The id the seed gets: the first a search gives (kevo_search_new()
+ * starts the count at 1). */
+#define KEVO__SEARCH_SEED_ID 1
+
+/* A job on the evaluator (or, with a scoring function, a child waiting to
+ * be scored), judged in the order of submission. */
+typedef struct kevo__search_job {
+    uint64_t ticket;
+    kevo__job_kind kind;
+    kevo_candidate *cand; /* owned */
+    size_t op;            /* CHILD: the operator's index */
+    size_t island;
+    size_t parent_cell;
+    uint64_t parent_id;
+    double parent_fitness;
+    kevo_eval_result *result; /* once finished, owned */
+    size_t tune_index;        /* TUNE_HELD: the assignment's index */
+    /* CHILD: the operator request that gave it, its attempt there and its
+     * repair turn (0: a first attempt); a scored child's failure as the
+     * scoring function reported it (owned, or NULL). */
+    uint64_t request;
+    uint32_t attempt, turn;
+    char *fail_kind, *fail_diagnostic;
+} kevo__search_job;
+
+/* One elite's gate: its training and held-out evaluations. */
+typedef struct kevo__search_gate {
+    uint64_t id;
+    double fitness;      /* training, as first measured */
+    double retimed;      /* training, timed again beside the other
+                            finalists; NaN when not */
+    double held_fitness; /* information: the gate does not use it */
+    bool started, done, passed;
+    char *reason;
+    kevo_eval_result *train; /* owned, may be NULL */
+    kevo_eval_result *held;  /* owned, may be NULL */
+} kevo__search_gate;
+
+/* A correct evaluation's times per training shape, for tuning. */
+typedef struct kevo__search_obs {
+    uint64_t id;
+    uint64_t source_hash;
+    kevo_vars *params; /* owned */
+    double *times;     /* one per training shape */
+} kevo__search_obs;
+
+/* A summary kept for an elite, shown to operators beside it. */
+typedef struct kevo__search_note {
+    uint64_t id;
+    char *json;
+} kevo__search_note;
+
+struct kevo_search {
+    const kevo_task *task;
+    int64_t opt[KEVO__SEARCH_OPTIONS];
+    kevo_evaluator *ev;
+    kevo_search_score_fn score;
+    void *score_user;
+    kevo_search_callback callback;
+    void *callback_user;
+
+    kevo_operator_host *host;
+    kevo__search_op *ops;
+    size_t nops;
+    kevo_promptpool *pool;
+
+    kevo_archive **islands;
+    size_t nislands;
+    kevo_rng *rng;
+
+    kevo_rundir *dir;
+    char *command;
+    bool resumed;
+
+    /* The pipeline. */
+    kevo__search_req *reqs;
+    size_t nreqs, creqs;
+    kevo__search_job *jobs; /* in ticket order */
+    size_t njobs, cjobs;
+    uint64_t next_ticket; /* scoring-function jobs */
+
+    /* Counters (kept across a resume). */
+    uint64_t evaluations;       /* judged children, the seed included */
+    uint64_t evaluations_start; /* ... when this process started */
+    uint64_t submitted;         /* children sent to evaluation */
+    uint64_t failures;
+    uint64_t improvements;
+    uint64_t last_improvement; /* evaluations at the last one */
+    uint64_t next_id;
+    uint64_t requests;
+    uint64_t since_checkpoint;
+    uint64_t since_migration;
+    uint64_t exhausted_run; /* operator requests in a row that were
+                               exhausted */
+    double best;            /* over every island; -INFINITY before any */
+    double elapsed_before;  /* seconds of earlier processes of the run */
+    double started;         /* monotonic clock at the first step */
+
+    /* History of the best fitness: pairs (evaluations, best). */
+    double *history;
+    size_t nhistory, chistory;
+
+    /* Gates, and the champion (an index in gates, or -1). */
+    kevo__search_gate *gates;
+    size_t ngates, cgates;
+    long champion;
+    kevo_candidate *champion_cand; /* owned copy */
+    /* The final gating: the finalists (the fittest elites and the seed),
+     * timed again together, then gated in the order of those times. */
+    uint64_t *finalists;
+    size_t nfinalists;
+    bool retime_sent, retime_done;
+
+    kevo__search_obs *obs;
+    size_t nobs, cobs;
+    kevo__search_note *notes;
+    size_t nnotes, cnotes;
+
+    /* Repairs and validity (search_repair.c, search_validity.c). */
+    struct kevo__search_memo *memo;     /* recent failures per parent */
+    struct kevo__search_pvalid *pvalid; /* validity per prompt */
+    size_t npvalid, cpvalid;
+    bool scoring;                        /* inside the scoring function */
+    char *score_kind, *score_diagnostic; /* kevo_search_fail_candidate() */
+
+    struct kevo__search_tune *tune; /* search_tune.c's state, or NULL */
+    char *dispatch;                 /* the tuning's JSON, once made */
+
+    volatile sig_atomic_t interrupted;
+    kevo_stop_reason stop;
+    int phase; /* 0 searching, 1 draining, 2 gating, 3 tuning, 4 done */
+    bool started_flag;
+    bool seeded; /* the seed was submitted */
+    int tune_pending;
+};
+
+/* ---- search_options.c ---------------------------------------------------- */
+
+/* Fills opt with every option's default. */
+void kevo__search_options_default(int64_t *opt);
+
+/* ---- search.c ------------------------------------------------------------ */
+
+/* Makes the islands and the engine's random stream, once (the first step
+ * does, and kevo_search_open_run() before it restores a checkpoint). */
+kevo_status kevo__search_prepare(kevo_search *s, kevo_error *err);
+double kevo__search_now(void);
+double kevo__search_elapsed(const kevo_search *s);
+/* Appends an event to the run log (when there is one): fields is a JSON
+ * object, consumed. */
+kevo_status kevo__search_log(kevo_search *s, const char *type, json_t *fields,
+                             kevo_error *err);
+void kevo__search_emit(kevo_search *s, const kevo_search_event *ev);
+/* Submits the n candidates of cands (taken) to the evaluator as one group
+ * (kevo_evaluator_submit_group()), a job of kind each. */
+kevo_status kevo__search_submit_group(kevo_search *s, kevo__job_kind kind,
+                                      kevo_candidate **cands, size_t n,
+                                      unsigned flags, kevo_error *err);
+/* The fitness a gate ranks by: the re-measured one when there is one. */
+double kevo__search_gate_fitness(const kevo__search_gate *g);
+/* Submits cand (taken) to the evaluator as a job of kind, or queues it for
+ * the scoring function. */
+kevo_status kevo__search_submit(kevo_search *s, kevo__job_kind kind,
+                                kevo_candidate *cand,
+                                const kevo__search_job *proto, unsigned flags,
+                                kevo_error *err);
+void kevo__search_job_clear(kevo__search_job *job);
+
+/* ---- search_request.c ---------------------------------------------------- */
+
+/* Children waiting for or under evaluation; requests for children in
+ * flight. */
+size_t kevo__search_children_in_flight(const kevo_search *s);
+size_t kevo__search_child_requests(const kevo_search *s);
+/* Sends one request for children; *sent is false when no island has a
+ * parent yet. */
+kevo_status kevo__search_request(kevo_search *s, bool *sent, kevo_error *err);
+/* Sends a prompt for revision when the pool says one is due. */
+kevo_status kevo__search_revise(kevo_search *s, kevo_error *err);
+/* Takes every ended operator request: children go to evaluation. */
+kevo_status kevo__search_take_results(kevo_search *s, kevo_error *err);
+
+/* ---- search_judge.c ------------------------------------------------------ */
+
+/* Judges a finished job: a child is inserted and credited; a gate job
+ * advances its gate. */
+kevo_status kevo__search_judge(kevo_search *s, kevo__search_job *job,
+                               kevo_error *err);
+/* Judges a child the scoring function scored. */
+kevo_status kevo__search_judge_scored(kevo_search *s, kevo__search_job *job,
+                                      double fitness, const double *desc,
+                                      kevo_error *err);
+/* Starts the gate of the elite with id (its candidate cand, its training
+ * result res, may be NULL: then the training shapes are evaluated first).
+ * Does nothing when that elite was gated already. */
+kevo_status kevo__search_gate_start(kevo_search *s, const kevo_candidate *cand,
+                                    double fitness, kevo_eval_result **res,
+                                    kevo_error *err);
+kevo__search_gate *kevo__search_gate_find(kevo_search *s, uint64_t id);
+/* The gate record of id, made (not started) when there is none; NULL when
+ * out of memory. */
+kevo__search_gate *kevo__search_gate_get(kevo_search *s, uint64_t id,
+                                         double fitness);
+/* Makes g the champion (forced: whatever the current one's fitness). */
+kevo_status kevo__search_crown(kevo_search *s, kevo__search_gate *g,
+                               const kevo_candidate *cand, bool forced,
+                               kevo_error *err);
+/* Offers each island's best elite to the next island. */
+kevo_status kevo__search_migrate(kevo_search *s, kevo_error *err);
+const char *kevo__search_note_get(const kevo_search *s, uint64_t id);
+kevo_status kevo__search_set_note(kevo_search *s, uint64_t id,
+                                  const char *json);
+/* The elite with id in any island: its island and cell, or false. */
+bool kevo__search_find_elite(const kevo_search *s, uint64_t id, size_t *island,
+                             size_t *cell);
+kevo_status kevo__search_history_add(kevo_search *s, double n, double best);
+
+/* ---- search_repair.c ---------------------------------------------------- */
+
+/* What a judged child of an operator does for repairs: counts its
+ * validity; a failure (res's verdict, or the scoring function's report in
+ * the job; res NULL for a scored child) is credited to its prompt,
+ * remembered for its parent and, within repair_turns, sent back to its
+ * operator with kevo's diagnostic. */
+kevo_status kevo__search_judged(kevo_search *s, const kevo__search_job *job,
+                                const kevo_eval_result *res, bool valid,
+                                kevo_error *err);
+/* The same for the calls of emit_child() that the host refused in res, a
+ * result of request r. */
+kevo_status kevo__search_take_refused(kevo_search *s, const kevo__search_req *r,
+                                      const kevo_operator_result *res,
+                                      kevo_error *err);
+/* The recent failed attempts from parent (at most max, the newest first),
+ * borrowed until the next failure is remembered. */
+size_t kevo__search_failures_of(kevo_search *s, uint64_t parent,
+                                kevo_operator_failure *out, size_t max);
+/* The prompt's failure record as a revision request carries it. */
+void kevo__search_revision_failures(kevo_search *s, uint64_t prompt,
+                                    kevo_operator_revision *rev,
+                                    kevo_operator_failure *kinds,
+                                    kevo_operator_failure *children);
+void kevo__search_repair_free(kevo_search *s);
+
+/* ---- search_validity.c --------------------------------------------------- */
+
+/* Counts a proposal of operator op (SIZE_MAX: none) and prompt (-1: none):
+ * a first attempt or a repair of turn, valid or not. */
+kevo_status kevo__search_count_proposal(kevo_search *s, size_t op,
+                                        int64_t prompt, uint32_t turn,
+                                        bool valid);
+/* Counts a repair request sent. */
+kevo_status kevo__search_count_repair(kevo_search *s, size_t op,
+                                      int64_t prompt);
+/* The totals over every operator. */
+void kevo__search_validity_total(const kevo_search *s, kevo__validity *out);
+/* A prompt's counters, or NULL when it has none. */
+const kevo__validity *kevo__search_prompt_validity(const kevo_search *s,
+                                                   uint64_t prompt);
+/* Adds the counters to a summary or checkpoint object o. */
+void kevo__search_validity_put(json_t *o, const kevo__validity *v);
+/* Reads them back from a checkpoint's object (absent keys stay 0, as in a
+ * checkpoint written before they were kept). */
+void kevo__search_validity_get(const json_t *o, kevo__validity *v);
+/* The per-prompt counters as a checkpoint keeps them, and back. */
+json_t *kevo__search_pvalid_json(const kevo_search *s);
+kevo_status kevo__search_pvalid_restore(kevo_search *s, const json_t *arr,
+                                        kevo_error *err);
+void kevo__search_validity_free(kevo_search *s);
+
+/* ---- search_request.c (shared) ------------------------------------------- */
+
+/* Adds r to the requests in flight. */
+kevo_status kevo__search_add_req(kevo_search *s, const kevo__search_req *r,
+                                 kevo_error *err);
+
+/* ---- search_state.c (checkpoints) and search_summary.c
+ * ------------------------------------------------------ */
+
+kevo_status kevo__search_checkpoint(kevo_search *s, kevo_error *err);
+kevo_status kevo__search_restore(kevo_search *s, const char *json,
+                                 const char *origin, kevo_error *err);
+kevo_status kevo__search_write_summary(kevo_search *s, const char *state,
+                                       kevo_error *err);
+kevo_status kevo__search_write_best(kevo_search *s, kevo_error *err);
+/* A finite number as JSON, anything else as null. */
+json_t *kevo__search_num(double v);
+/* An assignment as a JSON object {"NAME": value, ...}. */
+json_t *kevo__search_params_json(const kevo_vars *params);
+
+/* ---- search_final.c ------------------------------------------------------ */
+
+/* The final gating: the finalists timed again together, then gated in the
+ * order of those times until one passes, which is crowned. Sets *done when
+ * nothing more is to be gated. */
+kevo_status kevo__search_final_gate(kevo_search *s, bool *done,
+                                    kevo_error *err);
+
+/* ---- search_tune.c ------------------------------------------------------- */
+
+/* Records a correct child's times for tuning. */
+kevo_status kevo__search_observe(kevo_search *s, const kevo_candidate *cand,
+                                 const kevo_eval_result *res);
+/* Builds the champion's dispatch table from the observations and submits
+ * the held-out checks; *pending gets how many jobs it submitted. */
+kevo_status kevo__search_tune_start(kevo_search *s, int *pending,
+                                    kevo_error *err);
+/* Takes a TUNE_HELD job's result into the table. */
+kevo_status kevo__search_tune_judge(kevo_search *s, kevo__search_job *job,
+                                    kevo_error *err);
+/* Writes the finished table as s->dispatch (and best.dispatch.json). */
+kevo_status kevo__search_tune_finish(kevo_search *s, kevo_error *err);
+void kevo__search_tune_free(kevo_search *s);
+
+#endif

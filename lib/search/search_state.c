@@ -1,0 +1,618 @@
+/*
+ * search_state.c: what a search leaves on disk. The checkpoint (everything
+ * a resumed run needs, written atomically), its restoration, summary.json
+ * (what reports and scripts read) and best.cu (the champion with a header
+ * saying what it is and how it was found). Also kevo_search_open_run().
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "archive/archive_private.h"
+#include "core/jsonutil.h"
+#include "eval/eval_private.h"
+#include "model/candidate_private.h"
+#include "operators/operator_private.h"
+#include "search_private.h"
+
+/* The gate rule whose verdicts a checkpoint keeps: not slower than the
+ * seed at any held-out shape, in pairs. */
+#define GATE_RULE "paired_baseline"
+
+#define CHECKPOINT_FORMAT "kevo-checkpoint"
+#define CHECKPOINT_VERSION 1
+
+json_t *kevo__search_num(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *kevo__search_params_json(const kevo_vars *params)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; params && i < kevo_vars_count(params); i++)
+        json_object_set_new(o, kevo_vars_name(params, i),
+                            json_integer(kevo_vars_value(params, i)));
+    return o;
+}
+
+/* A hash of the task as saved, so that a resume can tell it is the same. */
+static kevo_status task_hash(const kevo_task *task, uint64_t *out,
+                             kevo_error *err)
+{
+    char *json = NULL;
+    kevo_status rc = kevo_task_to_json(task, &json, err);
+    if (rc != KEVO_OK)
+        return rc;
+    *out = kevo__hash_finish(kevo__hash_bytes(0, json, strlen(json)));
+    free(json);
+    return KEVO_OK;
+}
+
+/* ---- the checkpoint ------------------------------------------------------ */
+
+static json_t *parse_owned(char *text)
+{
+    json_t *v = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    return v;
+}
+
+static json_t *checkpoint_json(kevo_search *s, kevo_error *err)
+{
+    uint64_t th;
+    if (task_hash(s->task, &th, err) != KEVO_OK)
+        return NULL;
+    json_t *root = json_object();
+    char hash[17];
+    snprintf(hash, sizeof hash, "%016" PRIx64, th);
+    json_object_set_new(root, "format", json_string(CHECKPOINT_FORMAT));
+    json_object_set_new(root, "version", json_integer(CHECKPOINT_VERSION));
+    json_object_set_new(root, "task", json_string(kevo_task_name(s->task)));
+    json_object_set_new(root, "task_hash", json_string(hash));
+    json_object_set_new(root, "seed", json_integer(s->opt[KEVO_SEARCH_SEED]));
+    json_t *islands = json_array();
+    for (size_t i = 0; i < s->nislands; i++) {
+        char *t = NULL;
+        kevo_archive_to_json(s->islands[i], &t, NULL);
+        json_array_append_new(islands, parse_owned(t));
+    }
+    json_object_set_new(root, "islands", islands);
+    char *pool = NULL;
+    kevo_promptpool_to_json(s->pool, &pool, NULL);
+    json_object_set_new(root, "prompts", parse_owned(pool));
+    char *state = NULL;
+    kevo_rng_save(s->rng, &state);
+    json_object_set_new(root, "rng", state ? json_string(state) : json_null());
+    free(state);
+    json_t *ops = json_array();
+    for (size_t i = 0; i < s->nops; i++) {
+        kevo__search_op *o = &s->ops[i];
+        char *st = NULL;
+        kevo_rng_save(kevo_operator_rng(o->op), &st);
+        json_array_append_new(
+            ops, json_pack("{s:s, s:s?, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+                           "name", kevo_operator_name(o->op), "rng", st,
+                           "requests", (json_int_t)o->requests, "children",
+                           (json_int_t)o->children, "evaluated",
+                           (json_int_t)o->evaluated, "entered",
+                           (json_int_t)o->entered, "improved",
+                           (json_int_t)o->improved, "failures",
+                           (json_int_t)o->failures, "revisions",
+                           (json_int_t)o->revisions));
+        kevo__search_validity_put(json_array_get(ops, i), &o->validity);
+        free(st);
+    }
+    json_object_set_new(root, "operators", ops);
+    json_object_set_new(root, "prompt_validity", kevo__search_pvalid_json(s));
+    json_object_set_new(
+        root, "counters",
+        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "evaluations",
+                  (json_int_t)s->evaluations, "submitted",
+                  (json_int_t)s->evaluations, "failures",
+                  (json_int_t)s->failures, "improvements",
+                  (json_int_t)s->improvements, "last_improvement",
+                  (json_int_t)s->last_improvement, "next_id",
+                  (json_int_t)s->next_id, "requests", (json_int_t)s->requests,
+                  "elapsed", s->elapsed_before + kevo__search_elapsed(s)));
+    json_object_set_new(root, "best", kevo__search_num(s->best));
+    json_t *hist = json_array();
+    for (size_t i = 0; i < s->nhistory; i++)
+        json_array_append_new(hist, json_pack("[f, f]", s->history[2 * i],
+                                              s->history[2 * i + 1]));
+    json_object_set_new(root, "history", hist);
+    json_t *gates = json_array();
+    for (size_t i = 0; i < s->ngates; i++) {
+        const kevo__search_gate *g = &s->gates[i];
+        if (!g->done)
+            continue;
+        json_t *o = json_pack("{s:I, s:f, s:b}", "id", (json_int_t)g->id,
+                              "fitness", g->fitness, "passed", g->passed);
+        json_object_set_new(o, "held_out_fitness",
+                            kevo__search_num(g->held_fitness));
+        json_object_set_new(o, "retimed", kevo__search_num(g->retimed));
+        json_object_set_new(o, "rule", json_string(GATE_RULE));
+        json_object_set_new(o, "reason",
+                            g->reason ? json_string(g->reason) : json_null());
+        json_array_append_new(gates, o);
+    }
+    json_object_set_new(root, "gates", gates);
+    json_object_set_new(root, "champion",
+                        s->champion_cand
+                            ? kevo__candidate_to_json(s->champion_cand)
+                            : json_null());
+    json_t *seen = json_array();
+    for (size_t i = 0; i < s->host->cseen; i++) {
+        char k[17];
+        if (!s->host->seen[i])
+            continue; /* a free slot of the hash table */
+        snprintf(k, sizeof k, "%016" PRIx64, s->host->seen[i]);
+        json_array_append_new(seen, json_string(k));
+    }
+    json_object_set_new(root, "seen", seen);
+    json_t *notes = json_object();
+    for (size_t i = 0; i < s->nnotes; i++) {
+        size_t isl, cell;
+        if (!kevo__search_find_elite(s, s->notes[i].id, &isl, &cell))
+            continue;
+        char k[24];
+        snprintf(k, sizeof k, "%" PRIu64, s->notes[i].id);
+        json_object_set_new(notes, k, json_string(s->notes[i].json));
+    }
+    json_object_set_new(root, "notes", notes);
+    json_t *obs = json_array();
+    size_t nshapes = kevo_task_shape_count(s->task, KEVO_SHAPES_TRAIN);
+    for (size_t i = 0; i < s->nobs; i++) {
+        char k[17];
+        snprintf(k, sizeof k, "%016" PRIx64, s->obs[i].source_hash);
+        json_t *times = json_array();
+        for (size_t j = 0; j < nshapes; j++)
+            json_array_append_new(times, kevo__search_num(s->obs[i].times[j]));
+        json_array_append_new(
+            obs, json_pack("{s:I, s:s, s:o, s:o}", "id",
+                           (json_int_t)s->obs[i].id, "source", k, "params",
+                           kevo__search_params_json(s->obs[i].params), "times",
+                           times));
+    }
+    json_object_set_new(root, "observations", obs);
+    return root;
+}
+
+kevo_status kevo__search_checkpoint(kevo_search *s, kevo_error *err)
+{
+    s->since_checkpoint = 0;
+    if (!s->dir)
+        return KEVO_OK;
+    json_t *root = checkpoint_json(s, err);
+    if (!root)
+        return err && err->code
+                   ? err->code
+                   : kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    char *text = json_dumps(root, JSON_COMPACT);
+    json_decref(root);
+    if (!text)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    kevo_status rc = kevo_rundir_checkpoint(s->dir, text, err);
+    free(text);
+    if (rc == KEVO_OK)
+        rc = kevo__search_write_summary(s, "running", err);
+    if (rc == KEVO_OK)
+        rc = kevo__search_log(
+            s, "checkpoint",
+            json_pack("{s:I}", "n", (json_int_t)s->evaluations), err);
+    kevo_search_event ev = {
+        .size = sizeof ev, .type = KEVO_SEARCH_CHECKPOINT, .fitness = NAN};
+    if (rc == KEVO_OK)
+        kevo__search_emit(s, &ev);
+    return rc;
+}
+
+/* ---- restoring ----------------------------------------------------------- */
+
+typedef struct reader {
+    const char *origin;
+    kevo_jpath path;
+    kevo_error *err;
+} reader;
+
+/* The member key of obj, checked to be of JSON type type (an object, an
+ * array, a string or an integer) by the loaders' shared readers, or NULL
+ * with the error set naming the path. */
+static json_t *member(reader *r, json_t *obj, const char *key, json_type type)
+{
+    size_t mark = kevo__jpath_key(&r->path, key);
+    json_t *v = json_object_get(obj, key);
+    kevo_status rc = KEVO_OK;
+    const char *str;
+    int64_t num;
+    if (!v)
+        rc = kevo__json_fail(r->err, KEVO_EINVALID, r->origin, &r->path,
+                             "missing");
+    else if (type == JSON_OBJECT)
+        rc = kevo__json_object(v, r->origin, &r->path, r->err);
+    else if (type == JSON_ARRAY)
+        rc = kevo__json_array(v, r->origin, &r->path, r->err);
+    else if (type == JSON_STRING)
+        rc = kevo__json_string(v, r->origin, &r->path, &str, r->err);
+    else
+        rc = kevo__json_int(v, r->origin, &r->path, &num, r->err);
+    kevo__jpath_pop(&r->path, mark);
+    return rc == KEVO_OK ? v : NULL;
+}
+
+static bool get_u64(reader *r, json_t *obj, const char *key, uint64_t *out)
+{
+    json_t *v = member(r, obj, key, JSON_INTEGER);
+    if (!v)
+        return false;
+    if (json_integer_value(v) < 0) {
+        size_t mark = kevo__jpath_key(&r->path, key);
+        kevo__json_fail(r->err, KEVO_EINVALID, r->origin, &r->path,
+                        "is negative");
+        kevo__jpath_pop(&r->path, mark);
+        return false;
+    }
+    *out = (uint64_t)json_integer_value(v);
+    return true;
+}
+
+static double real_or_nan(json_t *v)
+{
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static kevo_status restore_islands(kevo_search *s, reader *r, json_t *root)
+{
+    json_t *isl = member(r, root, "islands", JSON_ARRAY);
+    if (!isl)
+        return r->err->code;
+    if (json_array_size(isl) != s->nislands)
+        return kevo__json_fail(r->err, KEVO_EINVALID, r->origin, &r->path,
+                               "$.islands has %zu islands; the search is "
+                               "set up with %zu",
+                               json_array_size(isl), s->nislands);
+    for (size_t i = 0; i < s->nislands; i++) {
+        char *text = json_dumps(json_array_get(isl, i), JSON_COMPACT);
+        kevo_archive *a = NULL;
+        kevo_status rc =
+            text ? kevo_archive_from_json(text, r->origin, &a, r->err)
+                 : KEVO_ENOMEM;
+        free(text);
+        if (rc != KEVO_OK)
+            return kevo__error_set(r->err, rc, "out of memory");
+        kevo_archive_free(s->islands[i]);
+        s->islands[i] = a;
+    }
+    return KEVO_OK;
+}
+
+static kevo_status restore_operators(kevo_search *s, reader *r, json_t *root)
+{
+    json_t *ops = member(r, root, "operators", JSON_ARRAY);
+    if (!ops)
+        return r->err->code;
+    for (size_t i = 0; i < s->nops; i++) {
+        kevo__search_op *o = &s->ops[i];
+        json_t *e = NULL;
+        size_t j;
+        json_t *v;
+        json_array_foreach (ops, j, v) {
+            json_t *n = json_object_get(v, "name");
+            if (json_is_string(n) &&
+                strcmp(json_string_value(n), kevo_operator_name(o->op)) == 0)
+                e = v;
+        }
+        if (!e)
+            return kevo__json_fail(r->err, KEVO_EINVALID, r->origin, &r->path,
+                                   "$.operators has no operator %s: resume "
+                                   "with the operators of the run",
+                                   kevo_operator_name(o->op));
+        json_t *st = json_object_get(e, "rng");
+        if (json_is_string(st) &&
+            kevo_rng_restore(kevo_operator_rng(o->op), json_string_value(st),
+                             r->err) != KEVO_OK)
+            return r->err->code;
+        get_u64(r, e, "requests", &o->requests);
+        get_u64(r, e, "children", &o->children);
+        get_u64(r, e, "evaluated", &o->evaluated);
+        get_u64(r, e, "entered", &o->entered);
+        get_u64(r, e, "improved", &o->improved);
+        get_u64(r, e, "failures", &o->failures);
+        get_u64(r, e, "revisions", &o->revisions);
+        kevo__search_validity_get(e, &o->validity);
+        if (r->err->code)
+            return r->err->code;
+    }
+    return KEVO_OK;
+}
+
+static kevo_status restore_gates(kevo_search *s, reader *r, json_t *root)
+{
+    json_t *gates = member(r, root, "gates", JSON_ARRAY);
+    if (!gates)
+        return r->err->code;
+    size_t i;
+    json_t *g;
+    json_array_foreach (gates, i, g) {
+        uint64_t id;
+        if (!get_u64(r, g, "id", &id))
+            return r->err->code;
+        if (s->ngates == s->cgates) {
+            size_t c = s->cgates ? 2 * s->cgates : 16;
+            kevo__search_gate *n = realloc(s->gates, c * sizeof *n);
+            if (!n)
+                return kevo__error_set(r->err, KEVO_ENOMEM, "out of memory");
+            s->gates = n;
+            s->cgates = c;
+        }
+        kevo__search_gate *x = &s->gates[s->ngates++];
+        memset(x, 0, sizeof *x);
+        x->id = id;
+        x->fitness = real_or_nan(json_object_get(g, "fitness"));
+        x->held_fitness = real_or_nan(json_object_get(g, "held_out_fitness"));
+        x->retimed = real_or_nan(json_object_get(g, "retimed")); /* optional */
+        x->passed = json_is_true(json_object_get(g, "passed"));
+        /* A verdict of the earlier rule (held-out fitness against the
+         * candidate's own training fitness) is not kept: gated again. */
+        json_t *rule = json_object_get(g, "rule");
+        x->done = x->started = json_is_string(rule) &&
+                               strcmp(json_string_value(rule), GATE_RULE) == 0;
+        json_t *why = json_object_get(g, "reason");
+        x->reason = json_is_string(why) ? strdup(json_string_value(why)) : NULL;
+    }
+    json_t *champ = json_object_get(root, "champion");
+    if (json_is_object(champ)) {
+        size_t mark = kevo__jpath_key(&r->path, "champion");
+        kevo_status rc = kevo__candidate_from_json(champ, r->origin, &r->path,
+                                                   &s->champion_cand, r->err);
+        kevo__jpath_pop(&r->path, mark);
+        if (rc != KEVO_OK)
+            return rc;
+        kevo__search_gate *cg =
+            kevo__search_gate_find(s, kevo_candidate_id(s->champion_cand));
+        s->champion = cg ? (long)(cg - s->gates) : -1;
+    }
+    return KEVO_OK;
+}
+
+static kevo_status restore_tables(kevo_search *s, reader *r, json_t *root)
+{
+    json_t *seen = member(r, root, "seen", JSON_ARRAY);
+    json_t *notes = member(r, root, "notes", JSON_OBJECT);
+    json_t *obs = member(r, root, "observations", JSON_ARRAY);
+    json_t *hist = member(r, root, "history", JSON_ARRAY);
+    if (!seen || !notes || !obs || !hist)
+        return r->err->code;
+    size_t i;
+    json_t *v;
+    json_array_foreach (seen, i, v) {
+        uint64_t k;
+        if (!json_is_string(v) ||
+            sscanf(json_string_value(v), "%" SCNx64, &k) != 1)
+            return kevo__json_fail(r->err, KEVO_EINVALID, r->origin, &r->path,
+                                   "$.seen[%zu] is not a hexadecimal key", i);
+        if (kevo__op_seen_add(s->host, k) != KEVO_OK)
+            return kevo__error_set(r->err, KEVO_ENOMEM, "out of memory");
+    }
+    const char *key;
+    json_object_foreach (notes, key, v) {
+        if (json_is_string(v) &&
+            kevo__search_set_note(s, strtoull(key, NULL, 10),
+                                  json_string_value(v)) != KEVO_OK)
+            return kevo__error_set(r->err, KEVO_ENOMEM, "out of memory");
+    }
+    json_array_foreach (hist, i, v) {
+        if (kevo__search_history_add(s, real_or_nan(json_array_get(v, 0)),
+                                     real_or_nan(json_array_get(v, 1))) !=
+            KEVO_OK)
+            return kevo__error_set(r->err, KEVO_ENOMEM, "out of memory");
+    }
+    size_t nshapes = kevo_task_shape_count(s->task, KEVO_SHAPES_TRAIN);
+    s->obs = calloc(json_array_size(obs) + 1, sizeof *s->obs);
+    if (!s->obs)
+        return kevo__error_set(r->err, KEVO_ENOMEM, "out of memory");
+    s->cobs = json_array_size(obs) + 1;
+    json_array_foreach (obs, i, v) {
+        kevo__search_obs *o = &s->obs[s->nobs];
+        json_t *times = json_object_get(v, "times");
+        json_t *params = json_object_get(v, "params");
+        json_t *src = json_object_get(v, "source");
+        if (!json_is_array(times) || json_array_size(times) != nshapes ||
+            !json_is_object(params) || !json_is_string(src))
+            return kevo__json_fail(r->err, KEVO_EINVALID, r->origin, &r->path,
+                                   "$.observations[%zu] is malformed", i);
+        o->id = (uint64_t)json_integer_value(json_object_get(v, "id"));
+        sscanf(json_string_value(src), "%" SCNx64, &o->source_hash);
+        o->params = kevo_vars_new();
+        o->times = calloc(nshapes ? nshapes : 1, sizeof *o->times);
+        if (!o->params || !o->times) {
+            kevo_vars_free(o->params);
+            free(o->times);
+            return kevo__error_set(r->err, KEVO_ENOMEM, "out of memory");
+        }
+        s->nobs++;
+        const char *name;
+        json_t *pv;
+        json_object_foreach (params, name, pv)
+            kevo_vars_set(o->params, name, json_integer_value(pv));
+        for (size_t j = 0; j < nshapes; j++)
+            o->times[j] = real_or_nan(json_array_get(times, j));
+    }
+    return KEVO_OK;
+}
+
+kevo_status kevo__search_restore(kevo_search *s, const char *json,
+                                 const char *origin, kevo_error *err)
+{
+    json_t *root = NULL;
+    kevo_status rc = kevo__json_parse(json, origin, &root, err);
+    if (rc != KEVO_OK)
+        return rc;
+    reader r = {.origin = origin, .err = err};
+    kevo__jpath_init(&r.path);
+    kevo_error local = KEVO__ERROR_INIT;
+    if (!err)
+        r.err = &local;
+    json_t *fmt = member(&r, root, "format", JSON_STRING);
+    json_t *ver = member(&r, root, "version", JSON_INTEGER);
+    if (!fmt || !ver || strcmp(json_string_value(fmt), CHECKPOINT_FORMAT) ||
+        json_integer_value(ver) != CHECKPOINT_VERSION) {
+        rc = kevo__error_set(r.err, KEVO_EFORMAT,
+                             "%s: not a kevo checkpoint of version %d", origin,
+                             CHECKPOINT_VERSION);
+        goto done;
+    }
+    json_t *hash = member(&r, root, "task_hash", JSON_STRING);
+    uint64_t th = 0;
+    if (!hash || task_hash(s->task, &th, r.err) != KEVO_OK) {
+        rc = r.err->code;
+        goto done;
+    }
+    char want[17];
+    snprintf(want, sizeof want, "%016" PRIx64, th);
+    if (strcmp(want, json_string_value(hash)) != 0) {
+        rc = kevo__error_set(r.err, KEVO_EINVALID,
+                             "%s: the checkpoint is of another task (or the "
+                             "task %s has changed since)",
+                             origin, kevo_task_name(s->task));
+        goto done;
+    }
+    uint64_t seed;
+    if (!get_u64(&r, root, "seed", &seed)) {
+        rc = r.err->code;
+        goto done;
+    }
+    s->opt[KEVO_SEARCH_SEED] = (int64_t)seed;
+    kevo_rng_free(s->rng);
+    s->rng = NULL;
+    kevo_archive **old = s->islands;
+    size_t nold = s->nislands;
+    s->islands = NULL;
+    for (size_t i = 0; i < nold; i++)
+        kevo_archive_free(old[i]);
+    free(old);
+    rc = kevo__search_prepare(s, r.err);
+    if (rc == KEVO_OK)
+        rc = restore_islands(s, &r, root);
+    json_t *rng = rc == KEVO_OK ? member(&r, root, "rng", JSON_STRING) : NULL;
+    if (rc == KEVO_OK && !rng)
+        rc = r.err->code;
+    if (rc == KEVO_OK)
+        rc = kevo_rng_restore(s->rng, json_string_value(rng), r.err);
+    json_t *pool =
+        rc == KEVO_OK ? member(&r, root, "prompts", JSON_OBJECT) : NULL;
+    if (rc == KEVO_OK && !pool)
+        rc = r.err->code;
+    if (rc == KEVO_OK) {
+        char *text = json_dumps(pool, JSON_COMPACT);
+        kevo_promptpool *p = NULL;
+        rc = text ? kevo_promptpool_from_json(text, origin, &p, r.err)
+                  : KEVO_ENOMEM;
+        free(text);
+        if (rc == KEVO_OK) {
+            kevo_promptpool_free(s->pool);
+            s->pool = p;
+        }
+    }
+    if (rc == KEVO_OK)
+        rc = restore_operators(s, &r, root);
+    json_t *c =
+        rc == KEVO_OK ? member(&r, root, "counters", JSON_OBJECT) : NULL;
+    if (rc == KEVO_OK && !c)
+        rc = r.err->code;
+    if (rc == KEVO_OK) {
+        size_t mark = kevo__jpath_key(&r.path, "counters");
+        bool ok = get_u64(&r, c, "evaluations", &s->evaluations) &&
+                  get_u64(&r, c, "failures", &s->failures) &&
+                  get_u64(&r, c, "improvements", &s->improvements) &&
+                  get_u64(&r, c, "last_improvement", &s->last_improvement) &&
+                  get_u64(&r, c, "next_id", &s->next_id) &&
+                  get_u64(&r, c, "requests", &s->requests);
+        s->elapsed_before = real_or_nan(json_object_get(c, "elapsed"));
+        if (!isfinite(s->elapsed_before))
+            s->elapsed_before = 0;
+        kevo__jpath_pop(&r.path, mark);
+        s->submitted = s->evaluations;
+        rc = ok ? KEVO_OK : r.err->code;
+    }
+    if (rc == KEVO_OK) {
+        double b = real_or_nan(json_object_get(root, "best"));
+        s->best = isfinite(b) ? b : -INFINITY;
+        rc = restore_gates(s, &r, root);
+    }
+    if (rc == KEVO_OK)
+        rc = restore_tables(s, &r, root);
+    /* Absent from a checkpoint written before validity was counted. */
+    if (rc == KEVO_OK &&
+        json_is_array(json_object_get(root, "prompt_validity")))
+        rc = kevo__search_pvalid_restore(
+            s, json_object_get(root, "prompt_validity"), r.err);
+done:
+    json_decref(root);
+    return rc;
+}
+
+/* ---- opening a run ------------------------------------------------------- */
+
+kevo_status kevo_search_open_run(kevo_search *s, const char *path,
+                                 unsigned flags, const char *command,
+                                 kevo_error *err)
+{
+    if (!s || !path)
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "kevo_search_open_run: NULL argument");
+    if (s->started_flag || s->dir)
+        return kevo__error_set(err, KEVO_ESTATE,
+                               "kevo_search_open_run: the search has started "
+                               "or has a run directory");
+    if (flags & ~KEVO_SEARCH_RUN_RESUME)
+        return kevo__error_set(
+            err, KEVO_EINVAL, "kevo_search_open_run: unknown flags %#x", flags);
+    bool resume = flags & KEVO_SEARCH_RUN_RESUME;
+    kevo_status rc = kevo_rundir_open(
+        path, resume ? KEVO_RUNDIR_RESUME : KEVO_RUNDIR_NEW, &s->dir, err);
+    if (rc != KEVO_OK)
+        return rc;
+    free(s->command);
+    s->command = NULL;
+    if (command && !(s->command = strdup(command))) {
+        rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+        goto fail;
+    }
+    rc = kevo_operator_host_set_run_dir(s->host, path, err);
+    if (rc != KEVO_OK)
+        goto fail;
+    if (resume) {
+        char *json = NULL;
+        rc = kevo_rundir_read_checkpoint(path, &json, err);
+        if (rc == KEVO_OK) {
+            char *origin = kevo__path_join(path, "checkpoint.json");
+            rc = origin ? kevo__search_restore(s, json, origin, err)
+                        : kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+            free(origin);
+        }
+        free(json);
+        if (rc != KEVO_OK)
+            goto fail;
+        s->resumed = true;
+        return kevo__search_log(
+            s, "resume", json_pack("{s:I}", "n", (json_int_t)s->evaluations),
+            err);
+    }
+    char *task = NULL;
+    rc = kevo_task_to_json(s->task, &task, err);
+    if (rc == KEVO_OK)
+        rc = kevo_rundir_write_file(s->dir, "task.json", task, strlen(task),
+                                    err);
+    free(task);
+    if (rc == KEVO_OK)
+        return KEVO_OK;
+fail:
+    kevo_rundir_close(s->dir);
+    s->dir = NULL;
+    return rc;
+}

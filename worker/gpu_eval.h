@@ -1,0 +1,113 @@
+/*
+ * gpu_eval.h: the "eval" message of the GPU worker (gpu_eval.c) and what
+ * gpu.c shares with it.
+ *
+ * Request: {"op":"eval","id":N,"task":{kevo_task_to_json},"task_key":"...",
+ * "candidate":{kevo__candidate_to_json},"set":"train"|"held_out",
+ * "seeds":[s1,s2],"reference_cubin_bytes":R,"candidate_cubin_bytes":C,
+ * "timing":{"warmup","min_reps","max_reps","target_spread","cap_ms",
+ * "enabled"},"profile":bool,"flush_l2":bool,"time_reference":bool,
+ * "reference_kernels":{kernel:lowered},"candidate_kernels":{kernel:lowered}}
+ * with the two cubins as payload. Timing fields, profile, flush_l2,
+ * time_reference and the kernel maps may be left out (defaults 3, 10, 300,
+ * 0.01, 1000, true; false, true, false; names as in the launch block).
+ *
+ * Reply: {"op":"result","id":N,"ok":true,"verdict":...,"reason":... and
+ * "failed_shape":i (not when ok; failed_shape absent when the failure is
+ * not at a shape),"kernels":[...],"shapes":[{"set","index","dims",
+ * "correct","max_abs_err","max_rel_err","bad_elements","worst":{"arg",
+ * "index","got","want"},"time":{"median","min","max","mean","cv","spread",
+ * "reps","kernels_per_rep","timer","samples"},"reference_time":{same, with
+ * time_reference},"profile":{"dram_read_bytes","dram_write_bytes",
+ * "achieved_occupancy"} or {"error":"..."}}],"timer":"cupti"|"events",
+ * "seconds":{"transfer","run","check","time","profile","total"}}. Numbers
+ * that are not finite (the error at a NaN, a got of NaN) are null. A
+ * request the worker cannot serve (malformed, a task that does not load, a
+ * reference that does not run, device memory the shapes do not fit) gets
+ * {"op":"result","id":N,"ok":false,"error":"..."}.
+ *
+ * Companions: the request may add "companions":[{"candidate":{...},
+ * "cubin_bytes":N,"kernels":{...},"check":bool,"shapes":[i,...]}], whose
+ * cubins follow the candidate's in the payload, in order. At each shape
+ * where the candidate is correct, a companion that runs there ("shapes"
+ * lists the indices; absent: every shape) is checked on the same inputs
+ * as the candidate (unless "check" is false: its correctness is known)
+ * and then timed together with the candidate and, with time_reference,
+ * the reference: interleaved run by run (kevo__time_plans), so that their
+ * times compare in pairs. A companion's failure is its own: it leaves the
+ * shapes after it out. The reply adds "companions":[{"verdict","reason",
+ * "failed_shape","kernels","shapes":[...]}] in the request's order, each
+ * shape as the candidate's ("checked" false where it was not checked).
+ */
+#ifndef KEVO_WORKER_GPU_EVAL_H
+#define KEVO_WORKER_GPU_EVAL_H
+
+#include "gpu.h"
+#include "proc/ipc.h"
+
+/* A companion as the message gives it. */
+typedef struct kevo__companion_req {
+    const json_t *candidate;
+    const unsigned char *cubin;
+    size_t size;
+    const json_t *kernels; /* lowered names, or NULL */
+    bool check;            /* checked for correctness like the candidate */
+    const json_t *shapes;  /* the shape indices to run it at, or NULL: all */
+} kevo__companion_req;
+
+/* What the message asks. */
+typedef struct kevo__eval_req {
+    json_t *id;
+    const char *task_key;
+    const json_t *task;
+    const json_t *candidate;
+    kevo_shape_set set;
+    uint64_t seeds[2];
+    const unsigned char *ref_cubin, *cand_cubin;
+    size_t ref_size, cand_size;
+    const json_t *ref_kernels, *cand_kernels; /* lowered names, or NULL */
+    kevo__timing_config timing;
+    bool profile;
+    bool time_reference;       /* time the reference at each shape too */
+    kevo__companion_req *comp; /* owned */
+    size_t ncomp;
+} kevo__eval_req;
+
+/*
+ * kevo__eval_req_parse: reads an "eval" frame into *r, whose pointers then
+ * point into the frame (r->comp is the caller's to free, also on failure).
+ * Errors: KEVO_EFORMAT naming the field ("eval message: \"seeds\" must be
+ * two integers"), KEVO_ENOMEM. (gpu_eval_request.c)
+ */
+kevo_status kevo__eval_req_parse(const kevo__frame *f, kevo__eval_req *r,
+                                 kevo_error *err);
+
+/* The task of the last evaluation, kept for the next: its key, the loaded
+ * task, the reference's cubin and the loaded reference. */
+typedef struct kevo__gpu_cache {
+    char *task_key;
+    kevo_task *task;
+    unsigned char *ref_cubin;
+    size_t ref_cubin_size;
+    kevo__program ref;
+} kevo__gpu_cache;
+
+void kevo__gpu_cache_clear(kevo__gpu *g, kevo__gpu_cache *cache);
+
+/*
+ * kevo__gpu_eval: answers one "eval" frame with a "result" (see the result
+ * object in the worker's protocol). Returns 0 to go on, 4 after a fault
+ * (the verdict was sent; the context is unusable) and 1 when the reply
+ * cannot be sent.
+ */
+int kevo__gpu_eval(kevo__gpu *g, kevo__gpu_cache *cache, const kevo__frame *f,
+                   int out_fd);
+
+/* Sends msg (taking its reference; NULL means out of memory) as a frame
+ * without payload. */
+kevo_status kevo__gpu_send(int fd, json_t *msg);
+
+/* True when err holds a CUDA error after which the context is unusable. */
+bool kevo__gpu_fatal(const kevo_error *err);
+
+#endif
