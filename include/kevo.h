@@ -14,12 +14,15 @@
 #include <kevo/eventlog.h>
 #include <kevo/expr.h>
 #include <kevo/operator.h>
+#include <kevo/operator_host.h>
 #include <kevo/paramspace.h>
+#include <kevo/prompt.h>
 #include <kevo/promptpool.h>
 #include <kevo/report.h>
 #include <kevo/rng.h>
 #include <kevo/rundir.h>
 #include <kevo/search.h>
+#include <kevo/status.h>
 #include <kevo/task.h>
 #include <kevo/vars.h>
 

@@ -1,6 +1,7 @@
 /*
- * kevo/error.h: the status codes every kevo function returns, and the
- * optional caller-owned error record that carries the details.
+ * kevo/error.h: the optional caller-owned error record that carries the
+ * details of a failure, and what reads it. The status codes themselves are
+ * in <kevo/status.h>, which this header includes.
  *
  * Every fallible kevo function returns a kevo_status and takes a last
  * argument `kevo_error *err` that may be NULL. When a call fails and err is
@@ -15,35 +16,11 @@
 #define KEVO_ERROR_H
 
 #include <kevo/common.h>
+#include <kevo/status.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Status codes. 0 is success. Values are only ever appended. */
-typedef enum kevo_status {
-    KEVO_OK = 0,
-    KEVO_ENOMEM = 1,    /* out of memory */
-    KEVO_EINVAL = 2,    /* invalid argument to a kevo function */
-    KEVO_EIO = 3,       /* a file or system call failed; errno in foreign */
-    KEVO_ENOENT = 4,    /* no such file, name or entry */
-    KEVO_EPARSE = 5,    /* text that does not parse (JSON, expression, block) */
-    KEVO_EINVALID = 6,  /* well-formed input that fails validation */
-    KEVO_EOVERFLOW = 7, /* 64-bit integer overflow in an expression */
-    KEVO_EDIVZERO = 8,  /* division or remainder by zero in an expression */
-    KEVO_EUNDEFINED = 9, /* an expression names a variable that has no value */
-    KEVO_ECONSTRAINT = 10, /* a parameter assignment breaks a constraint */
-    KEVO_ERANGE = 11,      /* a value or index outside its domain or bounds */
-    KEVO_EEXIST = 12,      /* a name that is already taken */
-    KEVO_ESTATE = 13,      /* a call that the object's state does not allow */
-    KEVO_EFORMAT = 14,     /* a saved file of an unknown format or version */
-    KEVO_ELIMIT = 15,      /* over a stated limit (memory, size, count) */
-    KEVO_DONE = 16,        /* not an error: a reader has no more items */
-    KEVO_EEXTERNAL = 17,   /* a library kevo uses failed; see domain, foreign */
-    KEVO_ETIMEDOUT = 18, /* a wait, a compile or a run passed its time limit */
-    KEVO_ENODEV = 19,    /* no usable GPU (no driver, no device) */
-    KEVO_EWORKER = 20    /* a worker process died or broke the protocol */
-} kevo_status;
 
 /* Where a foreign error code in kevo_error.foreign comes from. */
 typedef enum kevo_domain {

@@ -32,6 +32,7 @@
 #define KEVO_PROMPTPOOL_H
 
 #include <kevo/error.h>
+#include <kevo/prompt.h>
 #include <kevo/rng.h>
 
 #ifdef __cplusplus
@@ -43,12 +44,9 @@ typedef struct kevo_promptpool kevo_promptpool;
 /* No prompt: a seed's parent, or "nothing is due". */
 #define KEVO_PROMPT_NONE 0
 
-/* Bounds of a pool and of its prompts. */
+/* Bounds of a pool (a prompt's own are in <kevo/prompt.h>). */
 #define KEVO_PROMPTPOOL_CAP_MIN 3
 #define KEVO_PROMPTPOOL_CAP_MAX 4096
-#define KEVO_PROMPT_SECTIONS_MAX 16
-#define KEVO_PROMPT_NAME_MAX 63          /* bytes of a prompt's name */
-#define KEVO_PROMPT_TEXT_MAX (32 * 1024) /* bytes of one section's text */
 
 /* Outcome flags of a child, for kevo_promptpool_credit(). */
 enum {
@@ -85,31 +83,6 @@ typedef enum kevo_promptpool_option {
 
 /* How many options there are: they are numbered from 0 to this minus 1. */
 #define KEVO_PROMPTPOOL_OPTION_COUNT 6
-
-/*
- * What a prompt's children did, filled by kevo_promptpool_get_record() and
- * kevo_promptpool_revision_due(). The caller allocates it and sets size to
- * sizeof(kevo_prompt_record) (or zero-initialises it).
- */
-typedef struct kevo_prompt_record {
-    size_t size;
-    uint64_t uses;        /* times kevo_promptpool_choose() chose it */
-    uint64_t children;    /* children credited to it */
-    uint64_t entered;     /* of those, how many entered the archive */
-    uint64_t beat_parent; /* of those, how many beat their parent */
-    double best_fitness;  /* the fittest child's fitness; NaN when none */
-    uint64_t best_child;  /* its candidate id; 0 when none */
-    double worst_fitness; /* the least fit child's fitness; NaN when none */
-    uint64_t worst_child; /* its candidate id; 0 when none */
-    double alpha;         /* the posterior Beta(alpha, beta) */
-    double beta;
-    double mean;        /* alpha / (alpha + beta) */
-    uint64_t revisions; /* times it was handed out for revision */
-    /* Failures credited with kevo_promptpool_credit_failure(), every
-     * kind together. */
-    uint64_t failures;
-    unsigned char reserved[56];
-} kevo_prompt_record;
 
 /* What a prompt's record keeps of its failures
  * (kevo_promptpool_credit_failure()): counts of at most this many kinds

@@ -44,7 +44,7 @@
 #include <kevo/candidate.h>
 #include <kevo/error.h>
 #include <kevo/eval.h>
-#include <kevo/operator.h>
+#include <kevo/operator_host.h>
 #include <kevo/promptpool.h>
 #include <kevo/task.h>
 
