@@ -1,7 +1,8 @@
 /*
  * operator_api.c: the table of host functions every operator plugin
  * receives (kevo_host_api): logging, memory, randomness, the task, the
- * candidates, the archive, assignment checks and the results.
+ * candidates, the archive, assignment checks (operator_check.c does them)
+ * and the results.
  */
 #include "config.h"
 
@@ -12,169 +13,7 @@
 #include <string.h>
 
 #include "core/jsonutil.h"
-#include "model/task_private.h"
 #include "operator_private.h"
-#include "proc/include_scan.h"
-
-/* ---- the task's texts, built once ------------------------------------------
- */
-
-kevo_status kevo__op_task_texts(kevo_operator_host *host, kevo_error *err)
-{
-    const kevo_task *task = host->task;
-    kevo_status rc = KEVO_OK;
-    kevo_buf args = {0}, cost = {0};
-    json_t *dims = json_object(), *names = json_array(), *shapes = json_array();
-    if (!dims || !names || !shapes)
-        goto oom;
-    for (size_t i = 0; i < kevo_task_arg_count(task); i++) {
-        kevo_arg_info a = {.size = sizeof a};
-        kevo_task_arg_info(task, i, &a);
-        if (a.role == KEVO_ROLE_SCALAR) {
-            kevo__buf_printf(&args, "%s: %s scalar", a.name,
-                             kevo_dtype_name(a.type));
-            if (a.value)
-                kevo__buf_printf(&args, " = %s", a.value);
-            else
-                kevo__buf_puts(&args, ", drawn at random");
-        } else {
-            kevo__buf_printf(&args, "%s: %s buffer, %s, count %s", a.name,
-                             kevo_dtype_name(a.type), kevo__role_name(a.role),
-                             a.count);
-        }
-        kevo__buf_puts(&args, "\n");
-    }
-    if (task->has_cost)
-        kevo__buf_printf(&cost, "bytes: %s\nflops: %s\npeak: %s\n",
-                         kevo_expr_text(task->bytes),
-                         kevo_expr_text(task->flops),
-                         kevo_peak_name(task->peak));
-    for (size_t d = 0; d < kevo_task_dim_count(task); d++) {
-        if (json_array_append_new(names,
-                                  json_string(kevo_task_dim_name(task, d))))
-            goto oom;
-    }
-    for (size_t i = 0; i < kevo_task_shape_count(task, KEVO_SHAPES_TRAIN);
-         i++) {
-        const int64_t *v = kevo_task_shape(task, KEVO_SHAPES_TRAIN, i);
-        json_t *shape = json_object();
-        if (json_array_append_new(shapes, shape))
-            goto oom;
-        for (size_t d = 0; d < kevo_task_dim_count(task); d++) {
-            if (json_object_set_new(shape, kevo_task_dim_name(task, d),
-                                    json_integer(v[d])))
-                goto oom;
-        }
-    }
-    if (json_object_set(dims, "dims", names) ||
-        json_object_set(dims, "shapes", shapes))
-        goto oom;
-    host->task_args = kevo__buf_take(&args);
-    host->task_cost = kevo__buf_take(&cost);
-    host->task_dims = json_dumps(dims, JSON_COMPACT);
-    if (!host->task_args || !host->task_cost || !host->task_dims)
-        goto oom;
-    goto out;
-oom:
-    rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-out:
-    kevo__buf_free(&args);
-    kevo__buf_free(&cost);
-    json_decref(dims);
-    json_decref(names);
-    json_decref(shapes);
-    return rc;
-}
-
-/* ---- the seen set ----------------------------------------------------------
- */
-
-uint64_t kevo__op_source_hash(const char *source)
-{
-    return kevo__hash_bytes(KEVO__HASH_INIT, source, strlen(source) + 1);
-}
-
-uint64_t kevo__op_candidate_key(const kevo_candidate *cand)
-{
-    return kevo__op_seen_key(kevo__op_source_hash(kevo_candidate_source(cand)),
-                             kevo_candidate_assignment(cand));
-}
-
-uint64_t kevo__op_seen_key(uint64_t source_hash, const kevo_vars *assignment)
-{
-    uint64_t h = source_hash;
-    size_t n = kevo_vars_count(assignment);
-    /* The names in sorted order, so the key does not depend on the order
-     * in which an assignment was built. */
-    size_t done = 0;
-    const char *last = NULL;
-    while (done < n) {
-        const char *next = NULL;
-        size_t at = 0;
-        for (size_t i = 0; i < n; i++) {
-            const char *name = kevo_vars_name(assignment, i);
-            if ((!last || strcmp(name, last) > 0) &&
-                (!next || strcmp(name, next) < 0)) {
-                next = name;
-                at = i;
-            }
-        }
-        int64_t v = kevo_vars_value(assignment, at);
-        unsigned char bytes[8];
-        for (int k = 0; k < 8; k++)
-            bytes[k] = (unsigned char)((uint64_t)v >> (8 * k));
-        h = kevo__hash_bytes(h, next, strlen(next) + 1);
-        h = kevo__hash_bytes(h, bytes, sizeof bytes);
-        last = next;
-        done++;
-    }
-    h = kevo__hash_finish(h);
-    return h ? h : 1;
-}
-
-bool kevo__op_seen_has(const kevo_operator_host *host, uint64_t key)
-{
-    if (!host->cseen)
-        return false;
-    size_t mask = host->cseen - 1;
-    for (size_t i = key & mask;; i = (i + 1) & mask) {
-        if (host->seen[i] == key)
-            return true;
-        if (host->seen[i] == 0)
-            return false;
-    }
-}
-
-static void seen_put(uint64_t *table, size_t cap, uint64_t key)
-{
-    size_t mask = cap - 1;
-    size_t i = key & mask;
-    while (table[i] != 0 && table[i] != key)
-        i = (i + 1) & mask;
-    table[i] = key;
-}
-
-kevo_status kevo__op_seen_add(kevo_operator_host *host, uint64_t key)
-{
-    if (kevo__op_seen_has(host, key))
-        return KEVO_OK;
-    if (2 * (host->nseen + 1) > host->cseen) {
-        size_t cap = host->cseen ? 2 * host->cseen : 64;
-        uint64_t *t = calloc(cap, sizeof *t);
-        if (!t)
-            return KEVO_ENOMEM;
-        for (size_t i = 0; i < host->cseen; i++) {
-            if (host->seen[i])
-                seen_put(t, cap, host->seen[i]);
-        }
-        free(host->seen);
-        host->seen = t;
-        host->cseen = cap;
-    }
-    seen_put(host->seen, host->cseen, key);
-    host->nseen++;
-    return KEVO_OK;
-}
 
 /* ---- logging, errors, memory, randomness -----------------------------------
  */
@@ -442,174 +281,21 @@ out:
     return s;
 }
 
-/* ---- assignments ------------------------------------------------------------
- */
-
-/* Lays assignment_json (NULL: nothing) over target's assignment. Failures
- * go into op's last_error; target may then be partly changed. */
-static kevo_status apply_assignment(kevo_operator *op, kevo_candidate *target,
-                                    const char *assignment_json)
-{
-    if (!assignment_json)
-        return KEVO_OK;
-    kevo_status rc;
-    json_t *v = NULL;
-    kevo_error e = KEVO__ERROR_INIT;
-    if ((rc = kevo__json_parse(assignment_json, "assignment", &v, &e)) !=
-        KEVO_OK) {
-        kevo__op_fail(op, rc, "%s", e.text);
-        goto out;
-    }
-    if (!json_is_object(v)) {
-        rc = kevo__op_fail(op, KEVO_EINVALID,
-                           "assignment: expected a JSON object of parameter "
-                           "values, found %s",
-                           kevo__json_type_name(v));
-        goto out;
-    }
-    const char *name;
-    json_t *value;
-    json_object_foreach (v, name, value) {
-        if (!json_is_integer(value)) {
-            rc = kevo__op_fail(op, KEVO_EINVALID,
-                               "assignment: $.%s: expected an integer, found "
-                               "%s",
-                               name, kevo__json_type_name(value));
-            goto out;
-        }
-        if ((rc = kevo_candidate_set_param(
-                 target, name, json_integer_value(value), &e)) != KEVO_OK) {
-            kevo__op_fail(op, rc, "assignment: %s", e.text);
-            goto out;
-        }
-    }
-out:
-    json_decref(v);
-    return rc;
-}
-
-/* c with assignment_json laid over its assignment, in op's scratch copy
- * (borrowed). */
-static kevo_status probe(kevo_operator *op, const kevo_candidate *c,
-                         const char *assignment_json, kevo_candidate **out)
-{
-    /* The same candidate as last time: the same address and source. */
-    if (op->probe && op->probe_of == c &&
-        strcmp(kevo_candidate_source(op->probe), kevo_candidate_source(c)) ==
-            0) {
-        const kevo_vars *a = kevo_candidate_assignment(c);
-        for (size_t i = 0; i < kevo_vars_count(a); i++)
-            kevo_candidate_set_param(op->probe, kevo_vars_name(a, i),
-                                     kevo_vars_value(a, i), NULL);
-    } else {
-        kevo_candidate_free(op->probe);
-        op->probe_of = NULL;
-        if (!(op->probe = kevo_candidate_copy(c)))
-            return kevo__op_fail(op, KEVO_ENOMEM, "out of memory");
-        op->probe_of = c;
-        op->probe_source_hash =
-            kevo__op_source_hash(kevo_candidate_source(op->probe));
-        op->probe_scanned = false;
-    }
-    *out = op->probe;
-    return apply_assignment(op, op->probe, assignment_json);
-}
-
-/* Checks c's assignment at every shape of the task: domains, constraints,
- * launch limits. Held-out shapes are never named in the reason. */
-static kevo_status check_shapes(kevo_operator *op, const kevo_candidate *c)
-{
-    kevo_operator_host *host = op->host;
-    const kevo_task *task = host->task;
-    kevo_status rc = KEVO_OK;
-    kevo_vars *env = kevo_vars_new();
-    if (!env)
-        return kevo__op_fail(op, KEVO_ENOMEM, "out of memory");
-    int64_t smem_max = INT64_MAX;
-    kevo_vars_get(host->device, "max_smem_per_block", &smem_max);
-    for (int s = 0; s < 2 && rc == KEVO_OK; s++) {
-        kevo_shape_set set = (kevo_shape_set)s;
-        for (size_t i = 0; i < kevo_task_shape_count(task, set); i++) {
-            kevo_error e = KEVO__ERROR_INIT;
-            kevo_vars_clear(env);
-            if (kevo_vars_update(env, host->device) != KEVO_OK ||
-                kevo_task_shape_vars(task, set, i, env) != KEVO_OK) {
-                rc = kevo__op_fail(op, KEVO_ENOMEM, "out of memory");
-                break;
-            }
-            rc = kevo_candidate_check(c, env, &e);
-            for (size_t l = 0;
-                 rc == KEVO_OK && l < kevo_candidate_launch_count(c); l++) {
-                kevo_launch_geometry g = {.size = sizeof g};
-                rc = kevo_candidate_launch_geometry(c, l, env, &g, &e);
-                if (rc == KEVO_OK && g.shared_bytes > (uint64_t)smem_max)
-                    rc = kevo__error_set(
-                        &e, KEVO_ELIMIT,
-                        "kernel '%s' asks for %llu bytes of dynamic shared "
-                        "memory, more than max_smem_per_block (%lld)",
-                        kevo_candidate_launch_kernel(c, l),
-                        (unsigned long long)g.shared_bytes,
-                        (long long)smem_max);
-            }
-            if (rc == KEVO_OK)
-                continue;
-            if (set == KEVO_SHAPES_TRAIN) {
-                char at[256];
-                kevo__task_shape_text(task, set, i, at, sizeof at);
-                kevo__op_fail(op, rc, "at %s: %s", at, e.text);
-            } else {
-                kevo__op_fail(op, rc,
-                              "the assignment fails at a held-out shape (%s); "
-                              "held-out shapes are not shown",
-                              kevo_strerror(rc));
-            }
-            break;
-        }
-    }
-    kevo_vars_free(env);
-    return rc;
-}
+/* ---- assignments ------------------------------------------------------- */
 
 static int api_seen(kevo_host_ctx *ctx, const kevo_candidate *c,
                     const char *assignment_json)
 {
-    kevo_operator *op = ctx->op;
-    kevo_candidate *p = NULL;
-    if (!c || probe(op, c, assignment_json, &p) != KEVO_OK)
-        return 0;
-    return kevo__op_seen_has(
-        op->host,
-        kevo__op_seen_key(op->probe_source_hash, kevo_candidate_assignment(p)));
+    return kevo__op_seen_probe(ctx->op, c, assignment_json);
 }
 
 static kevo_status api_check(kevo_host_ctx *ctx, const kevo_candidate *c,
                              const char *assignment_json)
 {
-    kevo_operator *op = ctx->op;
-    if (!c)
-        return kevo__op_fail(op, KEVO_EINVAL, "check: the candidate is NULL");
-    kevo_candidate *p = NULL;
-    kevo_status rc = probe(op, c, assignment_json, &p);
-    if (rc == KEVO_OK && !op->probe_scanned) {
-        /* Once per source: the scan does not depend on the assignment. */
-        const char *src = kevo_candidate_source(p);
-        kevo_error e = KEVO__ERROR_INIT;
-        free(op->probe_scan_msg);
-        op->probe_scan =
-            kevo__include_scan(src, strlen(src), kevo_candidate_origin(p), &e);
-        op->probe_scan_msg =
-            op->probe_scan != KEVO_OK ? kevo__strdup(e.text) : NULL;
-        op->probe_scanned = true;
-    }
-    if (rc == KEVO_OK && op->probe_scan != KEVO_OK)
-        return kevo__op_fail(op, op->probe_scan, "%s",
-                             op->probe_scan_msg ? op->probe_scan_msg
-                                                : "out of memory");
-    return rc == KEVO_OK ? check_shapes(op, p) : rc;
+    return kevo__op_check(ctx->op, c, assignment_json);
 }
 
-/* ---- results ----------------------------------------------------------------
- */
+/* ---- results ------------------------------------------------------------- */
 
 static kevo_op_pending *pending_or_fail(kevo_operator *op, uint64_t req_id,
                                         const char *fn)
@@ -621,85 +307,6 @@ static kevo_op_pending *pending_or_fail(kevo_operator *op, uint64_t req_id,
                       (unsigned long long)req_id, op->name);
     return p;
 }
-
-/* Why source has an #include kernels may not have, in op's last_error:
- * the include scan's own message. */
-static kevo_status scan_includes(kevo_operator *op, const char *source,
-                                 const char *origin)
-{
-    kevo_error e = KEVO__ERROR_INIT;
-    kevo_status rc = kevo__include_scan(source, strlen(source), origin, &e);
-    if (rc != KEVO_OK)
-        kevo__op_fail(op, rc, "%s", e.text);
-    return rc;
-}
-
-/* Makes p's child from source: parsed, with its assignment, checked and
- * new. Failures go into op's last_error. */
-static kevo_status make_child(kevo_operator *op, kevo_op_pending *p,
-                              const char *source, const char *assignment_json,
-                              kevo_candidate **out)
-{
-    kevo_operator_host *host = op->host;
-    kevo_status rc;
-    kevo_error e = KEVO__ERROR_INIT;
-    kevo_candidate *fresh = NULL;
-    char origin[160];
-    snprintf(origin, sizeof origin, "%s#%llu", op->name,
-             (unsigned long long)p->id);
-    *out = NULL;
-    if ((rc = kevo_candidate_new_for_task(host->task, source, origin, &fresh,
-                                          &e)) != KEVO_OK) {
-        kevo__op_fail(op, rc, "%s", e.text);
-        goto out;
-    }
-    if ((rc = scan_includes(op, source, origin)) != KEVO_OK)
-        goto out;
-    /* A child with its parent's source starts from the parent's values. */
-    if (strcmp(source, kevo_candidate_source(p->parent)) == 0) {
-        const kevo_vars *a = kevo_candidate_assignment(p->parent);
-        for (size_t i = 0; i < kevo_vars_count(a); i++) {
-            /* A value outside the child's domain keeps the default. */
-            (void)kevo_candidate_set_param(fresh, kevo_vars_name(a, i),
-                                           kevo_vars_value(a, i), NULL);
-        }
-    }
-    if ((rc = apply_assignment(op, fresh, assignment_json)) != KEVO_OK ||
-        (rc = check_shapes(op, fresh)) != KEVO_OK)
-        goto out;
-    uint64_t key = kevo__op_candidate_key(fresh);
-    if (key == kevo__op_candidate_key(p->parent)) {
-        rc = kevo__op_fail(op, KEVO_EEXIST,
-                           p->repair && p->repair->child
-                               ? "emit_child: the repair is the failed child "
-                                 "unchanged"
-                               : "emit_child: the child is its parent "
-                                 "unchanged");
-        goto out;
-    }
-    if (kevo__op_seen_has(host, key)) {
-        rc = kevo__op_fail(op, KEVO_EEXIST,
-                           "emit_child: this source with this assignment was "
-                           "already evaluated or proposed");
-        goto out;
-    }
-    if ((rc = kevo_candidate_set_lineage(fresh, p->lineage, p->nlineage,
-                                         op->name, p->prompt_id, p->generation,
-                                         &e)) != KEVO_OK) {
-        kevo__op_fail(op, rc, "%s", e.text);
-        goto out;
-    }
-    if (kevo__op_seen_add(host, key) != KEVO_OK) {
-        rc = kevo__op_fail(op, KEVO_ENOMEM, "out of memory");
-        goto out;
-    }
-    *out = fresh;
-    fresh = NULL;
-out:
-    kevo_candidate_free(fresh);
-    return rc;
-}
-
 static kevo_status api_emit_child(kevo_host_ctx *ctx, uint64_t req_id,
                                   const char *source,
                                   const char *assignment_json, const char *note)
@@ -724,7 +331,7 @@ static kevo_status api_emit_child(kevo_host_ctx *ctx, uint64_t req_id,
                            "and request %llu has it",
                            (unsigned long long)req_id);
     else
-        rc = make_child(op, p, source, assignment_json, &child);
+        rc = kevo__op_make_child(op, p, source, assignment_json, &child);
     if (rc == KEVO_OK) {
         rc = kevo__op_add_child(p, child, note, attempt);
         if (rc != KEVO_OK)

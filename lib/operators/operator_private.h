@@ -1,8 +1,10 @@
 /*
  * operator_private.h: the operator host's insides, shared by the host
- * (operator_host.c: plugins, instances, requests, results), the revision
- * requests (operator_revise.c) and the table of functions it gives plugins
- * (operator_api.c).
+ * itself (operator_host.c), its plugins and instances
+ * (operator_plugins.c), the requests in flight and their results
+ * (operator_requests.c), the table of functions it gives plugins
+ * (operator_api.c) and the checks behind it (operator_check.c), and the
+ * revision and repair requests (operator_revise.c, operator_repair.c).
  */
 #ifndef KEVO_OPERATOR_PRIVATE_H
 #define KEVO_OPERATOR_PRIVATE_H
@@ -193,6 +195,8 @@ struct kevo_operator_host {
 /* The table every plugin receives. */
 extern const kevo_host_api kevo__host_api;
 
+/* ---- operator_host.c --------------------------------------------------- */
+
 /* The task's texts task_args, task_dims and task_cost, built once. */
 kevo_status kevo__op_task_texts(kevo_operator_host *host, kevo_error *err);
 
@@ -206,7 +210,32 @@ uint64_t kevo__op_candidate_key(const kevo_candidate *cand);
 bool kevo__op_seen_has(const kevo_operator_host *host, uint64_t key);
 kevo_status kevo__op_seen_add(kevo_operator_host *host, uint64_t key);
 
-/* ---- operator_host.c --------------------------------------------------- */
+/* Formats a line into op's last_error and returns code. */
+kevo_status kevo__op_fail(kevo_operator *op, kevo_status code, const char *fmt,
+                          ...) KEVO_PRINTF(3, 4);
+
+/* Sends a line to the host's log. */
+void kevo__op_log(kevo_operator *op, kevo_log_level level, const char *msg);
+
+/* ---- operator_check.c -------------------------------------------------- */
+
+/* api->seen(): whether c with assignment_json laid over it was seen. */
+int kevo__op_seen_probe(kevo_operator *op, const kevo_candidate *c,
+                        const char *assignment_json);
+
+/* api->check(): c with assignment_json laid over it checked at every
+ * shape, and its source's includes; the reason in op's last_error. */
+kevo_status kevo__op_check(kevo_operator *op, const kevo_candidate *c,
+                           const char *assignment_json);
+
+/* Makes p's child from source: parsed for the task, with its assignment,
+ * checked as kevo__op_check() does, new, and with p's lineage (its key
+ * joins the seen set). Failures go into op's last_error. */
+kevo_status kevo__op_make_child(kevo_operator *op, kevo_op_pending *p,
+                                const char *source, const char *assignment_json,
+                                kevo_candidate **out);
+
+/* ---- operator_requests.c ----------------------------------------------- */
 
 /* The request id of op's in flight, or NULL. */
 kevo_op_pending *kevo__op_find_pending(kevo_operator *op, uint64_t id);
@@ -228,6 +257,9 @@ kevo_op_pending *kevo__op_pending_new(kevo_operator *op);
 /* Frees a request that never went in flight, or that ended. */
 void kevo__op_pending_free(kevo_op_pending *p);
 
+/* Frees a result and the children still in it. NULL does nothing. */
+void kevo__op_result_free(kevo_operator_result *res);
+
 /* Adds a child or a failure to a request in flight. Take ownership of
  * cand (freed on failure); strings are copied. */
 kevo_status kevo__op_add_child(kevo_op_pending *p, kevo_candidate *cand,
@@ -237,13 +269,6 @@ kevo_status kevo__op_add_failure(kevo_op_pending *p, const char *kind,
 
 /* Ends a request: its result joins the host's queue. */
 void kevo__op_end(kevo_op_pending *p);
-
-/* Formats a line into op's last_error and returns code. */
-kevo_status kevo__op_fail(kevo_operator *op, kevo_status code, const char *fmt,
-                          ...) KEVO_PRINTF(3, 4);
-
-/* Sends a line to the host's log. */
-void kevo__op_log(kevo_operator *op, kevo_log_level level, const char *msg);
 
 /* ---- operator_repair.c ------------------------------------------------- */
 
