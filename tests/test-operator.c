@@ -9,6 +9,9 @@
  * a 1.0 plugin still loads and works, a 1.1 plugin revises prompts
  * (emit_prompt and its checks, the result's prompts, a pool taking them)
  * and reports usage, and hundreds of requests in flight end in any order.
+ * ABI 1.3: prompts and notes as named texts for a 1.3 plugin and as JSON
+ * for a 1.2 one, whichever form the caller gives; revised prompts as
+ * named texts; find_blocks and the include rule.
  */
 #include "config.h"
 
@@ -555,9 +558,12 @@ static kevo_status probe_propose(void *state, const kevo_operator_request *req)
     return KEVO_OK;
 }
 
+/* ABI 1.2: it reads the JSON forms of prompts and summaries, which a host
+ * keeps giving plugins of an older minor (test_texts() reads the arrays of
+ * ABI 1.3). */
 static const kevo_operator_desc probe_desc = {
     .abi_major = KEVO_OPERATOR_ABI_MAJOR,
-    .abi_minor = KEVO_OPERATOR_ABI_MINOR,
+    .abi_minor = 2,
     .struct_size = sizeof(kevo_operator_desc),
     .name = "probe",
     .version = "1",
@@ -796,9 +802,12 @@ static void async_fini(void *state)
     s->api->free(s->ctx, s);
 }
 
+/* ABI 1.2: it reads the JSON forms of prompts and summaries, which a host
+ * keeps giving plugins of an older minor (test_texts() reads the arrays of
+ * ABI 1.3). */
 static const kevo_operator_desc async_desc = {
     .abi_major = KEVO_OPERATOR_ABI_MAJOR,
-    .abi_minor = KEVO_OPERATOR_ABI_MINOR,
+    .abi_minor = 2,
     .struct_size = sizeof(kevo_operator_desc),
     .name = "async",
     .version = "1",
@@ -1058,9 +1067,12 @@ static kevo_status reviser_revise(void *state, const kevo_operator_revision *r)
     return KEVO_OK;
 }
 
+/* ABI 1.2: it reads the JSON forms of prompts and summaries, which a host
+ * keeps giving plugins of an older minor (test_texts() reads the arrays of
+ * ABI 1.3). */
 static const kevo_operator_desc reviser_desc = {
     .abi_major = KEVO_OPERATOR_ABI_MAJOR,
-    .abi_minor = KEVO_OPERATOR_ABI_MINOR,
+    .abi_minor = 2,
     .struct_size = sizeof(kevo_operator_desc),
     .name = "reviser",
     .version = "1",
@@ -1439,6 +1451,371 @@ static void test_many(void)
     kevo_operator_host_free(host);
 }
 
+/* ---- ABI 1.3: named texts, notes, blocks, includes ----------------------
+ * A plugin of ABI 1.3 reads prompts and notes as arrays of named texts, and
+ * asks the host where a source's blocks are and which headers a kernel may
+ * include; the same request reaches a plugin of ABI 1.2 as JSON text. */
+
+typedef struct texts_record {
+    char prompt_json[256], parent_summary[64], insp_summary[64];
+    char sections[256]; /* "name=text;" for each section */
+    char parent_eval[64], insp_eval[64];
+    size_t n_notes, second_items;
+    uint64_t parent_note_id;
+    /* find_blocks() of a source with both blocks, then of an unterminated
+     * launch block after a line comment that holds a second param block */
+    kevo_status blocks_rc, small_rc;
+    kevo_operator_blocks bl;
+    char launch_names[64], param_names[64];
+    kevo_operator_block open_launch, open_param;
+    int fp16, stdio, quoted, cstd;
+    char rule[256];
+    /* revision */
+    char rev_sections[256], rev_json[64], rev_record[512], best_eval[64];
+    size_t worst_items;
+    uint64_t best_id;
+    kevo_status good, bad_name, empty, unchanged, again, none, null_id;
+    char bad_name_msg[256];
+} texts_record;
+
+static texts_record tr;
+
+typedef struct texts_state {
+    const kevo_host_api *api;
+    kevo_host_ctx *ctx;
+} texts_state;
+
+static kevo_status texts_init(const kevo_host_api *api, kevo_host_ctx *ctx,
+                              const char *config_json, void **state)
+{
+    (void)config_json;
+    texts_state *s = api->alloc(ctx, sizeof *s);
+    if (!s)
+        return KEVO_ENOMEM;
+    s->api = api;
+    s->ctx = ctx;
+    *state = s;
+    return KEVO_OK;
+}
+
+static void texts_fini(void *state)
+{
+    texts_state *s = state;
+    s->api->free(s->ctx, s);
+}
+
+static void join_texts(char *dst, size_t size, const kevo_operator_text *t,
+                       size_t n)
+{
+    dst[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        snprintf(dst + strlen(dst), size - strlen(dst), "%s=%s;", t[i].name,
+                 t[i].text);
+}
+
+static const char *note_of(const kevo_operator_notes *notes, size_t n, size_t i,
+                           const char *name)
+{
+    for (size_t k = 0; i < n && k < notes[i].n_items; k++) {
+        if (strcmp(notes[i].items[k].name, name) == 0)
+            return notes[i].items[k].text;
+    }
+    return NULL;
+}
+
+static void join_names(char *dst, size_t size, const kevo_operator_block *b)
+{
+    dst[0] = '\0';
+    for (size_t i = 0; i < b->n_names; i++)
+        snprintf(dst + strlen(dst), size - strlen(dst), "%s%s", i ? "," : "",
+                 b->names[i]);
+}
+
+static const char blocks_source[] =
+    "// kevo:param\n"
+    "//   VEC in {1, 2, 4} = 1\n"
+    "//   ITEMS in {1, 2} = 1\n"
+    "/* kevo:launch\n"
+    " *   saxpy<<<ceil_div(n, 256 * VEC), 256>>>(a, x, y, z, n)\n"
+    " *   tail <<<1, 32>>>(z, n)\n"
+    " *   saxpy<<<1, 1>>>(a, x, y, z, n)\n"
+    " */\n"
+    "/* kevo:launch\n *   other<<<1, 1>>>() */\n"
+    "__global__ void saxpy() {}\n";
+
+static kevo_status texts_propose(void *state, const kevo_operator_request *req)
+{
+    texts_state *s = state;
+    const kevo_host_api *api = s->api;
+    kevo_host_ctx *ctx = s->ctx;
+    copy_str(tr.prompt_json, sizeof tr.prompt_json, req->prompt_json);
+    copy_str(tr.parent_summary, sizeof tr.parent_summary,
+             req->parent_summary_json);
+    copy_str(tr.insp_summary, sizeof tr.insp_summary,
+             req->n_inspirations ? req->inspirations[0].summary_json : NULL);
+    join_texts(tr.sections, sizeof tr.sections, req->prompt_sections,
+               req->n_prompt_sections);
+    tr.n_notes = req->n_notes;
+    copy_str(tr.parent_eval, sizeof tr.parent_eval,
+             note_of(req->notes, req->n_notes, 0, KEVO_NOTE_EVALUATION));
+    copy_str(tr.insp_eval, sizeof tr.insp_eval,
+             note_of(req->notes, req->n_notes, 2, KEVO_NOTE_EVALUATION));
+    tr.second_items = req->n_notes > 1 ? req->notes[1].n_items : 99;
+    tr.parent_note_id = req->n_notes ? req->notes[0].candidate : 0;
+    if (api->abi_minor >= 3) {
+        tr.bl = (kevo_operator_blocks){.size = sizeof tr.bl};
+        tr.blocks_rc =
+            api->find_blocks(ctx, blocks_source, strlen(blocks_source), &tr.bl);
+        join_names(tr.launch_names, sizeof tr.launch_names, &tr.bl.launch);
+        join_names(tr.param_names, sizeof tr.param_names, &tr.bl.param);
+        kevo_operator_blocks open = {.size = sizeof open};
+        static const char unterminated[] =
+            "int x; // kevo:param X in {1}\n/* kevo:launch\n *   k<<<1, 1>>>()";
+        api->find_blocks(ctx, unterminated, sizeof unterminated - 1, &open);
+        tr.open_launch = open.launch;
+        tr.open_param = open.param;
+        kevo_operator_blocks small = {.size = 8};
+        tr.small_rc = api->find_blocks(ctx, "x", 1, &small);
+        tr.fp16 = api->include_allowed(ctx, "cuda_fp16.h");
+        tr.stdio = api->include_allowed(ctx, "stdio.h");
+        tr.quoted = api->include_allowed(ctx, "\"cuda_fp16.h\"");
+        tr.cstd = api->include_allowed(ctx, "cuda/std/cstdint");
+        copy_str(tr.rule, sizeof tr.rule, api->include_rule(ctx));
+    }
+    api->done(ctx, req->id);
+    return KEVO_OK;
+}
+
+static kevo_status texts_revise(void *state, const kevo_operator_revision *r)
+{
+    texts_state *s = state;
+    const kevo_host_api *api = s->api;
+    kevo_host_ctx *ctx = s->ctx;
+    join_texts(tr.rev_sections, sizeof tr.rev_sections, r->sections,
+               r->n_sections);
+    copy_str(tr.rev_json, sizeof tr.rev_json, r->sections_json);
+    copy_str(tr.rev_record, sizeof tr.rev_record, r->record_json);
+    copy_str(tr.best_eval, sizeof tr.best_eval,
+             note_of(r->notes, r->n_notes, 0, KEVO_NOTE_EVALUATION));
+    tr.worst_items = r->n_notes > 1 ? r->notes[1].n_items : 99;
+    tr.best_id = r->n_notes ? r->notes[0].candidate : 0;
+    kevo_operator_text revised[] = {{"strategy", "  Go wider.\n"},
+                                    {"pitfalls", "Mind the tail."}};
+    kevo_operator_text bad[] = {{"two words", "x"}};
+    kevo_operator_text empty[] = {{"strategy", " "}};
+    tr.good = api->emit_prompt_sections(ctx, r->id, revised, 2, "wider");
+    tr.again = api->emit_prompt_sections(ctx, r->id, revised, 2, NULL);
+    tr.bad_name = api->emit_prompt_sections(ctx, r->id, bad, 1, NULL);
+    copy_str(tr.bad_name_msg, sizeof tr.bad_name_msg, api->last_error(ctx));
+    tr.empty = api->emit_prompt_sections(ctx, r->id, empty, 1, NULL);
+    tr.unchanged =
+        api->emit_prompt_sections(ctx, r->id, r->sections, r->n_sections, NULL);
+    tr.none = api->emit_prompt_sections(ctx, r->id, NULL, 0, NULL);
+    tr.null_id = api->emit_prompt_sections(ctx, r->id + 1000, revised, 2, NULL);
+    api->done(ctx, r->id);
+    return KEVO_OK;
+}
+
+static const kevo_operator_desc texts_desc = {
+    .abi_major = KEVO_OPERATOR_ABI_MAJOR,
+    .abi_minor = KEVO_OPERATOR_ABI_MINOR,
+    .struct_size = sizeof(kevo_operator_desc),
+    .name = "texts",
+    .version = "1",
+    .init = texts_init,
+    .propose = texts_propose,
+    .fini = texts_fini,
+    .revise = texts_revise,
+};
+
+/* The same plugin, built against ABI 1.2. */
+static const kevo_operator_desc texts12_desc = {
+    .abi_major = KEVO_OPERATOR_ABI_MAJOR,
+    .abi_minor = 2,
+    .struct_size = sizeof(kevo_operator_desc),
+    .name = "texts12",
+    .version = "1",
+    .init = texts_init,
+    .propose = texts_propose,
+    .fini = texts_fini,
+    .revise = texts_revise,
+};
+
+static void test_texts(void)
+{
+    kevo_operator_host *host = new_host(13);
+    kevo_operator_host_register(host, &texts_desc, NULL, NULL);
+    kevo_operator_host_register(host, &texts12_desc, NULL, NULL);
+    kevo_operator *op = NULL, *old = NULL;
+    is_int(kevo_operator_new(host, "texts", NULL, NULL, &op, fresh()), KEVO_OK,
+           "a plugin of ABI 1.3");
+    kevo_operator_new(host, "texts12", NULL, NULL, &old, NULL);
+
+    /* A caller of JSON text: the 1.3 plugin reads arrays. */
+    kevo_operator_inspiration insp = {parent, "{\"fitness\": 0.25}"};
+    kevo_operator_request req = request(parent, 1);
+    req.prompt_json = "{\"name\": \"w\", \"sections\": {\"strategy\": \"x\", "
+                      "\"analysis\": \"y\"}}";
+    req.parent_summary_json = "{\"fitness\": 0.5}";
+    req.inspirations = &insp;
+    req.n_inspirations = 1;
+    memset(&tr, 0, sizeof tr);
+    kevo_operator_result_free(run_one(host, op, &req));
+    is_str(tr.prompt_json, "(null)", "1.3: no prompt_json");
+    is_str(tr.parent_summary, "(null)", "1.3: no parent_summary_json");
+    is_str(tr.insp_summary, "(null)", "1.3: no summary_json of inspirations");
+    is_str(tr.sections, "strategy=x;analysis=y;",
+           "1.3: the prompt's sections, in its order, from the whole prompt");
+    is_uint(tr.n_notes, 3, "notes: parent, second parent, an inspiration");
+    is_str(tr.parent_eval, "{\"fitness\": 0.5}",
+           "the parent's summary became its evaluation note");
+    is_uint(tr.second_items, 0, "no second parent, no notes");
+    is_str(tr.insp_eval, "{\"fitness\": 0.25}", "the inspiration's note");
+    is_uint(tr.parent_note_id, kevo_candidate_id(parent),
+            "each entry names its candidate");
+
+    is_int(tr.blocks_rc, KEVO_OK, "find_blocks");
+    ok(tr.bl.param.found && tr.bl.param.closed && tr.bl.param.start == 0,
+       "the param block: a run of line comments from offset 0");
+    const char *param_end = strstr(blocks_source, "= 1\n/*");
+    is_uint(tr.bl.param.end, (size_t)(param_end - blocks_source) + 3,
+            "to the end of its last line, the newline left out");
+    is_str(tr.param_names, "VEC,ITEMS", "the parameters it declares");
+    const char *launch = strstr(blocks_source, "/* kevo:launch");
+    ok(tr.bl.launch.found && tr.bl.launch.closed,
+       "the first launch block, closed");
+    is_uint(tr.bl.launch.start, (size_t)(launch - blocks_source),
+            "from its opening delimiter");
+    is_uint(tr.bl.launch.end,
+            (size_t)(strstr(launch, "*/\n") + 2 - blocks_source),
+            "to past its closing one");
+    is_str(tr.launch_names, "saxpy,tail",
+           "the kernels it launches, once each; the second block ignored");
+    ok(tr.open_launch.found && !tr.open_launch.closed,
+       "an unterminated launch block is found, not closed");
+    ok(tr.open_param.found && tr.open_param.closed &&
+           tr.open_param.n_names == 1,
+       "a line comment after code is a block too");
+    is_int(tr.small_rc, KEVO_EINVAL, "find_blocks: a struct too small");
+    ok(tr.fp16 && tr.cstd && !tr.stdio && !tr.quoted,
+       "include_allowed: <cuda_fp16.h>, <cuda/std/...>; not <stdio.h>");
+    like_str(tr.rule, "<cuda_fp16.h>", "include_rule lists the headers");
+
+    /* A caller of arrays: the 1.2 plugin reads JSON text. */
+    kevo_operator_text sections[] = {{"strategy", "x"}, {"pitfalls", "p"}};
+    kevo_operator_text eval[] = {{"gate", "passed"},
+                                 {KEVO_NOTE_EVALUATION, "{\"fitness\": 0.5}"}};
+    kevo_operator_notes notes[3] = {
+        {kevo_candidate_id(parent), eval, 2}, {0, NULL, 0}, {0, eval + 1, 1}};
+    req = request(parent, 1);
+    req.prompt_sections = sections;
+    req.n_prompt_sections = 2;
+    req.notes = notes;
+    req.n_notes = 3;
+    req.inspirations = &insp;
+    req.n_inspirations = 1;
+    insp.summary_json = NULL;
+    memset(&tr, 0, sizeof tr);
+    kevo_operator_result_free(run_one(host, old, &req));
+    is_str(tr.prompt_json, "{\"strategy\":\"x\",\"pitfalls\":\"p\"}",
+           "1.2: the caller's sections as prompt_json");
+    is_str(tr.parent_summary, "{\"fitness\": 0.5}",
+           "1.2: the evaluation note as parent_summary_json");
+    is_str(tr.insp_summary, "{\"fitness\": 0.5}", "and the inspiration's");
+    is_uint(tr.n_notes, 0, "1.2: no notes");
+    memset(&tr, 0, sizeof tr);
+    kevo_operator_result_free(run_one(host, op, &req));
+    is_str(tr.sections, "strategy=x;pitfalls=p;", "1.3: the caller's sections");
+    is_str(tr.parent_eval, "{\"fitness\": 0.5}", "1.3: the caller's notes");
+
+    /* Bad texts: refused before anything is called. */
+    kevo_operator_text nameless[] = {{NULL, "x"}};
+    req.prompt_sections = nameless;
+    req.n_prompt_sections = 1;
+    is_int(kevo_operator_submit(op, &req, NULL, fresh()), KEVO_EINVAL,
+           "submit: a section without a name");
+    like_str(err.text, "section 0 has no name", "says which");
+    req.prompt_sections = sections;
+    req.n_prompt_sections = 2;
+    req.n_notes = 4;
+    is_int(kevo_operator_submit(old, &req, NULL, fresh()), KEVO_EINVAL,
+           "submit: more notes than candidates");
+    req.n_notes = 0;
+    req.prompt_sections = NULL;
+    req.n_prompt_sections = 0;
+    req.prompt_json = "{\"strategy\": ";
+    is_int(kevo_operator_submit(op, &req, NULL, fresh()), KEVO_EPARSE,
+           "submit: a prompt that is not JSON, for a 1.3 plugin");
+    req.prompt_json = "{\"strategy\": 3}";
+    is_int(kevo_operator_submit(op, &req, NULL, fresh()), KEVO_EINVALID,
+           "submit: a section that is not text, for a 1.3 plugin");
+    like_str(err.text, "$.strategy", "names the path");
+    is_uint(kevo_operator_in_flight(op), 0, "nothing went in flight");
+
+    /* A revision from arrays: sections, record and notes. */
+    kevo_operator_text prompt[] = {{"strategy", "Go wide."},
+                                   {"pitfalls", "Mind the tail."}};
+    kevo_prompt_record record = {.size = sizeof record, .best_child = 41};
+    kevo_operator_notes best[1] = {{41, eval + 1, 1}};
+    kevo_operator_revision rev = {.size = sizeof rev};
+    rev.prompt_id = 7;
+    rev.sections = prompt;
+    rev.n_sections = 2;
+    rev.record = &record;
+    rev.notes = best;
+    rev.n_notes = 1;
+    memset(&tr, 0, sizeof tr);
+    kevo_operator_result *res = revise_one(host, op, &rev);
+    is_str(tr.rev_sections, "pitfalls=Mind the tail.;strategy=Go wide.;",
+           "revise: the sections, names in byte order");
+    is_str(tr.rev_json, "(null)", "no sections_json for 1.3");
+    is_str(tr.rev_record, "(null)", "nor record_json");
+    is_str(tr.best_eval, "{\"fitness\": 0.5}", "the best child's notes");
+    is_uint(tr.best_id, 41, "named by its id");
+    is_uint(tr.worst_items, 0, "the worst child has none");
+    is_int(tr.good, KEVO_OK, "emit_prompt_sections");
+    is_int(tr.again, KEVO_EEXIST, "the same prompt again");
+    is_int(tr.bad_name, KEVO_EINVALID, "a section name that is no identifier");
+    like_str(tr.bad_name_msg, "two words", "named");
+    is_int(tr.empty, KEVO_EINVALID, "an empty text");
+    is_int(tr.unchanged, KEVO_EEXIST, "the prompt unchanged");
+    is_int(tr.none, KEVO_EINVALID, "no sections");
+    is_int(tr.null_id, KEVO_EINVAL, "an unknown request");
+    size_t n = 0;
+    const kevo_operator_text *got =
+        kevo_operator_result_prompt_sections(res, 0, &n);
+    ok(got && n == 2 && strcmp(got[0].name, "pitfalls") == 0 &&
+           strcmp(got[1].text, "Go wider.") == 0,
+       "the result's prompt as named texts, sorted and trimmed");
+    ok(!kevo_operator_result_prompt_sections(res, 1, &n) && n == 0,
+       "prompt 1: none");
+    is_str(kevo_operator_result_prompt(res, 0),
+           "{\"sections\":{\"pitfalls\":\"Mind the tail.\",\"strategy\":"
+           "\"Go wider.\"}}",
+           "and as JSON text");
+    is_str(kevo_operator_result_prompt_note(res, 0), "wider", "its note");
+    kevo_operator_result_free(res);
+
+    /* The same revision reaches a 1.2 plugin as JSON text. */
+    rev.best_summary_json = NULL;
+    memset(&tr, 0, sizeof tr);
+    res = revise_one(host, old, &rev);
+    is_str(tr.rev_json,
+           "{\"pitfalls\":\"Mind the tail.\",\"strategy\":\"Go wide.\"}",
+           "revise 1.2: sections_json from the caller's sections");
+    like_str(tr.rev_record, "\"best_child\":41", "and record_json");
+    is_str(tr.rev_sections, "", "no sections");
+    kevo_operator_result_free(res);
+    rev.n_notes = 3;
+    is_int(kevo_operator_revise(op, &rev, NULL, fresh()), KEVO_EINVAL,
+           "revise: more than two notes");
+    rev.n_notes = 0;
+    rev.n_sections = 0;
+    is_int(kevo_operator_revise(op, &rev, NULL, fresh()), KEVO_EINVAL,
+           "revise: neither sections nor sections_json");
+    kevo_operator_host_free(host);
+}
+
 /* ---- plugins reach kevo only through the table ----------------------------
  */
 
@@ -1505,6 +1882,7 @@ int main(void)
     test_async();
     test_abi_1_0();
     test_revise();
+    test_texts();
     test_many();
     test_symbols();
 

@@ -39,6 +39,15 @@
  * api->fail()) and then api->done(), in the same cycle. A request also
  * carries the recent failed attempts from its parent.
  *
+ * Since ABI 1.3 prompts and notes cross the boundary as arrays of named
+ * texts (kevo_operator_text) rather than JSON text: a request carries its
+ * meta-prompt's sections and the notes kevo keeps beside its candidates, a
+ * revision request the prompt's sections and the notes of its best and
+ * worst child, and a revised prompt goes back through
+ * api->emit_prompt_sections(). The host also tells a plugin which headers
+ * a kernel may include and where a source's kevo:launch and kevo:param
+ * blocks are, so that a plugin needs no copy of kevo's own scanners.
+ *
  * Threads: the host is not thread-safe. A plugin calls the host's functions
  * only from inside init, propose, revise and poll (and api->free and
  * api->log from fini), on the thread that called them.
@@ -74,9 +83,17 @@ extern "C" {
  * 1.2: the descriptor's repair() and the repair request; the request's
  *      failures (recent failed attempts from its parent); the revision
  *      request's failure_kinds and failed_children; the attempt numbers
- *      of emit_child(). */
+ *      of emit_child().
+ * 1.3: prompts and notes as arrays of named texts: the request's
+ *      prompt_sections and notes, the revision request's sections and
+ *      notes, the host functions emit_prompt_sections, include_allowed,
+ *      include_rule and find_blocks. A plugin of ABI 1.3 gets no JSON
+ *      text of a prompt, a record or an evaluation summary in its
+ *      requests: prompt_json, sections_json, record_json and the
+ *      *summary_json fields are NULL for it, and set as before for a
+ *      plugin of an older minor. */
 #define KEVO_OPERATOR_ABI_MAJOR 1
-#define KEVO_OPERATOR_ABI_MINOR 2
+#define KEVO_OPERATOR_ABI_MINOR 3
 
 /* The name of the one symbol a plugin exports. */
 #define KEVO_OPERATOR_ENTRY_SYMBOL "kevo_operator_entry"
@@ -130,11 +147,41 @@ typedef struct kevo_operator_failure {
     uint64_t candidate;     /* the failed child's id, or 0 */
 } kevo_operator_failure;
 
-/* A candidate shown beside the parent, with its evaluation summary. */
+/* A candidate shown beside the parent, with its evaluation summary (NULL
+ * for a plugin of ABI 1.3, which reads the request's notes). */
 typedef struct kevo_operator_inspiration {
     const kevo_candidate *candidate;
     const char *summary_json; /* may be NULL */
 } kevo_operator_inspiration;
+
+/*
+ * A named text (ABI 1.3): a section of a meta-prompt, such as
+ * {"strategy", "Tile the loop ..."}, or a note kevo keeps beside a
+ * candidate. Neither string is NULL. Both are borrowed as the struct that
+ * holds the array says.
+ */
+typedef struct kevo_operator_text {
+    const char *name;
+    const char *text;
+} kevo_operator_text;
+
+/* The name of the note that holds a candidate's evaluation: the JSON
+ * object kevo_eval_result_to_json() writes (kevo-operator(7) shows one).
+ * The search keeps this note beside every elite, for as long as it is
+ * one. */
+#define KEVO_NOTE_EVALUATION "evaluation"
+
+/*
+ * The notes kevo keeps beside one candidate (ABI 1.3): named texts, such
+ * as its evaluation (KEVO_NOTE_EVALUATION). A request lists the notes of
+ * its candidates, each entry naming its candidate by id
+ * (api->cand_id()); a candidate without notes has no entry.
+ */
+typedef struct kevo_operator_notes {
+    uint64_t candidate;              /* the candidate's id */
+    const kevo_operator_text *items; /* its notes, names unique */
+    size_t n_items;
+} kevo_operator_notes;
 
 /*
  * One request to an operator. The host fills it; the plugin reads it. The
@@ -150,13 +197,16 @@ typedef struct kevo_operator_request {
     size_t size; /* sizeof(kevo_operator_request) of the host */
     uint64_t id; /* unique among this host's requests; never 0 */
     const kevo_candidate *parent;
-    const char *parent_summary_json;               /* its evaluation, or NULL */
+    /* Its evaluation as JSON, or NULL; always NULL for a plugin of ABI
+     * 1.3, which finds it among the notes. */
+    const char *parent_summary_json;
     const kevo_operator_inspiration *inspirations; /* may be NULL if none */
     size_t n_inspirations;
     const char *target_cell_json; /* a behaviour cell to aim at, or NULL */
     const kevo_candidate *second_parent; /* for crossover, or NULL */
-    const char *second_summary_json;     /* its evaluation, or NULL */
-    /* A JSON object of named sections, or NULL. The caller may give a
+    const char *second_summary_json;     /* its evaluation, as the parent's */
+    /* A JSON object of named sections, or NULL; always NULL for a plugin
+     * of ABI 1.3, which reads prompt_sections. The caller may give a
      * whole prompt instead, an object whose "sections" member holds them
      * (such as kevo_promptpool_prompt_json() writes): the plugin always
      * sees the sections alone. */
@@ -168,7 +218,18 @@ typedef struct kevo_operator_request {
      * candidate's id (count 1); NULL and 0 when there are none. */
     const kevo_operator_failure *failures;
     size_t n_failures;
-    void *reserved[6];
+    /* ABI 1.3: the prompt's sections as named texts, in the prompt's order
+     * (the order of their names for a prompt of the pool); NULL and 0
+     * without a prompt. A caller gives these or prompt_json. */
+    const kevo_operator_text *prompt_sections;
+    size_t n_prompt_sections;
+    /* ABI 1.3: the notes of the request's candidates (the parent, the
+     * second parent, the inspirations), an entry for each that has any;
+     * NULL and 0 when none has. A caller gives these or the summaries;
+     * a summary becomes the note KEVO_NOTE_EVALUATION. */
+    const kevo_operator_notes *notes;
+    size_t n_notes;
+    void *reserved[2];
 } kevo_operator_request;
 
 /*
@@ -182,18 +243,20 @@ typedef struct kevo_operator_request {
  * copies it, sets id, puts the prompt's sections alone in sections_json
  * (and its name in prompt_name) when the caller gave a whole prompt, and
  * writes record as record_json. Fields appended in later minor versions
- * take the reserved slots; check size before reading one.
+ * took the reserved slots (ABI 1.3 the last of them); check size before
+ * reading one. A plugin of ABI 1.3 gets the sections and the notes as
+ * arrays, and sections_json, record_json and the summaries NULL.
  */
 typedef struct kevo_operator_revision {
     size_t size;             /* sizeof(kevo_operator_revision) */
     uint64_t id;             /* unique among this host's requests; never 0 */
     int64_t prompt_id;       /* the prompt's id in the caller's pool, or -1 */
     const char *prompt_name; /* its name, or NULL */
-    /* Required: the prompt's sections, a JSON object of named texts
-     * ({"strategy": "...", "pitfalls": "..."}). The caller may instead give
-     * a whole prompt, an object whose "sections" member holds them (such as
-     * kevo_promptpool_prompt_json() writes); the plugin always sees the
-     * sections alone. */
+    /* The prompt's sections, a JSON object of named texts ({"strategy":
+     * "...", "pitfalls": "..."}); a caller gives these or sections (ABI
+     * 1.3). The caller may instead give a whole prompt, an object whose
+     * "sections" member holds them (such as kevo_promptpool_prompt_json()
+     * writes); the plugin always sees the sections alone. */
     const char *sections_json;
     /* What the prompt's children did (kevo_promptpool_revision_due() fills
      * it), or NULL. The plugin sees the host's copy. */
@@ -219,7 +282,15 @@ typedef struct kevo_operator_revision {
     size_t n_failure_kinds;
     const kevo_operator_failure *failed_children;
     size_t n_failed_children;
-    void *reserved[4];
+    /* ABI 1.3: the prompt's sections as named texts (names unique
+     * identifiers, texts not empty), in the prompt's order. */
+    const kevo_operator_text *sections;
+    size_t n_sections;
+    /* ABI 1.3: the notes of the best and the worst child (record's
+     * best_child and worst_child), an entry for each that has any. A
+     * caller gives these or the summaries. */
+    const kevo_operator_notes *notes;
+    size_t n_notes;
 } kevo_operator_revision;
 
 /*
@@ -261,6 +332,34 @@ typedef struct kevo_operator_repair_request {
     const kevo_candidate *parent;
     void *reserved[8];
 } kevo_operator_repair_request;
+
+/*
+ * Where a source's kevo:launch or kevo:param block is (ABI 1.3), as kevo's
+ * own block parser finds it (api->find_blocks()): the first comment whose
+ * first word is the tag (see kevo-blocks(5)), with the line comments that
+ * continue it on the lines that follow. Offsets count bytes of the source.
+ */
+typedef struct kevo_operator_block {
+    int found;    /* non-zero when the source has the block */
+    int closed;   /* non-zero when its comment is closed */
+    size_t start; /* the first byte of the comment that holds it */
+    size_t end;   /* just past it: past a closing star-slash, or at the end
+                     of the last line comment's line (its newline left out) */
+    /* The launch block's kernels (each identifier before a '<<<'), or the
+     * parameters the param block declares (each line 'NAME in ...'), in
+     * order and without repeats; a name longer than 63 bytes is left out.
+     * Borrowed until the next find_blocks() call on the same ctx. */
+    const char *const *names;
+    size_t n_names;
+} kevo_operator_block;
+
+/* A source's blocks, filled by api->find_blocks(). */
+typedef struct kevo_operator_blocks {
+    size_t size; /* sizeof(kevo_operator_blocks) of the plugin */
+    kevo_operator_block launch;
+    kevo_operator_block param;
+    void *reserved[4];
+} kevo_operator_blocks;
 
 /*
  * The host's functions, given to init. The table is owned by the host,
@@ -452,7 +551,38 @@ typedef struct kevo_host_api {
      * life of the instance. */
     const char *(*instance_name)(kevo_host_ctx *ctx);
 
-    void (*reserved[13])(void);
+    /* -- ABI 1.3; a plugin of ABI 1.3 may call them without a test: a host
+     * of an older minor refuses it -- */
+
+    /*
+     * emit_prompt() with the revised sections as n named texts, each name
+     * and text copied; the host checks them as emit_prompt() does (names
+     * that are identifiers and unique, texts not empty and within
+     * KEVO_PROMPT_TEXT_MAX, 1 to KEVO_PROMPT_SECTIONS_MAX sections).
+     * Returns what emit_prompt() returns, KEVO_EINVALID (not KEVO_EPARSE)
+     * for sections that are not valid, naming the section.
+     */
+    kevo_status (*emit_prompt_sections)(kevo_host_ctx *ctx, uint64_t req_id,
+                                        const kevo_operator_text *sections,
+                                        size_t n, const char *note);
+    /* Non-zero when a kernel may #include <header> (header as written
+     * between < and >): the headers kevo's compile workers provide. Only
+     * the angle-bracket form is ever allowed. */
+    int (*include_allowed)(kevo_host_ctx *ctx, const char *header);
+    /* Those headers as a sentence lists them: "<cuda_fp16.h>, ... and
+     * <cuda/std/...>", borrowed for the life of the instance. */
+    const char *(*include_rule)(kevo_host_ctx *ctx);
+    /*
+     * Finds the kevo:launch and kevo:param blocks of len bytes of source
+     * (it may hold anything, such as a model's reply; a NUL byte ends it)
+     * and fills *out, as much of it as out->size covers. Returns KEVO_OK;
+     * KEVO_EINVAL for a NULL source or out, or an out->size smaller than
+     * that of ABI 1.3; KEVO_ENOMEM.
+     */
+    kevo_status (*find_blocks)(kevo_host_ctx *ctx, const char *source,
+                               size_t len, kevo_operator_blocks *out);
+
+    void (*reserved[9])(void);
 } kevo_host_api;
 
 /* True when api has the function member (it may be newer or older than the

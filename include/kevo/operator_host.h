@@ -388,6 +388,18 @@ kevo_operator_result_prompt_count(const kevo_operator_result *res);
 KEVO_API const char *
 kevo_operator_result_prompt(const kevo_operator_result *res, size_t i);
 
+/*
+ * kevo_operator_result_prompt_sections: revised prompt i as named texts,
+ * borrowed from the result (NULL when out of range), with their number in
+ * *n (may be NULL; 0 when out of range): section names in byte order, texts
+ * without surrounding white space, the form kevo_promptpool_add() takes.
+ * Add it to the pool with the revised prompt's id as its parent and a NULL
+ * name, so that it takes the parent's.
+ */
+KEVO_API const kevo_operator_text *
+kevo_operator_result_prompt_sections(const kevo_operator_result *res, size_t i,
+                                     size_t *n);
+
 /* kevo_operator_result_prompt_note: the note given with revised prompt i,
  * borrowed, or NULL (also when i is out of range). */
 KEVO_API const char *

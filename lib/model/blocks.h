@@ -62,6 +62,32 @@ kevo_status kevo__blocks_copy(const kevo_blocks *src, kevo_blocks *dst);
 /* Frees what *b holds and empties it. */
 void kevo__blocks_free(kevo_blocks *b);
 
+/* Where a source's kevo:launch or kevo:param block is, for a tool that
+ * copies blocks verbatim (the operator host's find_blocks()). */
+typedef struct kevo_block_place {
+    bool found;  /* the source has the block */
+    bool closed; /* its comment is closed */
+    /* [start, end): from the opening delimiter of its comment to past the
+     * closing one, or to the end of the line of the last line comment of
+     * its run (the newline left out). */
+    size_t start, end;
+    /* The kernels the launch block launches (each identifier before a
+     * '<<<'), or the parameters the param block declares (each line
+     * 'NAME in ...'), in order and without repeats; owned. */
+    char **names;
+    size_t nnames;
+} kevo_block_place;
+
+/* Locates the first kevo:launch block (out[0]) and the first kevo:param
+ * block (out[1]) of source (NUL-terminated, holding anything at all) as
+ * kevo__blocks_parse() finds them, without parsing them: a second block of
+ * a kind is passed over and an unterminated one is not an error. Returns
+ * KEVO_OK or KEVO_ENOMEM (out is then empty). */
+kevo_status kevo__blocks_locate(const char *source, kevo_block_place out[2]);
+
+/* Frees what kevo__blocks_locate() gave and empties both places. */
+void kevo__block_places_free(kevo_block_place places[2]);
+
 /* The length of the UTF-8 sequence that starts at s, or 0 when it is not
  * valid UTF-8 as JSON accepts it (no overlong forms, no surrogates, nothing
  * above U+10FFFF). s[0] must not be NUL. */

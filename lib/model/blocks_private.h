@@ -103,6 +103,10 @@ typedef struct ctx {
     size_t launch_cap, scratch_cap;
     int *param_lines; /* the line of each parameter of b->params */
     size_t param_lines_cap;
+    /* Locating blocks rather than parsing them (kevo__blocks_locate): a
+     * second block of a kind is passed over and an unterminated one kept,
+     * neither an error. */
+    bool lenient;
 } ctx;
 
 /* One stripped line of a block and its line in the source. */
@@ -115,6 +119,12 @@ typedef struct block {
     bline *lines;
     size_t n, cap;
     int line; /* of the tag; 0 when there is no such block */
+    /* Where it is: [start, end) from the first comment's opening
+     * delimiter to past the last one's end (its closing delimiter, or the
+     * end of a line comment's line); closed unless a slash-star comment
+     * runs to the end of the source. */
+    size_t start, end;
+    bool closed;
 } block;
 
 /* The kinds of block, which index the array of blocks. */
@@ -143,10 +153,11 @@ kevo_status kevo__blocks_fail_inner(ctx *c, const kevo_error *inner,
 /* Scans c->source for its comments and gathers those that start with a tag
  * into blocks[KIND_LAUNCH] and blocks[KIND_PARAM] (blocks[TAG_NONE] stays
  * unused): their stripped lines, which point into the source, without
- * blank lines and '#' comments. A block that is absent keeps line 0. Fails
- * with KEVO_EINVALID for a second block of a kind, KEVO_EPARSE for an
- * unterminated one, or KEVO_ENOMEM. The caller frees the lines of each
- * block, also on failure. */
+ * blank lines and '#' comments, and where each is. A block that is absent
+ * keeps line 0. Fails with KEVO_EINVALID for a second block of a kind,
+ * KEVO_EPARSE for an unterminated one (neither when c->lenient), or
+ * KEVO_ENOMEM. The caller frees the lines of each block, also on
+ * failure. */
 kevo_status kevo__srcscan_blocks(ctx *c, block blocks[3]);
 
 /* ---- kevo:param (paramblock.c) ------------------------------------------- */

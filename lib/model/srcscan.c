@@ -5,9 +5,10 @@
  * A scanner walks the source once, skipping string, character and raw
  * string literals, and records every comment with its line. Comments whose
  * first word is a tag become blocks: lists of stripped lines with their
- * source line numbers, which blocks.c and paramblock.c then parse. Nothing
- * here recurses, and every scan is bounded by the NUL at the end of the
- * source.
+ * source line numbers, which blocks.c and paramblock.c then parse, and
+ * where each block is with the names it holds, for tools that copy blocks
+ * (kevo__blocks_locate). Nothing here recurses, and every scan is bounded
+ * by the NUL at the end of the source.
  */
 #include "config.h"
 
@@ -275,15 +276,23 @@ static span first_piece(const char *s, const comment *cm)
     return trim(t);
 }
 
-static kevo_status start_block(ctx *c, block *blocks, int kind, int line)
+/* Starts the block of a comment at offset start; KEVO_DONE for a second
+ * one when locating (it is passed over). */
+static kevo_status start_block(ctx *c, block *blocks, int kind, int line,
+                               const comment *cm)
 {
     block *bk = &blocks[kind];
     const char *tag = kind == KIND_LAUNCH ? TAG_LAUNCH : TAG_PARAM;
+    if (bk->line && c->lenient)
+        return KEVO_DONE;
     if (bk->line)
         return kevo__blocks_fail_block(
             c, KEVO_EINVALID, line,
             "a second %s block (the first starts at line %d)", tag, bk->line);
     bk->line = line;
+    bk->start = cm->start - 2;
+    bk->end = cm->is_block && cm->terminated ? cm->end + 2 : cm->end;
+    bk->closed = cm->terminated;
     return KEVO_OK;
 }
 
@@ -312,10 +321,12 @@ static kevo_status collect_blocks(ctx *c, const comments *cs, block *blocks)
             }
             if (kind == TAG_NONE)
                 continue;
-            kevo_status rc = start_block(c, blocks, kind, line);
+            kevo_status rc = start_block(c, blocks, kind, line, cm);
+            if (rc == KEVO_DONE)
+                continue;
             if (rc != KEVO_OK)
                 return rc;
-            if (!cm->terminated)
+            if (!cm->terminated && !c->lenient)
                 return kevo__blocks_fail_block(
                     c, KEVO_EPARSE, line,
                     "unterminated %s block (no '*/' closes "
@@ -334,7 +345,9 @@ static kevo_status collect_blocks(ctx *c, const comments *cs, block *blocks)
         kind = tag_of(first_piece(s, cm), &rest);
         if (kind == TAG_NONE)
             continue;
-        kevo_status rc = start_block(c, blocks, kind, line);
+        kevo_status rc = start_block(c, blocks, kind, line, cm);
+        if (rc == KEVO_DONE)
+            continue;
         if (rc != KEVO_OK)
             return rc;
         block *bk = &blocks[kind];
@@ -358,6 +371,7 @@ static kevo_status collect_blocks(ctx *c, const comments *cs, block *blocks)
                 break;
             cm = nx;
             k++;
+            bk->end = cm->end;
             pos = cm->start;
             line = cm->line;
             take_line(s, &pos, cm->end, &t, &more);
@@ -379,5 +393,90 @@ kevo_status kevo__srcscan_blocks(ctx *c, block blocks[3])
     else
         rc = kevo__error_set(c->err, KEVO_ENOMEM, "out of memory");
     free(cs.items);
+    return rc;
+}
+
+/* ---- locating blocks ----------------------------------------------------- */
+
+void kevo__block_places_free(kevo_block_place places[2])
+{
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < places[k].nnames; i++)
+            free(places[k].names[i]);
+        free(places[k].names);
+        places[k] = (kevo_block_place){0};
+    }
+}
+
+/* Adds name w to pl unless it is there; false when out of memory. */
+static bool place_add_name(kevo_block_place *pl, span w)
+{
+    for (size_t i = 0; i < pl->nnames; i++) {
+        if (span_is(w, pl->names[i]))
+            return true;
+    }
+    char **grown = realloc(pl->names, (pl->nnames + 1) * sizeof *grown);
+    if (!grown)
+        return false;
+    pl->names = grown;
+    if (!(pl->names[pl->nnames] = kevo__strndup(w.s, w.n)))
+        return false;
+    pl->nnames++;
+    return true;
+}
+
+/* The names a block's line holds: for a launch block each identifier
+ * before a '<<<', for a param block the NAME of 'NAME in ...'. */
+static bool line_names(kevo_block_place *pl, int kind, span t)
+{
+    if (kind == KIND_PARAM) {
+        span w = leading_ident(t);
+        span rest = trim((span){t.s + w.n, t.n - w.n});
+        bool in = rest.n >= 2 && memcmp(rest.s, "in", 2) == 0 &&
+                  (rest.n == 2 || is_space(rest.s[2]) || rest.s[2] == '{');
+        return w.n == 0 || !in || place_add_name(pl, w);
+    }
+    for (size_t i = 0; i + 3 <= t.n; i++) {
+        if (memcmp(t.s + i, "<<<", 3) != 0)
+            continue;
+        size_t e = i;
+        while (e > 0 && is_space(t.s[e - 1]))
+            e--;
+        size_t b = e;
+        while (b > 0 && is_ident_char(t.s[b - 1]))
+            b--;
+        if (b < e && is_ident_start(t.s[b]) &&
+            !place_add_name(pl, (span){t.s + b, e - b}))
+            return false;
+        while (i + 1 < t.n && t.s[i + 1] == '<')
+            i++;
+    }
+    return true;
+}
+
+kevo_status kevo__blocks_locate(const char *source, kevo_block_place out[2])
+{
+    ctx c = {.source = source, .lenient = true};
+    block blocks[3] = {{0}};
+    out[0] = out[1] = (kevo_block_place){0};
+    kevo_status rc = kevo__srcscan_blocks(&c, blocks);
+    for (int kind = KIND_LAUNCH; rc == KEVO_OK && kind <= KIND_PARAM; kind++) {
+        const block *bk = &blocks[kind];
+        kevo_block_place *pl = &out[kind - KIND_LAUNCH];
+        if (!bk->line)
+            continue;
+        pl->found = true;
+        pl->closed = bk->closed;
+        pl->start = bk->start;
+        pl->end = bk->end;
+        for (size_t i = 0; rc == KEVO_OK && i < bk->n; i++) {
+            if (!line_names(pl, kind, bk->lines[i].text))
+                rc = KEVO_ENOMEM;
+        }
+    }
+    for (int kind = KIND_LAUNCH; kind <= KIND_PARAM; kind++)
+        free(blocks[kind].lines);
+    if (rc != KEVO_OK)
+        kevo__block_places_free(out);
     return rc;
 }

@@ -14,6 +14,7 @@
 
 #include "core/jsonutil.h"
 #include "operator_private.h"
+#include "proc/include_scan.h"
 
 /* ---- logging, errors, memory, randomness -----------------------------------
  */
@@ -400,6 +401,64 @@ static const char *api_instance_name(kevo_host_ctx *ctx)
     return ctx->op->name;
 }
 
+/* ---- ABI 1.3 ------------------------------------------------------------- */
+
+static kevo_status api_emit_prompt_sections(kevo_host_ctx *ctx, uint64_t req_id,
+                                            const kevo_operator_text *sections,
+                                            size_t n, const char *note)
+{
+    return kevo__op_emit_prompt_sections(ctx->op, req_id, sections, n, note);
+}
+
+static int api_include_allowed(kevo_host_ctx *ctx, const char *header)
+{
+    (void)ctx;
+    return header && kevo__include_allowed_name(header);
+}
+
+static const char *api_include_rule(kevo_host_ctx *ctx)
+{
+    (void)ctx;
+    return KEVO__INCLUDE_ALLOWED_TEXT;
+}
+
+/* The size of a version 1.3 kevo_operator_blocks. */
+#define BLOCKS_SIZE_1_3                                                        \
+    (offsetof(kevo_operator_blocks, reserved) + 4 * sizeof(void *))
+
+static void block_out(kevo_operator_block *out, const kevo_block_place *pl)
+{
+    *out = (kevo_operator_block){.found = pl->found,
+                                 .closed = pl->closed,
+                                 .start = pl->start,
+                                 .end = pl->end,
+                                 .names = (const char *const *)pl->names,
+                                 .n_names = pl->nnames};
+}
+
+static kevo_status api_find_blocks(kevo_host_ctx *ctx, const char *source,
+                                   size_t len, kevo_operator_blocks *out)
+{
+    kevo_operator *op = ctx->op;
+    if (!source || !out || out->size < BLOCKS_SIZE_1_3)
+        return kevo__op_fail(op, KEVO_EINVAL, "find_blocks: %s",
+                             !source ? "source is NULL"
+                             : !out  ? "out is NULL"
+                                     : "out->size is smaller than "
+                                       "sizeof(kevo_operator_blocks)");
+    kevo__block_places_free(op->blocks);
+    /* The scan reads up to a NUL. */
+    char *text = kevo__strndup(source, len);
+    if (!text || kevo__blocks_locate(text, op->blocks) != KEVO_OK) {
+        free(text);
+        return kevo__op_fail(op, KEVO_ENOMEM, "out of memory");
+    }
+    free(text);
+    block_out(&out->launch, &op->blocks[0]);
+    block_out(&out->param, &op->blocks[1]);
+    return KEVO_OK;
+}
+
 /* ABI 1.1 took reserved slots: every struct keeps its 1.0 size, so a 1.0
  * plugin's descriptor and requests and a 1.0 host's table line up. */
 _Static_assert(sizeof(kevo_host_api) == offsetof(kevo_host_api, emit_prompt) +
@@ -446,4 +505,8 @@ const kevo_host_api kevo__host_api = {
     .emit_prompt = api_emit_prompt,
     .report_usage = api_report_usage,
     .instance_name = api_instance_name,
+    .emit_prompt_sections = api_emit_prompt_sections,
+    .include_allowed = api_include_allowed,
+    .include_rule = api_include_rule,
+    .find_blocks = api_find_blocks,
 };

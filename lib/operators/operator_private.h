@@ -10,6 +10,7 @@
 #define KEVO_OPERATOR_PRIVATE_H
 
 #include "core/kevo_private.h"
+#include "model/blocks.h"
 #include "prompts/promptpool_private.h"
 
 #define KEVO__OP_MSG_SIZE 1024
@@ -43,7 +44,9 @@ typedef struct kevo_op_failure {
 
 /* A revised prompt. */
 typedef struct kevo_op_prompt {
-    char *json; /* {"sections": {...}}, canonical: sorted, trimmed */
+    kevo__prompt *prompt;         /* checked: sections sorted, trimmed */
+    kevo_operator_text *sections; /* pointing into prompt */
+    char *json; /* {"sections": {...}}, made when first asked for */
     char *note; /* may be NULL */
 } kevo_op_prompt;
 
@@ -61,6 +64,20 @@ struct kevo_operator_result {
     kevo_operator_result *next; /* in the host's queue of ended requests */
 };
 
+/* An owned list of named texts (ABI 1.3). */
+typedef struct kevo_op_texts {
+    kevo_operator_text *items; /* name and text owned */
+    size_t n;
+} kevo_op_texts;
+
+/* The host's copy of the notes of a request's candidates (ABI 1.3), in
+ * the request's order; items[i] points into texts[i]. */
+typedef struct kevo_op_notes {
+    kevo_operator_notes *items;
+    kevo_op_texts *texts;
+    size_t n;
+} kevo_op_notes;
+
 /* The host's copy of a list of failures (ABI 1.2). */
 typedef struct kevo_op_failures {
     kevo_operator_failure *items; /* kind and diagnostic owned */
@@ -71,9 +88,12 @@ typedef struct kevo_op_failures {
 typedef struct kevo_op_revision {
     kevo_operator_revision rev; /* points into the copies below */
     kevo_prompt_record record;
-    char *original; /* the prompt to revise, in kevo_op_prompt's form */
-    char *name, *sections, *record_json;
-    char *best_source, *best_summary, *worst_source, *worst_summary;
+    kevo__prompt *original; /* the prompt to revise */
+    char *name, *best_source, *worst_source;
+    /* What a plugin of an older minor reads, or of ABI 1.3 (ABI 1.3). */
+    char *sections, *record_json, *best_summary, *worst_summary;
+    kevo_operator_text *texts;      /* original's sections */
+    kevo_op_notes notes;            /* of the best and the worst child */
     kevo_op_failures kinds, failed; /* ABI 1.2 */
 } kevo_op_revision;
 
@@ -106,6 +126,11 @@ typedef struct kevo_op_pending {
     size_t ninsp;
     char *parent_summary, *second_summary, *target_cell, *prompt;
     char **insp_summaries;
+    /* What a plugin of ABI 1.3 reads instead of the JSON texts above:
+     * the prompt's sections, and the notes of parent, second parent and
+     * inspirations, in that order. */
+    kevo_op_texts sections;
+    kevo_op_notes notes;
     kevo_operator_result *res;    /* NULL once ended (moved to the queue) */
     struct kevo_op_pending *next; /* in the host's list of ended requests */
 } kevo_op_pending;
@@ -138,6 +163,9 @@ struct kevo_operator {
     bool probe_scanned;
     kevo_status probe_scan;
     char *probe_scan_msg;
+    /* What the last find_blocks() found, whose names the plugin borrows
+     * (ABI 1.3). */
+    kevo_block_place blocks[2];
 };
 
 struct kevo_operator_host {
@@ -292,6 +320,72 @@ void kevo__op_add_refused(kevo_op_pending *p, uint32_t attempt,
 /* Frees what a result holds of refused attempts. */
 void kevo__op_result_refused_free(kevo_operator_result *res);
 
+/* ---- operator_texts.c -------------------------------------------------- */
+
+void kevo__op_texts_free(kevo_op_texts *t);
+
+/* Appends a copy of name and text. Returns KEVO_OK or KEVO_ENOMEM. */
+kevo_status kevo__op_texts_add(kevo_op_texts *t, const char *name,
+                               const char *text);
+
+/* Copies n named texts into *out (each needs its name and text); what
+ * names the list in messages. Returns KEVO_OK, KEVO_EINVAL or KEVO_ENOMEM;
+ * *out is then empty. */
+kevo_status kevo__op_texts_copy(kevo_op_texts *out,
+                                const kevo_operator_text *items, size_t n,
+                                const char *what, kevo_error *err);
+
+/* Checks the named texts a caller gives: sections and the items of notes
+ * each with a name and a text, arrays not NULL when they have entries; fn
+ * names the caller's function in messages. Returns KEVO_OK or
+ * KEVO_EINVAL. */
+kevo_status kevo__op_check_texts(const kevo_operator_text *sections,
+                                 size_t n_sections,
+                                 const kevo_operator_notes *notes,
+                                 size_t n_notes, const char *fn,
+                                 kevo_error *err);
+
+/* The text of the item called name, or NULL. */
+const char *kevo__op_texts_find(const kevo_operator_text *items, size_t n,
+                                const char *name);
+
+/* The sections object of v: v["sections"] when v is a whole prompt (an
+ * object whose "sections" is an object; a section's text is never one),
+ * else v itself. */
+json_t *kevo__op_sections_of(json_t *v);
+
+/* The named texts of json, a JSON object of strings or a whole prompt
+ * holding one in "sections", in the object's order. Returns KEVO_OK,
+ * KEVO_EPARSE, KEVO_EINVALID naming the JSON path, or KEVO_ENOMEM; *out is
+ * then empty. */
+kevo_status kevo__op_texts_from_json(kevo_op_texts *out, const char *json,
+                                     const char *what, kevo_error *err);
+
+/* n named texts as a compact JSON object in their order: a new string, or
+ * NULL when out of memory. */
+char *kevo__op_texts_json(const kevo_operator_text *items, size_t n);
+
+/* n entries without notes; KEVO_OK or KEVO_ENOMEM. */
+kevo_status kevo__op_notes_init(kevo_op_notes *notes, size_t n);
+void kevo__op_notes_free(kevo_op_notes *notes);
+
+/* Entry i: the notes of the candidate with that id, a copy of given's when
+ * it has any, else summary_json (may be NULL) as the note
+ * KEVO_NOTE_EVALUATION. Returns KEVO_OK, KEVO_EINVAL naming what, or
+ * KEVO_ENOMEM. */
+kevo_status kevo__op_notes_set(kevo_op_notes *notes, size_t i,
+                               uint64_t candidate,
+                               const kevo_operator_notes *given,
+                               const char *summary_json, const char *what,
+                               kevo_error *err);
+
+/* What a plugin of an older minor reads as the evaluation of candidate i
+ * of n notes a caller gave: summary_json when given, else the note
+ * KEVO_NOTE_EVALUATION of given[i] (NULL when it has none). Borrowed. */
+const char *kevo__op_notes_evaluation(const kevo_operator_notes *given,
+                                      size_t n, size_t i,
+                                      const char *summary_json);
+
 /* ---- operator_revise.c ------------------------------------------------- */
 
 /* Frees the host's copy of a revision request. NULL does nothing. */
@@ -308,5 +402,10 @@ char *kevo__op_prompt_sections(const char *prompt_json);
 /* api->emit_prompt() */
 kevo_status kevo__op_emit_prompt(kevo_operator *op, uint64_t req_id,
                                  const char *sections_json, const char *note);
+
+/* api->emit_prompt_sections() (ABI 1.3) */
+kevo_status kevo__op_emit_prompt_sections(kevo_operator *op, uint64_t req_id,
+                                          const kevo_operator_text *sections,
+                                          size_t n, const char *note);
 
 #endif

@@ -73,6 +73,8 @@ void kevo__op_pending_free(kevo_op_pending *p)
     free(p->second_summary);
     free(p->target_cell);
     free(p->prompt);
+    kevo__op_texts_free(&p->sections);
+    kevo__op_notes_free(&p->notes);
     kevo__op_result_free(p->res);
     free(p);
 }
@@ -282,22 +284,86 @@ static kevo_candidate *copy_or_null(const kevo_candidate *c, bool *failed)
     return copy;
 }
 
-/* The host's copy of a request, with its own id. */
-static kevo_op_pending *copy_request(kevo_operator *op,
-                                     const kevo_operator_request *req)
+/* What a plugin of ABI 1.3 reads of the prompt and the notes: their
+ * arrays, from the caller's arrays or its JSON text. */
+static kevo_status copy_texts(kevo_op_pending *p,
+                              const kevo_operator_request *req, kevo_error *err)
+{
+    kevo_status rc = KEVO_OK;
+    if (req->n_prompt_sections > 0)
+        rc = kevo__op_texts_copy(&p->sections, req->prompt_sections,
+                                 req->n_prompt_sections,
+                                 "kevo_operator_submit: prompt_sections", err);
+    else if (req->prompt_json)
+        rc = kevo__op_texts_from_json(&p->sections, req->prompt_json,
+                                      "kevo_operator_submit: prompt_json", err);
+    if (rc != KEVO_OK)
+        return rc;
+    if (kevo__op_notes_init(&p->notes, 2 + p->ninsp) != KEVO_OK)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    const kevo_operator_notes *given = req->notes;
+    size_t ngiven = req->n_notes;
+    static const char what[] = "kevo_operator_submit: notes";
+    for (size_t i = 0; rc == KEVO_OK && i < 2 + p->ninsp; i++) {
+        const kevo_candidate *c = i == 0   ? p->parent
+                                  : i == 1 ? p->second
+                                           : p->insp_cands[i - 2];
+        const char *summary = i == 0   ? req->parent_summary_json
+                              : i == 1 ? req->second_summary_json
+                                       : req->inspirations[i - 2].summary_json;
+        if (!c)
+            continue;
+        rc = kevo__op_notes_set(&p->notes, i, kevo_candidate_id(c),
+                                i < ngiven ? &given[i] : NULL, summary, what,
+                                err);
+    }
+    return rc;
+}
+
+/* What a plugin of an older minor reads instead: JSON text, the caller's
+ * or made from the caller's arrays. */
+static bool copy_json(kevo_op_pending *p, const kevo_operator_request *req)
 {
     bool failed = false;
+    const kevo_operator_notes *given = req->notes;
+    size_t ngiven = req->n_notes;
+    p->parent_summary = dup_or_null(
+        kevo__op_notes_evaluation(given, ngiven, 0, req->parent_summary_json),
+        &failed);
+    p->second_summary = dup_or_null(
+        kevo__op_notes_evaluation(given, ngiven, 1, req->second_summary_json),
+        &failed);
+    for (size_t i = 0; i < p->ninsp; i++) {
+        p->insp_summaries[i] = dup_or_null(
+            kevo__op_notes_evaluation(given, ngiven, 2 + i,
+                                      req->inspirations[i].summary_json),
+            &failed);
+        p->insp[i].summary_json = p->insp_summaries[i];
+    }
+    if (req->prompt_json)
+        p->prompt = kevo__op_prompt_sections(req->prompt_json);
+    else if (req->n_prompt_sections > 0)
+        p->prompt =
+            kevo__op_texts_json(req->prompt_sections, req->n_prompt_sections);
+    if ((req->prompt_json || req->n_prompt_sections > 0) && !p->prompt)
+        failed = true;
+    return !failed;
+}
+
+/* The host's copy of a request, with its own id, in *out. */
+static kevo_status copy_request(kevo_operator *op,
+                                const kevo_operator_request *req,
+                                kevo_op_pending **out, kevo_error *err)
+{
+    bool failed = false;
+    kevo_status rc = KEVO_OK;
     kevo_op_pending *p = kevo__op_pending_new(op);
+    *out = NULL;
     if (!p)
-        return NULL;
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     p->parent = copy_or_null(req->parent, &failed);
     p->second = copy_or_null(req->second_parent, &failed);
-    p->parent_summary = dup_or_null(req->parent_summary_json, &failed);
-    p->second_summary = dup_or_null(req->second_summary_json, &failed);
     p->target_cell = dup_or_null(req->target_cell_json, &failed);
-    if (req->prompt_json &&
-        !(p->prompt = kevo__op_prompt_sections(req->prompt_json)))
-        failed = true;
     if (req->n_inspirations && req->inspirations && !failed) {
         size_t n = req->n_inspirations;
         p->insp_cands = calloc(n, sizeof *p->insp_cands);
@@ -309,19 +375,23 @@ static kevo_op_pending *copy_request(kevo_operator *op,
             p->ninsp = i + 1;
             p->insp_cands[i] =
                 copy_or_null(req->inspirations[i].candidate, &failed);
-            p->insp_summaries[i] =
-                dup_or_null(req->inspirations[i].summary_json, &failed);
             p->insp[i].candidate = p->insp_cands[i];
-            p->insp[i].summary_json = p->insp_summaries[i];
         }
     }
     if (!failed && req->n_failures &&
         kevo__op_failures_copy(&p->failures, req->failures, req->n_failures,
                                "failures", NULL) != KEVO_OK)
         failed = true;
-    if (failed) {
+    bool modern = op->plugin->desc->abi_minor >= 3;
+    if (!failed && !modern && !copy_json(p, req))
+        failed = true;
+    if (failed)
+        rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    else if (modern)
+        rc = copy_texts(p, req, err);
+    if (rc != KEVO_OK) {
         kevo__op_pending_free(p);
-        return NULL;
+        return rc;
     }
     p->lineage[0] = kevo_candidate_id(p->parent);
     p->lineage[1] = p->second ? kevo_candidate_id(p->second) : 0;
@@ -342,7 +412,14 @@ static kevo_op_pending *copy_request(kevo_operator *op,
     r->n_children = req->n_children;
     r->failures = p->failures.n ? p->failures.items : NULL;
     r->n_failures = p->failures.n;
-    return p;
+    if (modern) {
+        r->prompt_sections = p->sections.n ? p->sections.items : NULL;
+        r->n_prompt_sections = p->sections.n;
+        r->notes = p->notes.items;
+        r->n_notes = p->notes.n;
+    }
+    *out = p;
+    return KEVO_OK;
 }
 
 kevo_status kevo_operator_submit(kevo_operator *op,
@@ -384,8 +461,21 @@ kevo_status kevo_operator_submit(kevo_operator *op,
                                    "kind",
                                    i);
     }
-    kevo_op_pending *p = copy_request(op, req);
-    if (!p || kevo__op_start(op, p, id) != KEVO_OK) {
+    kevo_status rc = kevo__op_check_texts(
+        req->prompt_sections, req->n_prompt_sections, req->notes, req->n_notes,
+        "kevo_operator_submit", err);
+    if (rc != KEVO_OK)
+        return rc;
+    if (req->n_notes > 2 + req->n_inspirations)
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "kevo_operator_submit: n_notes is %zu, more "
+                               "than the request's %zu candidates",
+                               req->n_notes, 2 + req->n_inspirations);
+    kevo_op_pending *p = NULL;
+    rc = copy_request(op, req, &p, err);
+    if (rc != KEVO_OK)
+        return rc;
+    if (kevo__op_start(op, p, id) != KEVO_OK) {
         kevo__op_pending_free(p);
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     }

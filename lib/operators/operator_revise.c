@@ -2,8 +2,9 @@
  * operator_revise.c: requests to revise a meta-prompt (ABI 1.1). The host
  * checks and copies the caller's revision request, hands it to the
  * plugin's revise(), checks each prompt the plugin gives back with
- * emit_prompt() as the prompt pool would, and keeps them in the request's
- * result in the form kevo_promptpool_add_json() takes.
+ * emit_prompt() or emit_prompt_sections() (ABI 1.3) as the prompt pool
+ * would, and keeps them in the request's result as named texts, the form
+ * kevo_promptpool_add() takes (and as JSON text when asked for).
  */
 #include "config.h"
 
@@ -24,19 +25,10 @@
 /* ---- the prompt's forms ---------------------------------------------------
  */
 
-/* The sections object of v: v["sections"] when v is a whole prompt (an
- * object whose "sections" is an object; a section's text is never one),
- * else v itself. */
-static json_t *sections_of(json_t *v)
-{
-    json_t *s = json_is_object(v) ? json_object_get(v, "sections") : NULL;
-    return json_is_object(s) ? s : v;
-}
-
 char *kevo__op_prompt_sections(const char *prompt_json)
 {
     json_t *v = json_loads(prompt_json, 0, NULL);
-    json_t *s = sections_of(v);
+    json_t *s = kevo__op_sections_of(v);
     char *text = s && s != v ? json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER)
                              : kevo__strdup(prompt_json);
     json_decref(v);
@@ -60,7 +52,17 @@ static char *prompt_text(const kevo__prompt *p)
     return text;
 }
 
-/* p's sections alone, as the plugin sees them. */
+/* p's sections as named texts pointing into p: a new array, or NULL when
+ * out of memory. */
+static kevo_operator_text *prompt_texts(const kevo__prompt *p)
+{
+    kevo_operator_text *t = calloc(p->nsections, sizeof *t);
+    for (size_t i = 0; t && i < p->nsections; i++)
+        t[i] = (kevo_operator_text){p->keys[i], p->texts[i]};
+    return t;
+}
+
+/* p's sections alone, as a plugin of an older minor sees them. */
 static char *sections_text(const kevo__prompt *p)
 {
     json_t *o = kevo__prompt_sections_json(p);
@@ -108,7 +110,7 @@ void kevo__op_revision_free(kevo_op_revision *r)
 {
     if (!r)
         return;
-    free(r->original);
+    kevo__prompt_free(r->original);
     free(r->name);
     free(r->sections);
     free(r->record_json);
@@ -116,6 +118,8 @@ void kevo__op_revision_free(kevo_op_revision *r)
     free(r->best_summary);
     free(r->worst_source);
     free(r->worst_summary);
+    free(r->texts);
+    kevo__op_notes_free(&r->notes);
     kevo__op_failures_free(&r->kinds);
     kevo__op_failures_free(&r->failed);
     free(r);
@@ -124,6 +128,8 @@ void kevo__op_revision_free(kevo_op_revision *r)
 void kevo__op_result_prompts_free(kevo_operator_result *res)
 {
     for (size_t i = 0; i < res->nprompts; i++) {
+        kevo__prompt_free(res->prompts[i].prompt);
+        free(res->prompts[i].sections);
         free(res->prompts[i].json);
         free(res->prompts[i].note);
     }
@@ -142,32 +148,54 @@ static bool dup_into(char **dst, const char *s)
     return !s || (*dst = kevo__strdup(s)) != NULL;
 }
 
-/* The host's copy of the caller's rev, checked. */
-static kevo_status copy_revision(const kevo_operator_revision *rev,
-                                 kevo_op_revision **out, kevo_error *err)
+/* The prompt of the caller's rev, checked, in *out; *name gets the name a
+ * whole prompt gives (borrowed from *v, which the caller releases). */
+static kevo_status revision_prompt(const kevo_operator_revision *rev,
+                                   json_t **v, const char **name,
+                                   kevo__prompt **out, kevo_error *err)
 {
     static const char origin[] = "kevo_operator_revise: sections_json";
+    *name = rev->prompt_name;
+    if (rev->n_sections > 0) {
+        const char *keys[KEVO_PROMPT_SECTIONS_MAX];
+        const char *texts[KEVO_PROMPT_SECTIONS_MAX];
+        for (size_t i = 0; i < rev->n_sections && i < KEVO_ARRAY_SIZE(keys);
+             i++) {
+            keys[i] = rev->sections[i].name;
+            texts[i] = rev->sections[i].text;
+        }
+        return kevo__prompt_from_arrays("kevo_operator_revise: sections", NULL,
+                                        keys, texts, rev->n_sections, out, err);
+    }
+    kevo_status rc = kevo__json_parse(rev->sections_json, origin, v, err);
+    if (rc != KEVO_OK)
+        return rc;
+    kevo_jpath path;
+    kevo__jpath_init(&path);
+    json_t *sections = kevo__op_sections_of(*v);
+    if (sections != *v) {
+        kevo__jpath_key(&path, "sections");
+        json_t *n = json_object_get(*v, "name");
+        if (!*name && json_is_string(n))
+            *name = json_string_value(n);
+    }
+    return kevo__prompt_from_sections(sections, origin, &path, out, err);
+}
+
+/* The host's copy of the caller's rev, checked, for op's plugin. */
+static kevo_status copy_revision(const kevo_operator *op,
+                                 const kevo_operator_revision *rev,
+                                 kevo_op_revision **out, kevo_error *err)
+{
     kevo_status rc;
     json_t *v = NULL;
-    kevo__prompt *prompt = NULL;
+    const char *name = NULL;
+    bool modern = op->plugin->desc->abi_minor >= 3;
     kevo_op_revision *r = calloc(1, sizeof *r);
     *out = NULL;
     if (!r)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    if ((rc = kevo__json_parse(rev->sections_json, origin, &v, err)) != KEVO_OK)
-        goto out;
-    kevo_jpath path;
-    kevo__jpath_init(&path);
-    json_t *sections = sections_of(v);
-    const char *name = rev->prompt_name;
-    if (sections != v) {
-        kevo__jpath_key(&path, "sections");
-        json_t *n = json_object_get(v, "name");
-        if (!name && json_is_string(n))
-            name = json_string_value(n);
-    }
-    if ((rc = kevo__prompt_from_sections(sections, origin, &path, &prompt,
-                                         err)) != KEVO_OK)
+    if ((rc = revision_prompt(rev, &v, &name, &r->original, err)) != KEVO_OK)
         goto out;
     if (rev->record && rev->record->size != 0 &&
         rev->record->size < sizeof(kevo_prompt_record)) {
@@ -181,15 +209,39 @@ static kevo_status copy_revision(const kevo_operator_revision *rev,
         memcpy(&r->record, rev->record, sizeof r->record);
         r->record.size = sizeof r->record;
     }
-    if (!(r->original = prompt_text(prompt)) ||
-        !(r->sections = sections_text(prompt)) || !dup_into(&r->name, name) ||
-        (rev->record && !(r->record_json = record_text(&r->record))) ||
+    const kevo_operator_notes *given = rev->notes;
+    size_t ngiven = rev->n_notes;
+    if (!dup_into(&r->name, name) ||
         !dup_into(&r->best_source, rev->best_source) ||
-        !dup_into(&r->best_summary, rev->best_summary_json) ||
         !dup_into(&r->worst_source, rev->worst_source) ||
-        !dup_into(&r->worst_summary, rev->worst_summary_json)) {
+        (modern && !(r->texts = prompt_texts(r->original))) ||
+        (!modern &&
+         (!(r->sections = sections_text(r->original)) ||
+          (rev->record && !(r->record_json = record_text(&r->record))) ||
+          !dup_into(&r->best_summary,
+                    kevo__op_notes_evaluation(given, ngiven, 0,
+                                              rev->best_summary_json)) ||
+          !dup_into(&r->worst_summary,
+                    kevo__op_notes_evaluation(given, ngiven, 1,
+                                              rev->worst_summary_json))))) {
         rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         goto out;
+    }
+    if (modern) {
+        static const char what[] = "kevo_operator_revise: notes";
+        if (kevo__op_notes_init(&r->notes, 2) != KEVO_OK) {
+            rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+            goto out;
+        }
+        if ((rc = kevo__op_notes_set(&r->notes, 0, r->record.best_child,
+                                     ngiven > 0 ? &given[0] : NULL,
+                                     rev->best_summary_json, what, err)) !=
+                KEVO_OK ||
+            (rc = kevo__op_notes_set(&r->notes, 1, r->record.worst_child,
+                                     ngiven > 1 ? &given[1] : NULL,
+                                     rev->worst_summary_json, what, err)) !=
+                KEVO_OK)
+            goto out;
     }
     if ((rc = kevo__op_failures_copy(
              &r->kinds, rev->failure_kinds, rev->n_failure_kinds,
@@ -213,10 +265,15 @@ static kevo_status copy_revision(const kevo_operator_revision *rev,
     c->n_failure_kinds = r->kinds.n;
     c->failed_children = r->failed.n ? r->failed.items : NULL;
     c->n_failed_children = r->failed.n;
+    if (modern) {
+        c->sections = r->texts;
+        c->n_sections = r->original->nsections;
+        c->notes = r->notes.items;
+        c->n_notes = r->notes.n;
+    }
     *out = r;
     r = NULL;
 out:
-    kevo__prompt_free(prompt);
     json_decref(v);
     kevo__op_revision_free(r);
     return rc;
@@ -243,17 +300,26 @@ kevo_status kevo_operator_revise(kevo_operator *op,
                                "kevo_operator_revise: rev->size is %zu, less "
                                "than sizeof(kevo_operator_revision) (%zu)",
                                rev->size, (size_t)REVISION_SIZE_1_1);
-    if (!rev->sections_json)
+    kevo_status rc =
+        kevo__op_check_texts(rev->sections, rev->n_sections, rev->notes,
+                             rev->n_notes, "kevo_operator_revise", err);
+    if (rc != KEVO_OK)
+        return rc;
+    if (!rev->sections_json && rev->n_sections == 0)
         return kevo__error_set(err, KEVO_EINVAL,
-                               "kevo_operator_revise: the request has no "
-                               "sections_json");
-    kevo_status rc;
+                               "kevo_operator_revise: the request has neither "
+                               "sections nor sections_json");
+    if (rev->n_notes > 2)
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "kevo_operator_revise: n_notes is %zu, more "
+                               "than 2 (the best and the worst child)",
+                               rev->n_notes);
     kevo_op_pending *p = kevo__op_pending_new(op);
     if (!p) {
         rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         goto fail;
     }
-    if ((rc = copy_revision(rev, &p->revision, err)) != KEVO_OK)
+    if ((rc = copy_revision(op, rev, &p->revision, err)) != KEVO_OK)
         goto fail;
     if (kevo__op_start(op, p, id) != KEVO_OK) {
         rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
@@ -268,59 +334,55 @@ fail:
     return rc;
 }
 
-/* ---- emit_prompt ----------------------------------------------------------
+/* ---- emit_prompt and emit_prompt_sections ---------------------------------
  */
 
-kevo_status kevo__op_emit_prompt(kevo_operator *op, uint64_t req_id,
-                                 const char *sections_json, const char *note)
+/* The revision request req_id of op, or NULL with the reason in op's
+ * last_error. */
+static kevo_op_pending *revision_of(kevo_operator *op, uint64_t req_id,
+                                    const char *fn)
 {
     kevo_op_pending *p = kevo__op_find_pending(op, req_id);
     if (!p)
-        return kevo__op_fail(op, KEVO_EINVAL,
-                             "emit_prompt: request %" PRIu64
-                             " is not in flight for operator '%s'",
-                             req_id, op->name);
-    if (!p->revision)
-        return kevo__op_fail(op, KEVO_EINVAL,
-                             "emit_prompt: request %" PRIu64
-                             " asks for children, not for a revised prompt",
-                             req_id);
-    if (!sections_json)
-        return kevo__op_fail(op, KEVO_EINVAL,
-                             "emit_prompt: sections_json is NULL");
-    kevo_status rc;
-    kevo_error e = KEVO__ERROR_INIT;
-    json_t *v = NULL;
-    kevo__prompt *prompt = NULL;
-    char *text = NULL, *copy = NULL;
-    kevo_jpath path;
-    kevo__jpath_init(&path);
-    if ((rc = kevo__json_parse(sections_json, "emit_prompt", &v, &e)) !=
-            KEVO_OK ||
-        (rc = kevo__prompt_from_sections(v, "emit_prompt", &path, &prompt,
-                                         &e)) != KEVO_OK) {
-        kevo__op_fail(op, rc, "%s", e.text);
-        goto out;
-    }
-    if (!(text = prompt_text(prompt)) || !dup_into(&copy, note)) {
-        rc = kevo__op_fail(op, KEVO_ENOMEM, "out of memory");
-        goto out;
-    }
-    if (strcmp(text, p->revision->original) == 0) {
+        kevo__op_fail(op, KEVO_EINVAL,
+                      "%s: request %" PRIu64
+                      " is not in flight for operator '%s'",
+                      fn, req_id, op->name);
+    else if (!p->revision)
+        kevo__op_fail(op, KEVO_EINVAL,
+                      "%s: request %" PRIu64
+                      " asks for children, not for a revised prompt",
+                      fn, req_id);
+    return p && p->revision ? p : NULL;
+}
+
+/* Keeps prompt (taken) with a copy of note in p's result, unless it is the
+ * prompt to revise or one the request gave. */
+static kevo_status keep_prompt(kevo_operator *op, kevo_op_pending *p,
+                               kevo__prompt *prompt, const char *note)
+{
+    kevo_status rc = KEVO_OK;
+    kevo_operator_result *r = p->res;
+    kevo_operator_text *texts = NULL;
+    char *copy = NULL;
+    if (kevo__prompt_same(prompt, p->revision->original)) {
         rc = kevo__op_fail(op, KEVO_EEXIST,
                            "emit_prompt: the revision is the prompt "
                            "unchanged");
         goto out;
     }
-    kevo_operator_result *r = p->res;
     for (size_t i = 0; i < r->nprompts; i++) {
-        if (strcmp(text, r->prompts[i].json) == 0) {
+        if (kevo__prompt_same(prompt, r->prompts[i].prompt)) {
             rc = kevo__op_fail(op, KEVO_EEXIST,
                                "emit_prompt: request %" PRIu64
                                " already gave this prompt",
-                               req_id);
+                               p->id);
             goto out;
         }
+    }
+    if (!(texts = prompt_texts(prompt)) || !dup_into(&copy, note)) {
+        rc = kevo__op_fail(op, KEVO_ENOMEM, "out of memory");
+        goto out;
     }
     if (r->nprompts == r->cprompts) {
         size_t c = r->cprompts ? 2 * r->cprompts : 2;
@@ -332,16 +394,69 @@ kevo_status kevo__op_emit_prompt(kevo_operator *op, uint64_t req_id,
         r->prompts = ps;
         r->cprompts = c;
     }
-    r->prompts[r->nprompts].json = text;
-    r->prompts[r->nprompts].note = copy;
-    r->nprompts++;
-    text = copy = NULL;
+    r->prompts[r->nprompts++] =
+        (kevo_op_prompt){.prompt = prompt, .sections = texts, .note = copy};
+    prompt = NULL;
+    texts = NULL;
+    copy = NULL;
 out:
-    json_decref(v);
     kevo__prompt_free(prompt);
-    free(text);
+    free(texts);
     free(copy);
     return rc;
+}
+
+kevo_status kevo__op_emit_prompt(kevo_operator *op, uint64_t req_id,
+                                 const char *sections_json, const char *note)
+{
+    kevo_op_pending *p = revision_of(op, req_id, "emit_prompt");
+    if (!p)
+        return KEVO_EINVAL;
+    if (!sections_json)
+        return kevo__op_fail(op, KEVO_EINVAL,
+                             "emit_prompt: sections_json is NULL");
+    kevo_status rc;
+    kevo_error e = KEVO__ERROR_INIT;
+    json_t *v = NULL;
+    kevo__prompt *prompt = NULL;
+    kevo_jpath path;
+    kevo__jpath_init(&path);
+    if ((rc = kevo__json_parse(sections_json, "emit_prompt", &v, &e)) ==
+            KEVO_OK &&
+        (rc = kevo__prompt_from_sections(v, "emit_prompt", &path, &prompt,
+                                         &e)) == KEVO_OK)
+        rc = keep_prompt(op, p, prompt, note);
+    else
+        kevo__op_fail(op, rc, "%s", e.text);
+    json_decref(v);
+    return rc;
+}
+
+kevo_status kevo__op_emit_prompt_sections(kevo_operator *op, uint64_t req_id,
+                                          const kevo_operator_text *sections,
+                                          size_t n, const char *note)
+{
+    kevo_op_pending *p = revision_of(op, req_id, "emit_prompt_sections");
+    if (!p)
+        return KEVO_EINVAL;
+    const char *keys[KEVO_PROMPT_SECTIONS_MAX];
+    const char *texts[KEVO_PROMPT_SECTIONS_MAX];
+    for (size_t i = 0; sections && i < n && i < KEVO_ARRAY_SIZE(keys); i++) {
+        keys[i] = sections[i].name;
+        texts[i] = sections[i].text;
+    }
+    if (n > 0 && !sections)
+        return kevo__op_fail(op, KEVO_EINVAL,
+                             "emit_prompt_sections: sections is NULL");
+    kevo_error e = KEVO__ERROR_INIT;
+    kevo__prompt *prompt = NULL;
+    kevo_status rc = kevo__prompt_from_arrays("emit_prompt_sections", NULL,
+                                              keys, texts, n, &prompt, &e);
+    if (rc != KEVO_OK)
+        /* A bad section is invalid input, as its JSON form would be. */
+        return kevo__op_fail(
+            op, rc == KEVO_ENOMEM ? KEVO_ENOMEM : KEVO_EINVALID, "%s", e.text);
+    return keep_prompt(op, p, prompt, note);
 }
 
 /* ---- results --------------------------------------------------------------
@@ -355,7 +470,25 @@ size_t kevo_operator_result_prompt_count(const kevo_operator_result *res)
 const char *kevo_operator_result_prompt(const kevo_operator_result *res,
                                         size_t i)
 {
-    return res && i < res->nprompts ? res->prompts[i].json : NULL;
+    if (!res || i >= res->nprompts)
+        return NULL;
+    /* Made when first asked for: the search reads the sections instead.
+     * The text is the result's, so the cache is not a change a caller
+     * sees. */
+    kevo_op_prompt *p = &((kevo_operator_result *)res)->prompts[i];
+    if (!p->json)
+        p->json = prompt_text(p->prompt);
+    return p->json;
+}
+
+const kevo_operator_text *
+kevo_operator_result_prompt_sections(const kevo_operator_result *res, size_t i,
+                                     size_t *n)
+{
+    bool ok = res && i < res->nprompts;
+    if (n)
+        *n = ok ? res->prompts[i].prompt->nsections : 0;
+    return ok ? res->prompts[i].sections : NULL;
 }
 
 const char *kevo_operator_result_prompt_note(const kevo_operator_result *res,

@@ -496,6 +496,51 @@ out:
     return rc;
 }
 
+kevo_status kevo__prompt_from_arrays(const char *what, const char *name,
+                                     const char *const *keys,
+                                     const char *const *texts, size_t n,
+                                     kevo__prompt **out, kevo_error *err)
+{
+    char why[160];
+    kevo_status rc;
+    *out = NULL;
+    if (n == 0)
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "%s: a prompt needs at least one section", what);
+    if (n > KEVO_PROMPT_SECTIONS_MAX)
+        return kevo__error_set(err, KEVO_ELIMIT,
+                               "%s: %zu sections, more than the %d allowed",
+                               what, n, KEVO_PROMPT_SECTIONS_MAX);
+    if (name &&
+        (rc = kevo__prompt_check_name(name, why, sizeof why)) != KEVO_OK)
+        return kevo__error_set(err, rc, "%s: the name %s", what, why);
+    for (size_t i = 0; i < n; i++) {
+        if (!keys[i] || !texts[i])
+            return kevo__error_set(err, KEVO_EINVAL,
+                                   "%s: section %zu has a NULL key or text",
+                                   what, i);
+        rc = kevo__prompt_check_key(keys[i], why, sizeof why);
+        if (rc != KEVO_OK)
+            return kevo__error_set(err, rc,
+                                   "%s: section %zu: key \"%.64s\" %s", what,
+                                   i, keys[i], why);
+        rc = kevo__prompt_check_text(texts[i], why, sizeof why);
+        if (rc != KEVO_OK)
+            return kevo__error_set(err, rc, "%s: section \"%s\": the text %s",
+                                   what, keys[i], why);
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(keys[i], keys[j]) == 0)
+                return kevo__error_set(err, KEVO_EINVAL,
+                                       "%s: section \"%s\" is given twice "
+                                       "(%zu and %zu)",
+                                       what, keys[i], j, i);
+        }
+    }
+    if (!(*out = kevo__prompt_new(name, keys, texts, n)))
+        return kevo__error_set(err, KEVO_ENOMEM, "%s: out of memory", what);
+    return KEVO_OK;
+}
+
 kevo_status kevo_promptpool_add(kevo_promptpool *pool, uint64_t parent,
                                 const char *name, const char *const *keys,
                                 const char *const *texts, size_t n,
@@ -504,7 +549,6 @@ kevo_status kevo_promptpool_add(kevo_promptpool *pool, uint64_t parent,
 {
     uint64_t id_, evicted_ = KEVO_PROMPT_NONE;
     int added_ = 0;
-    char why[160];
     kevo_status rc;
     if (id)
         *id = KEVO_PROMPT_NONE;
@@ -515,46 +559,10 @@ kevo_status kevo_promptpool_add(kevo_promptpool *pool, uint64_t parent,
     if (!pool || (n > 0 && (!keys || !texts)))
         return kevo__error_set(err, KEVO_EINVAL,
                                "kevo_promptpool_add: NULL argument");
-    if (n == 0)
-        return kevo__error_set(err, KEVO_EINVAL,
-                               "prompt pool: a prompt needs at least one "
-                               "section");
-    if (n > KEVO_PROMPT_SECTIONS_MAX)
-        return kevo__error_set(err, KEVO_ELIMIT,
-                               "prompt pool: %zu sections, more than the %d "
-                               "allowed",
-                               n, KEVO_PROMPT_SECTIONS_MAX);
-    if (name &&
-        (rc = kevo__prompt_check_name(name, why, sizeof why)) != KEVO_OK)
-        return kevo__error_set(err, rc, "prompt pool: the name %s", why);
-    for (size_t i = 0; i < n; i++) {
-        if (!keys[i] || !texts[i])
-            return kevo__error_set(err, KEVO_EINVAL,
-                                   "kevo_promptpool_add: section %zu has a "
-                                   "NULL key or text",
-                                   i);
-        rc = kevo__prompt_check_key(keys[i], why, sizeof why);
-        if (rc != KEVO_OK)
-            return kevo__error_set(err, rc,
-                                   "prompt pool: section %zu: key \"%.64s\" "
-                                   "%s",
-                                   i, keys[i], why);
-        rc = kevo__prompt_check_text(texts[i], why, sizeof why);
-        if (rc != KEVO_OK)
-            return kevo__error_set(err, rc,
-                                   "prompt pool: section \"%s\": the text %s",
-                                   keys[i], why);
-        for (size_t j = 0; j < i; j++) {
-            if (strcmp(keys[i], keys[j]) == 0)
-                return kevo__error_set(err, KEVO_EINVAL,
-                                       "prompt pool: section \"%s\" is given "
-                                       "twice (%zu and %zu)",
-                                       keys[i], j, i);
-        }
-    }
-    kevo__prompt *p = kevo__prompt_new(name, keys, texts, n);
-    if (!p)
-        return kevo__error_set(err, KEVO_ENOMEM, "prompt pool: out of memory");
+    kevo__prompt *p = NULL;
+    if ((rc = kevo__prompt_from_arrays("prompt pool", name, keys, texts, n, &p,
+                                       err)) != KEVO_OK)
+        return rc;
     rc =
         kevo__promptpool_insert(pool, p, parent, &id_, &added_, &evicted_, err);
     if (rc != KEVO_OK)

@@ -54,6 +54,16 @@ kevo__prompt *kevo__prompt_new(const char *name, const char *const *keys,
                                const char *const *texts, size_t n);
 void kevo__prompt_free(kevo__prompt *p);
 
+/* The checks of kevo_promptpool_add() (1 to KEVO_PROMPT_SECTIONS_MAX
+ * sections, keys that are unique identifiers, texts not empty and within
+ * bounds, a valid name or NULL), then kevo__prompt_new(); what begins each
+ * message ("prompt pool"). Returns KEVO_OK, KEVO_EINVAL, KEVO_ELIMIT or
+ * KEVO_ENOMEM, with *out NULL on failure. */
+kevo_status kevo__prompt_from_arrays(const char *what, const char *name,
+                                     const char *const *keys,
+                                     const char *const *texts, size_t n,
+                                     kevo__prompt **out, kevo_error *err);
+
 /* Whether a and b have the same sections, name for name and text for
  * text. */
 bool kevo__prompt_same(const kevo__prompt *a, const kevo__prompt *b);

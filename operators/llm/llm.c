@@ -1138,7 +1138,7 @@ static void llm_fini(void *state)
 
 static const kevo_operator_desc llm_desc = {
     .abi_major = KEVO_OPERATOR_ABI_MAJOR,
-    .abi_minor = KEVO_OPERATOR_ABI_MINOR,
+    .abi_minor = 2, /* reads the JSON forms of prompts and summaries */
     .struct_size = sizeof(kevo_operator_desc),
     .name = "llm",
     .version = "1.2",
