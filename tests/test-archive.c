@@ -13,6 +13,7 @@
 
 #include <kevo.h>
 
+#include "archive/archive_notes.h"
 #include "tap.h"
 
 static const char *const source = "/* kevo:launch\n"
@@ -1260,6 +1261,49 @@ static void test_task(void)
     is_int(kevo_archive_new_for_task(NULL, &a, NULL), KEVO_EINVAL, "no task");
 }
 
+/* The notes kept beside elites: set, replaced, copied to a migrant, and
+ * gone with their elite (valgrind sees every one freed). */
+static void test_notes(void)
+{
+    kevo_archive *a = grid(), *b = grid();
+    size_t cell = cell_of2(a, 0.3, 100), n = 9;
+    is_int(kevo__archive_set_note(a, cell, "evaluation", "{}"), KEVO_ENOENT,
+           "no note beside an empty cell");
+    ok(kevo__archive_notes(a, cell, &n) == NULL && n == 0, "none there");
+    put(a, 7, 1.0, 0.3, 100);
+    is_int(kevo__archive_set_note(a, cell, "evaluation", "{\"fitness\": 1}"),
+           KEVO_OK, "a note beside elite 7");
+    is_int(kevo__archive_set_note(a, cell, "gate", "passed"), KEVO_OK,
+           "a second");
+    is_int(kevo__archive_set_note(a, cell, "evaluation", "{\"fitness\": 2}"),
+           KEVO_OK, "the first again");
+    const kevo_operator_text *t = kevo__archive_notes(a, cell, &n);
+    ok(t && n == 2 && strcmp(t[0].name, "evaluation") == 0 &&
+           strcmp(t[0].text, "{\"fitness\": 2}") == 0 &&
+           strcmp(t[1].name, "gate") == 0,
+       "two notes, the first replaced in place");
+    is_str(kevo__archive_note(a, cell, "gate"), "passed", "found by name");
+    ok(kevo__archive_note(a, cell, "nope") == NULL, "an unknown name");
+    is_int(kevo__archive_set_note(a, 9999, "x", "y"), KEVO_ENOENT,
+           "a cell out of range");
+    is_int(kevo__archive_set_note(a, cell, NULL, "y"), KEVO_EINVAL,
+           "a NULL name");
+
+    /* A migrant takes its notes along. */
+    put(b, 7, 1.0, 0.3, 100);
+    is_int(kevo__archive_copy_notes(b, cell, a, cell), KEVO_OK, "copy");
+    is_str(kevo__archive_note(b, cell, "gate"), "passed", "the copy's note");
+
+    /* A fitter candidate takes the cell: the notes go with elite 7. */
+    is_int(put(a, 8, 2.0, 0.3, 100), KEVO_INSERT_REPLACED,
+           "elite 8 replaces 7");
+    ok(kevo__archive_notes(a, cell, &n) == NULL && n == 0,
+       "and elite 7's notes are gone");
+    kevo__archive_set_note(a, cell, "evaluation", "{}");
+    kevo_archive_free(a); /* frees the notes of elite 8 */
+    kevo_archive_free(b);
+}
+
 int main(void)
 {
     test_dimensions();
@@ -1278,5 +1322,6 @@ int main(void)
     test_stored_file();
     test_bad_json();
     test_task();
+    test_notes();
     return done_testing();
 }

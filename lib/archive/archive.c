@@ -27,6 +27,7 @@ kevo_archive *kevo_archive_new(void)
 
 static void free_cells(kevo_archive *a)
 {
+    kevo__archive_free_notes(a);
     for (size_t i = 0; i < a->nfilled; i++)
         kevo_candidate_free(a->cand[a->filled[i]]);
     free(a->fitness);
@@ -479,6 +480,7 @@ static void set_elite(kevo_archive *a, size_t cell, kevo_candidate *elite,
         old[0] = a->fitness[cell];
         old[1] = a->curiosity[cell];
     }
+    kevo__archive_drop_notes(a, cell);
     kevo_candidate_free(a->cand[cell]);
     a->cand[cell] = elite;
     a->fitness[cell] = fitness;

@@ -83,7 +83,23 @@ struct kevo_archive {
     uint64_t accepted;
 
     kevo__archive_weights weights[2]; /* softmax, curiosity */
+
+    /* Per cell, the notes of its elite (archive_notes.c); NULL until the
+     * first note. */
+    struct kevo__archive_note_list *notes;
 };
+
+/* The notes of one cell's elite: named texts, each owned. */
+typedef struct kevo__archive_note_list {
+    kevo_operator_text *items;
+    size_t n;
+} kevo__archive_note_list;
+
+/* Frees the notes of cell, whose elite leaves (archive_notes.c). */
+void kevo__archive_drop_notes(kevo_archive *archive, size_t cell);
+
+/* Frees the notes of every cell. */
+void kevo__archive_free_notes(kevo_archive *archive);
 
 /* The cell of a descriptor (no NaN check: the caller has made it). */
 size_t kevo__archive_cell_index(const kevo_archive *archive,

@@ -102,9 +102,6 @@ void kevo_search_free(kevo_search *s)
         free(s->obs[i].times);
     }
     free(s->obs);
-    for (size_t i = 0; i < s->nnotes; i++)
-        free(s->notes[i].json);
-    free(s->notes);
     kevo__search_tune_free(s);
     kevo__search_repair_free(s);
     kevo__search_validity_free(s);

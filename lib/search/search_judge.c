@@ -1,10 +1,10 @@
 /*
  * search_judge.c: what a finished evaluation does. A child enters its
- * island's archive or not, and its operator, prompt and parent are
- * credited; a rise of the best fitness sends that elite through the
- * held-out gate; a gate that passes may crown a new champion. Also the
- * notes kept beside elites, the ring migration between islands, and the
- * history of the best fitness.
+ * island's archive or not (its evaluation kept beside it as a note), and
+ * its operator, prompt and parent are credited; a rise of the best fitness
+ * sends that elite through the held-out gate; a gate that passes may crown a
+ * new champion. Also the ring migration between islands and the history of the
+ * best fitness.
  */
 #include "config.h"
 
@@ -12,46 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "archive/archive_notes.h"
 #include "search_private.h"
-
-/* ---- notes --------------------------------------------------------------- */
-
-const char *kevo__search_note_get(const kevo_search *s, uint64_t id)
-{
-    for (size_t i = 0; id && i < s->nnotes; i++) {
-        if (s->notes[i].id == id)
-            return s->notes[i].json;
-    }
-    return NULL;
-}
-
-kevo_status kevo__search_set_note(kevo_search *s, uint64_t id, const char *json)
-{
-    char *copy = strdup(json);
-    if (!copy)
-        return KEVO_ENOMEM;
-    for (size_t i = 0; i < s->nnotes; i++) {
-        if (s->notes[i].id == id) {
-            free(s->notes[i].json);
-            s->notes[i].json = copy;
-            return KEVO_OK;
-        }
-    }
-    if (s->nnotes == s->cnotes) {
-        size_t c = s->cnotes ? 2 * s->cnotes : 32;
-        kevo__search_note *n = realloc(s->notes, c * sizeof *n);
-        if (!n) {
-            free(copy);
-            return KEVO_ENOMEM;
-        }
-        s->notes = n;
-        s->cnotes = c;
-    }
-    s->notes[s->nnotes].id = id;
-    s->notes[s->nnotes].json = copy;
-    s->nnotes++;
-    return KEVO_OK;
-}
 
 bool kevo__search_find_elite(const kevo_search *s, uint64_t id, size_t *island,
                              size_t *cell)
@@ -397,9 +359,11 @@ static kevo_status judge_child(kevo_search *s, kevo__search_job *job,
     }
     bool entered = judged && outcome != KEVO_INSERT_REJECTED;
     if (entered && *res) {
+        /* Its evaluation, kept beside it for as long as it is an elite. */
         char *json = NULL;
         if (kevo_eval_result_to_json(*res, &json, NULL) == KEVO_OK)
-            rc = kevo__search_set_note(s, kevo_candidate_id(job->cand), json);
+            rc = kevo__archive_set_note(s->islands[job->island], cell,
+                                        KEVO_NOTE_EVALUATION, json);
         free(json);
         if (rc != KEVO_OK)
             return kevo__error_set(err, rc, "out of memory");
@@ -537,6 +501,11 @@ kevo_status kevo__search_migrate(kevo_search *s, kevo_error *err)
         rc = kevo_archive_insert(s->islands[to], c,
                                  kevo_archive_fitness(a, best[i]), desc, &out,
                                  &cell, err);
+        /* The migrant takes its notes along. */
+        if (rc == KEVO_OK && out != KEVO_INSERT_REJECTED &&
+            kevo__archive_copy_notes(s->islands[to], cell, a, best[i]) !=
+                KEVO_OK)
+            rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         if (rc == KEVO_OK)
             rc = kevo__search_log(s, "migration",
                                   json_pack("{s:I, s:I, s:I, s:s}", "from",

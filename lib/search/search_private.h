@@ -107,12 +107,6 @@ typedef struct kevo__search_obs {
     double *times;     /* one per training shape */
 } kevo__search_obs;
 
-/* A summary kept for an elite, shown to operators beside it. */
-typedef struct kevo__search_note {
-    uint64_t id;
-    char *json;
-} kevo__search_note;
-
 struct kevo_search {
     const kevo_task *task;
     int64_t opt[KEVO__SEARCH_OPTIONS];
@@ -176,8 +170,6 @@ struct kevo_search {
 
     kevo__search_obs *obs;
     size_t nobs, cobs;
-    kevo__search_note *notes;
-    size_t nnotes, cnotes;
 
     /* Repairs and validity (search_repair.c, search_validity.c). */
     struct kevo__search_memo *memo;     /* recent failures per parent */
@@ -270,9 +262,6 @@ kevo_status kevo__search_crown(kevo_search *s, kevo__search_gate *g,
                                kevo_error *err);
 /* Offers each island's best elite to the next island. */
 kevo_status kevo__search_migrate(kevo_search *s, kevo_error *err);
-const char *kevo__search_note_get(const kevo_search *s, uint64_t id);
-kevo_status kevo__search_set_note(kevo_search *s, uint64_t id,
-                                  const char *json);
 /* The elite with id in any island: its island and cell, or false. */
 bool kevo__search_find_elite(const kevo_search *s, uint64_t id, size_t *island,
                              size_t *cell);

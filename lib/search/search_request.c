@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "archive/archive_notes.h"
 #include "search_private.h"
 
 /* ---- requests ------------------------------------------------------------ */
@@ -139,6 +140,44 @@ static size_t pick_second_parent(kevo_search *s, const kevo_archive *a,
     return best;
 }
 
+/* Prompt pid's sections as named texts into sections (room for
+ * KEVO_PROMPT_SECTIONS_MAX), borrowed from the pool; returns how many. */
+static size_t prompt_sections(const kevo_promptpool *pool, uint64_t pid,
+                              kevo_operator_text *sections)
+{
+    size_t n = kevo_promptpool_section_count(pool, pid);
+    for (size_t i = 0; i < n && i < KEVO_PROMPT_SECTIONS_MAX; i++) {
+        sections[i].name = kevo_promptpool_section_name(pool, pid, i);
+        sections[i].text = kevo_promptpool_section(pool, pid, sections[i].name);
+    }
+    return n < KEVO_PROMPT_SECTIONS_MAX ? n : KEVO_PROMPT_SECTIONS_MAX;
+}
+
+/* The notes of the elite of cell in a (none for KEVO_NO_CELL), borrowed. */
+static kevo_operator_notes elite_notes(const kevo_archive *a, size_t cell)
+{
+    kevo_operator_notes n = {0};
+    if (cell == KEVO_NO_CELL)
+        return n;
+    n.candidate = kevo_candidate_id(kevo_archive_candidate(a, cell));
+    n.items = kevo__archive_notes(a, cell, &n.n_items);
+    return n;
+}
+
+/* The source and the notes of the elite whose candidate id is id,
+ * wherever it is; NULL and none when no island holds it. */
+static const char *elite_of_id(const kevo_search *s, uint64_t id,
+                               kevo_operator_notes *notes)
+{
+    size_t island, cell;
+    *notes = (kevo_operator_notes){.candidate = id};
+    if (!id || !kevo__search_find_elite(s, id, &island, &cell))
+        return NULL;
+    *notes = elite_notes(s->islands[island], cell);
+    return kevo_candidate_source(
+        kevo_archive_candidate(s->islands[island], cell));
+}
+
 /* Sends one request for children. *sent is false when no island has a
  * parent yet. */
 kevo_status kevo__search_request(kevo_search *s, bool *sent, kevo_error *err)
@@ -170,14 +209,14 @@ kevo_status kevo__search_request(kevo_search *s, bool *sent, kevo_error *err)
                           .parent_id = kevo_candidate_id(parent),
                           .parent_fitness = kevo_archive_fitness(a, cell),
                           .prompt = -1};
-    char *prompt_json = NULL;
+    kevo_operator_text sections[KEVO_PROMPT_SECTIONS_MAX];
+    size_t nsections = 0;
     if (o->prompts && kevo_promptpool_size(s->pool) > 0) {
         uint64_t pid;
         rc = kevo_promptpool_choose(s->pool, s->rng, &pid, err);
-        if (rc == KEVO_OK)
-            rc = kevo_promptpool_prompt_json(s->pool, pid, &prompt_json, err);
         if (rc != KEVO_OK)
             return rc;
+        nsections = prompt_sections(s->pool, pid, sections);
         r.prompt = (int64_t)pid;
     }
     size_t k = (size_t)s->opt[KEVO_SEARCH_INSPIRATIONS];
@@ -185,44 +224,46 @@ kevo_status kevo__search_request(kevo_search *s, bool *sent, kevo_error *err)
     kevo_operator_inspiration insp[16];
     if (k > 0) {
         rc = kevo_archive_inspirations(a, s->rng, cell, k, cells, &n, err);
-        if (rc != KEVO_OK) {
-            free(prompt_json);
+        if (rc != KEVO_OK)
             return rc;
-        }
     }
     /* The second parent is shown once: not again among the
      * inspirations. */
     size_t second = pick_second_parent(s, a, cell, o->prompts);
     const kevo_candidate *mate =
         second != KEVO_NO_CELL ? kevo_archive_candidate(a, second) : NULL;
+    /* The notes of the parent, the second parent and each inspiration,
+     * in that order. */
+    kevo_operator_notes notes[2 + KEVO_ARRAY_SIZE(insp)];
+    notes[0] = elite_notes(a, cell);
+    notes[1] = elite_notes(a, second);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         if (cells[i] == second)
             continue;
         insp[m].candidate = kevo_archive_candidate(a, cells[i]);
-        insp[m].summary_json =
-            kevo__search_note_get(s, kevo_candidate_id(insp[m].candidate));
+        insp[m].summary_json = NULL;
+        notes[2 + m] = elite_notes(a, cells[i]);
         m++;
     }
     kevo_operator_failure failures[8];
     size_t nfailures = kevo__search_failures_of(s, r.parent_id, failures,
                                                 KEVO_ARRAY_SIZE(failures));
-    kevo_operator_request req = {
-        .failures = nfailures ? failures : NULL,
-        .n_failures = nfailures,
-        .size = sizeof req,
-        .parent = parent,
-        .parent_summary_json = kevo__search_note_get(s, r.parent_id),
-        .inspirations = m ? insp : NULL,
-        .n_inspirations = m,
-        .second_parent = mate,
-        .second_summary_json =
-            mate ? kevo__search_note_get(s, kevo_candidate_id(mate)) : NULL,
-        .prompt_json = prompt_json,
-        .prompt_id = r.prompt,
-        .n_children = (uint32_t)s->opt[KEVO_SEARCH_CHILDREN]};
+    kevo_operator_request req = {.failures = nfailures ? failures : NULL,
+                                 .n_failures = nfailures,
+                                 .size = sizeof req,
+                                 .parent = parent,
+                                 .inspirations = m ? insp : NULL,
+                                 .n_inspirations = m,
+                                 .second_parent = mate,
+                                 .prompt_sections = nsections ? sections : NULL,
+                                 .n_prompt_sections = nsections,
+                                 .notes = notes,
+                                 .n_notes = 2 + m,
+                                 .prompt_id = r.prompt,
+                                 .n_children =
+                                     (uint32_t)s->opt[KEVO_SEARCH_CHILDREN]};
     rc = kevo_operator_submit(o->op, &req, &r.id, err);
-    free(prompt_json);
     if (rc != KEVO_OK)
         return rc;
     s->requests++;
@@ -246,28 +287,23 @@ kevo_status kevo__search_revise(kevo_search *s, kevo_error *err)
     kevo_status rc = kevo_promptpool_revision_due(s->pool, &pid, &rec, err);
     if (rc != KEVO_OK || pid == KEVO_PROMPT_NONE)
         return rc;
-    char *json = NULL;
-    rc = kevo_promptpool_prompt_json(s->pool, pid, &json, err);
-    if (rc != KEVO_OK)
-        return rc;
-    const kevo_candidate *best = NULL, *worst = NULL;
-    size_t island, cell;
-    if (rec.best_child &&
-        kevo__search_find_elite(s, rec.best_child, &island, &cell))
-        best = kevo_archive_candidate(s->islands[island], cell);
-    if (rec.worst_child &&
-        kevo__search_find_elite(s, rec.worst_child, &island, &cell))
-        worst = kevo_archive_candidate(s->islands[island], cell);
-    kevo_operator_revision rev = {
-        .size = sizeof rev,
-        .prompt_id = (int64_t)pid,
-        .prompt_name = kevo_promptpool_name(s->pool, pid),
-        .sections_json = json,
-        .record = &rec,
-        .best_source = best ? kevo_candidate_source(best) : NULL,
-        .best_summary_json = kevo__search_note_get(s, rec.best_child),
-        .worst_source = worst ? kevo_candidate_source(worst) : NULL,
-        .worst_summary_json = kevo__search_note_get(s, rec.worst_child)};
+    kevo_operator_text sections[KEVO_PROMPT_SECTIONS_MAX];
+    size_t nsections = prompt_sections(s->pool, pid, sections);
+    /* The best and the worst child, while they are elites. */
+    kevo_operator_notes notes[2];
+    const char *best = elite_of_id(s, rec.best_child, &notes[0]);
+    const char *worst = elite_of_id(s, rec.worst_child, &notes[1]);
+    kevo_operator_revision rev = {.size = sizeof rev,
+                                  .prompt_id = (int64_t)pid,
+                                  .prompt_name =
+                                      kevo_promptpool_name(s->pool, pid),
+                                  .sections = sections,
+                                  .n_sections = nsections,
+                                  .record = &rec,
+                                  .best_source = best,
+                                  .worst_source = worst,
+                                  .notes = notes,
+                                  .n_notes = 2};
     kevo_operator_failure kinds[KEVO_PROMPT_FAILURE_KINDS_MAX],
         failed[KEVO_PROMPT_FAILED_CHILDREN];
     kevo__search_revision_failures(s, pid, &rev, kinds, failed);
@@ -277,7 +313,6 @@ kevo_status kevo__search_revise(kevo_search *s, kevo_error *err)
                           .revised_prompt = pid,
                           .parent_cell = KEVO_NO_CELL};
     rc = kevo_operator_revise(s->ops[opi].op, &rev, &r.id, err);
-    free(json);
     if (rc != KEVO_OK)
         return rc;
     s->ops[opi].revisions++;
@@ -294,9 +329,18 @@ static kevo_status take_revision(kevo_search *s, const kevo__search_req *r,
         uint64_t id = 0, evicted = 0;
         int added = 0;
         kevo_error e = KEVO__ERROR_INIT;
-        kevo_status rc = kevo_promptpool_add_json(
-            s->pool, r->revised_prompt, kevo_operator_result_prompt(res, i),
-            NULL, &id, &added, &evicted, &e);
+        size_t n = 0;
+        const kevo_operator_text *t =
+            kevo_operator_result_prompt_sections(res, i, &n);
+        const char *keys[KEVO_PROMPT_SECTIONS_MAX];
+        const char *texts[KEVO_PROMPT_SECTIONS_MAX];
+        for (size_t k = 0; k < n && k < KEVO_PROMPT_SECTIONS_MAX; k++) {
+            keys[k] = t[k].name;
+            texts[k] = t[k].text;
+        }
+        kevo_status rc =
+            kevo_promptpool_add(s->pool, r->revised_prompt, NULL, keys, texts,
+                                n, &id, &added, &evicted, &e);
         json_t *f =
             json_pack("{s:I, s:s}", "parent", (json_int_t)r->revised_prompt,
                       "operator", opname);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "archive/archive_notes.h"
 #include "archive/archive_private.h"
 #include "core/jsonutil.h"
 #include "eval/eval_private.h"
@@ -154,14 +155,21 @@ static json_t *checkpoint_json(kevo_search *s, kevo_error *err)
         json_array_append_new(seen, json_string(k));
     }
     json_object_set_new(root, "seen", seen);
+    /* The elites' evaluations, by candidate id (a migrated elite's is
+     * written once). */
     json_t *notes = json_object();
-    for (size_t i = 0; i < s->nnotes; i++) {
-        size_t isl, cell;
-        if (!kevo__search_find_elite(s, s->notes[i].id, &isl, &cell))
-            continue;
-        char k[24];
-        snprintf(k, sizeof k, "%" PRIu64, s->notes[i].id);
-        json_object_set_new(notes, k, json_string(s->notes[i].json));
+    for (size_t i = 0; i < s->nislands; i++) {
+        const kevo_archive *a = s->islands[i];
+        for (size_t c = kevo_archive_first(a); c != KEVO_NO_CELL;
+             c = kevo_archive_next(a, c)) {
+            const char *note = kevo__archive_note(a, c, KEVO_NOTE_EVALUATION);
+            if (!note)
+                continue;
+            char k[24];
+            snprintf(k, sizeof k, "%" PRIu64,
+                     kevo_candidate_id(kevo_archive_candidate(a, c)));
+            json_object_set_new(notes, k, json_string(note));
+        }
     }
     json_object_set_new(root, "notes", notes);
     json_t *obs = json_array();
@@ -398,12 +406,21 @@ static kevo_status restore_tables(kevo_search *s, reader *r, json_t *root)
         if (kevo__op_seen_add(s->host, k) != KEVO_OK)
             return kevo__error_set(r->err, KEVO_ENOMEM, "out of memory");
     }
-    const char *key;
-    json_object_foreach (notes, key, v) {
-        if (json_is_string(v) &&
-            kevo__search_set_note(s, strtoull(key, NULL, 10),
-                                  json_string_value(v)) != KEVO_OK)
-            return kevo__error_set(r->err, KEVO_ENOMEM, "out of memory");
+    /* Each evaluation goes back beside every elite that holds its
+     * candidate. */
+    for (size_t isl = 0; isl < s->nislands; isl++) {
+        kevo_archive *a = s->islands[isl];
+        for (size_t c = kevo_archive_first(a); c != KEVO_NO_CELL;
+             c = kevo_archive_next(a, c)) {
+            char k[24];
+            snprintf(k, sizeof k, "%" PRIu64,
+                     kevo_candidate_id(kevo_archive_candidate(a, c)));
+            v = json_object_get(notes, k);
+            if (json_is_string(v) &&
+                kevo__archive_set_note(a, c, KEVO_NOTE_EVALUATION,
+                                       json_string_value(v)) != KEVO_OK)
+                return kevo__error_set(r->err, KEVO_ENOMEM, "out of memory");
+        }
     }
     json_array_foreach (hist, i, v) {
         if (kevo__search_history_add(s, real_or_nan(json_array_get(v, 0)),
