@@ -1523,12 +1523,17 @@ static const char *note_of(const kevo_operator_notes *notes, size_t n, size_t i,
     return NULL;
 }
 
-static void join_names(char *dst, size_t size, const kevo_operator_block *b)
+/* b's names, a line each, as "a,b" (the host's string freed). */
+static void join_names(char *dst, size_t size, const kevo_host_api *api,
+                       kevo_host_ctx *ctx, kevo_operator_block *b)
 {
-    dst[0] = '\0';
-    for (size_t i = 0; i < b->n_names; i++)
-        snprintf(dst + strlen(dst), size - strlen(dst), "%s%s", i ? "," : "",
-                 b->names[i]);
+    snprintf(dst, size, "%s", b->names ? b->names : "");
+    for (char *p = dst; *p; p++) {
+        if (*p == '\n')
+            *p = p[1] ? ',' : '\0';
+    }
+    api->free(ctx, b->names);
+    b->names = NULL;
 }
 
 static const char blocks_source[] =
@@ -1566,14 +1571,18 @@ static kevo_status texts_propose(void *state, const kevo_operator_request *req)
         tr.bl = (kevo_operator_blocks){.size = sizeof tr.bl};
         tr.blocks_rc =
             api->find_blocks(ctx, blocks_source, strlen(blocks_source), &tr.bl);
-        join_names(tr.launch_names, sizeof tr.launch_names, &tr.bl.launch);
-        join_names(tr.param_names, sizeof tr.param_names, &tr.bl.param);
+        join_names(tr.launch_names, sizeof tr.launch_names, api, ctx,
+                   &tr.bl.launch);
+        join_names(tr.param_names, sizeof tr.param_names, api, ctx,
+                   &tr.bl.param);
         kevo_operator_blocks open = {.size = sizeof open};
         static const char unterminated[] =
             "int x; // kevo:param X in {1}\n/* kevo:launch\n *   k<<<1, 1>>>()";
         api->find_blocks(ctx, unterminated, sizeof unterminated - 1, &open);
         tr.open_launch = open.launch;
         tr.open_param = open.param;
+        api->free(ctx, open.launch.names);
+        api->free(ctx, open.param.names);
         kevo_operator_blocks small = {.size = 8};
         tr.small_rc = api->find_blocks(ctx, "x", 1, &small);
         tr.fp16 = api->include_allowed(ctx, "cuda_fp16.h");

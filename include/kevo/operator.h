@@ -347,9 +347,10 @@ typedef struct kevo_operator_block {
                      of the last line comment's line (its newline left out) */
     /* The launch block's kernels (each identifier before a '<<<'), or the
      * parameters the param block declares (each line 'NAME in ...'), in
-     * order and without repeats; a name longer than 63 bytes is left out.
-     * Borrowed until the next find_blocks() call on the same ctx. */
-    const char *const *names;
+     * order and without repeats, each followed by a newline: a new string
+     * that the plugin frees with api->free(), or NULL when there are
+     * none. */
+    char *names;
     size_t n_names;
 } kevo_operator_block;
 
@@ -575,9 +576,10 @@ typedef struct kevo_host_api {
     /*
      * Finds the kevo:launch and kevo:param blocks of len bytes of source
      * (it may hold anything, such as a model's reply; a NUL byte ends it)
-     * and fills *out, as much of it as out->size covers. Returns KEVO_OK;
-     * KEVO_EINVAL for a NULL source or out, or an out->size smaller than
-     * that of ABI 1.3; KEVO_ENOMEM.
+     * and fills *out, as much of it as out->size covers; the plugin frees
+     * the two names strings. Returns KEVO_OK; KEVO_EINVAL for a NULL source
+     * or out, or an out->size smaller than that of ABI 1.3; KEVO_ENOMEM
+     * (nothing is then for the plugin to free).
      */
     kevo_status (*find_blocks)(kevo_host_ctx *ctx, const char *source,
                                size_t len, kevo_operator_blocks *out);

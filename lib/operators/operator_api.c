@@ -426,14 +426,22 @@ static const char *api_include_rule(kevo_host_ctx *ctx)
 #define BLOCKS_SIZE_1_3                                                        \
     (offsetof(kevo_operator_blocks, reserved) + 4 * sizeof(void *))
 
-static void block_out(kevo_operator_block *out, const kevo_block_place *pl)
+/* pl as the plugin sees it: its names in a new string, each followed by a
+ * newline (NULL for none). False when out of memory. */
+static bool block_out(kevo_operator_block *out, const kevo_block_place *pl)
 {
+    kevo_buf names = {0};
+    for (size_t i = 0; i < pl->nnames; i++)
+        kevo__buf_printf(&names, "%s\n", pl->names[i]);
     *out = (kevo_operator_block){.found = pl->found,
                                  .closed = pl->closed,
                                  .start = pl->start,
                                  .end = pl->end,
-                                 .names = (const char *const *)pl->names,
                                  .n_names = pl->nnames};
+    if (pl->nnames && !(out->names = kevo__buf_take(&names)))
+        return false;
+    kevo__buf_free(&names);
+    return true;
 }
 
 static kevo_status api_find_blocks(kevo_host_ctx *ctx, const char *source,
@@ -446,17 +454,21 @@ static kevo_status api_find_blocks(kevo_host_ctx *ctx, const char *source,
                              : !out  ? "out is NULL"
                                      : "out->size is smaller than "
                                        "sizeof(kevo_operator_blocks)");
-    kevo__block_places_free(op->blocks);
     /* The scan reads up to a NUL. */
+    kevo_block_place places[2];
     char *text = kevo__strndup(source, len);
-    if (!text || kevo__blocks_locate(text, op->blocks) != KEVO_OK) {
-        free(text);
-        return kevo__op_fail(op, KEVO_ENOMEM, "out of memory");
-    }
+    kevo_status rc = text ? kevo__blocks_locate(text, places) : KEVO_ENOMEM;
     free(text);
-    block_out(&out->launch, &op->blocks[0]);
-    block_out(&out->param, &op->blocks[1]);
-    return KEVO_OK;
+    if (rc != KEVO_OK)
+        return kevo__op_fail(op, KEVO_ENOMEM, "out of memory");
+    bool ok = block_out(&out->launch, &places[0]);
+    if (ok && !block_out(&out->param, &places[1])) {
+        free(out->launch.names);
+        out->launch.names = NULL;
+        ok = false;
+    }
+    kevo__block_places_free(places);
+    return ok ? KEVO_OK : kevo__op_fail(op, KEVO_ENOMEM, "out of memory");
 }
 
 /* ABI 1.1 took reserved slots: every struct keeps its 1.0 size, so a 1.0

@@ -87,7 +87,6 @@ void kevo_operator_host_free(kevo_operator_host *host)
         op->plugin->desc->fini(op->state);
         kevo_candidate_free(op->probe);
         free(op->probe_scan_msg);
-        kevo__block_places_free(op->blocks);
         kevo_rng_free(op->rng);
         free(op->name);
         free(op);

@@ -163,9 +163,6 @@ struct kevo_operator {
     bool probe_scanned;
     kevo_status probe_scan;
     char *probe_scan_msg;
-    /* What the last find_blocks() found, whose names the plugin borrows
-     * (ABI 1.3). */
-    kevo_block_place blocks[2];
 };
 
 struct kevo_operator_host {

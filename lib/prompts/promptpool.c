@@ -521,9 +521,8 @@ kevo_status kevo__prompt_from_arrays(const char *what, const char *name,
                                    what, i);
         rc = kevo__prompt_check_key(keys[i], why, sizeof why);
         if (rc != KEVO_OK)
-            return kevo__error_set(err, rc,
-                                   "%s: section %zu: key \"%.64s\" %s", what,
-                                   i, keys[i], why);
+            return kevo__error_set(err, rc, "%s: section %zu: key \"%.64s\" %s",
+                                   what, i, keys[i], why);
         rc = kevo__prompt_check_text(texts[i], why, sizeof why);
         if (rc != KEVO_OK)
             return kevo__error_set(err, rc, "%s: section \"%s\": the text %s",
