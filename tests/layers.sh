@@ -19,7 +19,6 @@ allowed() {
     lib/run) echo "core" ;;
     lib/search) echo "core model proc fitness eval archive prompts operators run" ;;
     worker) echo "core model proc" ;;
-    operators/llm) echo "core proc" ;;
     operators/*|examples) echo "" ;;
     *) echo "?" ;;
   esac

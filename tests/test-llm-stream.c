@@ -105,7 +105,7 @@ static void c_done(void *ud, const llm_http_result *r)
     c->status = r->status;
     c->elapsed = r->elapsed_s;
     snprintf(c->reason, sizeof(c->reason), "%s", r->reason);
-    c->body = kevo__strndup(r->body, r->body_len);
+    c->body = kevo__llm_strndup(r->body, r->body_len);
     c->body_len = r->body_len;
 }
 
@@ -173,18 +173,18 @@ static llm_http *engine(int retries)
 /* A configuration of models, each {MEMBERS} with base_url added. */
 static void config(llm_config *cfg, const char *const *members, size_t n)
 {
-    kevo_buf b = {0};
-    kevo__buf_puts(&b, "{\"models\": [");
+    llm_buf b = {0};
+    kevo__llm_buf_puts(&b, "{\"models\": [");
     for (size_t i = 0; i < n; i++)
-        kevo__buf_printf(&b, "%s{\"base_url\": \"%s%s\", %s}", i ? ", " : "",
-                         loopback_url(srv),
-                         strstr(members[i], "anthropic") ? "" : "/v1",
-                         members[i]);
-    kevo__buf_puts(&b, "]}");
+        kevo__llm_buf_printf(&b, "%s{\"base_url\": \"%s%s\", %s}",
+                             i ? ", " : "", loopback_url(srv),
+                             strstr(members[i], "anthropic") ? "" : "/v1",
+                             members[i]);
+    kevo__llm_buf_puts(&b, "]}");
     char err[1024];
     if (!kevo__llm_config_parse(b.data, cfg, fake_env, err, sizeof(err)))
         bail_out("config: %s", err);
-    kevo__buf_free(&b);
+    kevo__llm_buf_free(&b);
 }
 
 /* ---- the documented examples, as the vendors check them ----------------- */
@@ -548,11 +548,12 @@ static void propose(kevo_operator *op, const char *b, char **kind,
         if (kevo_operator_host_next_result(host, &res) != KEVO_OK)
             continue;
         if (kevo_operator_result_failure_count(res)) {
-            *kind = kevo__strdup(kevo_operator_result_failure_kind(res, 0));
-            *reason = kevo__strdup(kevo_operator_result_failure_reason(res, 0));
+            *kind = kevo__llm_strdup(kevo_operator_result_failure_kind(res, 0));
+            *reason =
+                kevo__llm_strdup(kevo_operator_result_failure_reason(res, 0));
         }
         if (kevo_operator_result_child_count(res))
-            *child = kevo__strdup(
+            *child = kevo__llm_strdup(
                 kevo_candidate_source(kevo_operator_result_child(res, 0)));
         kevo_operator_result_free(res);
         return;
@@ -572,14 +573,14 @@ static int files_holding(const char *dir, const char *needle)
         FILE *f = e->d_name[0] != '.' ? fopen(path, "rb") : NULL;
         if (!f)
             continue;
-        kevo_buf b = {0};
+        llm_buf b = {0};
         char chunk[4096];
         size_t n;
         while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-            kevo__buf_append(&b, chunk, n);
+            kevo__llm_buf_append(&b, chunk, n);
         fclose(f);
         hits += b.data && strstr(b.data, needle) != NULL;
-        kevo__buf_free(&b);
+        kevo__llm_buf_free(&b);
     }
     if (d)
         closedir(d);
@@ -636,16 +637,16 @@ static void test_plugin(const char *builddir)
     kevo_operator *an = make_op("llm_an", "anthropic", "claude-x", 0);
 
     /* A kernel answer after reasoning that holds a draft kernel. */
-    kevo_buf k = {0};
-    kevo__buf_printf(&k,
-                     "Faster:\n\n```cuda\n// from the answer @SEQ@\n%s```\n",
-                     kevo_candidate_source(parent));
+    llm_buf k = {0};
+    kevo__llm_buf_printf(
+        &k, "Faster:\n\n```cuda\n// from the answer @SEQ@\n%s```\n",
+        kevo_candidate_source(parent));
     loopback_set_text(srv, "kernel", k.data);
-    kevo__buf_free(&k);
-    kevo__buf_printf(&k, "Faster:\n\n```cuda\n// no usage\n%s```\n",
-                     kevo_candidate_source(parent));
+    kevo__llm_buf_free(&k);
+    kevo__llm_buf_printf(&k, "Faster:\n\n```cuda\n// no usage\n%s```\n",
+                         kevo_candidate_source(parent));
     loopback_set_text(srv, "kernel2", k.data);
-    kevo__buf_free(&k);
+    kevo__llm_buf_free(&k);
     char *kind, *reason, *child;
     kevo_operator *ops[] = {oa, an};
     for (int i = 0; i < 2; i++) {

@@ -556,12 +556,12 @@ static void test_error_bodies(void)
         free(t);
     }
     /* A long message is kept, up to the bound. */
-    kevo_buf b = {0};
-    kevo__buf_puts(&b, "{\"error\": {\"type\": \"invalid_request_error\", "
-                       "\"message\": \"");
+    llm_buf b = {0};
+    kevo__llm_buf_puts(&b, "{\"error\": {\"type\": \"invalid_request_error\", "
+                           "\"message\": \"");
     for (int i = 0; i < 400; i++)
-        kevo__buf_puts(&b, "word\\n\\u00e9 ");
-    kevo__buf_puts(&b, "\"}}");
+        kevo__llm_buf_puts(&b, "word\\n\\u00e9 ");
+    kevo__llm_buf_puts(&b, "\"}}");
     char *t = kevo__llm_wire_error_text(b.data, b.len);
     ok(t && strlen(t) <= LLM_ERROR_TEXT_MAX + 3 &&
            strlen(t) >= LLM_ERROR_TEXT_MAX - 4,
@@ -570,22 +570,22 @@ static void test_error_bodies(void)
     ok(t && strcmp(t + strlen(t) - 3, "...") == 0, "and marked as cut");
     ok(t && !strchr(t, '\n'), "on one line");
     free(t);
-    kevo__buf_free(&b);
+    kevo__llm_buf_free(&b);
 }
 
 /* ---- the event-stream reader ---------------------------------------- */
 
 static int on_event(void *ud, const char *type, const char *data, size_t len)
 {
-    kevo_buf *b = ud;
-    kevo__buf_printf(b, "[%s|%.*s]", type, (int)len, data);
+    llm_buf *b = ud;
+    kevo__llm_buf_printf(b, "[%s|%.*s]", type, (int)len, data);
     return strcmp(data, "STOP") == 0 ? 42 : 0;
 }
 
 /* The events of text, fed in pieces of step bytes (0: whole). */
 static char *events(const char *text, size_t step, int *rc)
 {
-    kevo_buf out = {0};
+    llm_buf out = {0};
     llm_sse sse = {0};
     kevo__llm_sse_init(&sse, 64, on_event, &out);
     size_t n = strlen(text);
@@ -596,8 +596,8 @@ static char *events(const char *text, size_t step, int *rc)
     if (*rc == 0)
         *rc = kevo__llm_sse_finish(&sse);
     kevo__llm_sse_free(&sse);
-    kevo__buf_puts(&out, "");
-    return kevo__buf_take(&out);
+    kevo__llm_buf_puts(&out, "");
+    return kevo__llm_buf_take(&out);
 }
 
 static void test_sse(void)

@@ -12,14 +12,15 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <kevo.h>
-#include <kevo/operator.h>
 
 #include "buf.h"
 #include "http.h"
@@ -599,13 +600,13 @@ static void test_engine(void)
 
 /* ---- the plugin through the host ---------------------------------------- */
 
-static kevo_buf host_log;
+static llm_buf host_log;
 
 static void on_log(void *user, kevo_log_level level, const char *op,
                    const char *msg)
 {
     (void)user;
-    kevo__buf_printf(&host_log, "%d %s: %s\n", (int)level, op, msg);
+    kevo__llm_buf_printf(&host_log, "%d %s: %s\n", (int)level, op, msg);
 }
 
 /* A request's outcome, as the host gave it back. */
@@ -686,23 +687,23 @@ static void wait_all(outcome *outs, size_t n)
                 ended++;
                 o->nchildren = kevo_operator_result_child_count(res);
                 if (o->nchildren) {
-                    o->child = kevo__strdup(kevo_candidate_source(
+                    o->child = kevo__llm_strdup(kevo_candidate_source(
                         kevo_operator_result_child(res, 0)));
-                    o->note =
-                        kevo__strdup(kevo_operator_result_child_note(res, 0));
+                    o->note = kevo__llm_strdup(
+                        kevo_operator_result_child_note(res, 0));
                 }
                 o->nprompts = kevo_operator_result_prompt_count(res);
                 if (o->nprompts) {
                     o->prompt =
-                        kevo__strdup(kevo_operator_result_prompt(res, 0));
-                    o->prompt_note =
-                        kevo__strdup(kevo_operator_result_prompt_note(res, 0));
+                        kevo__llm_strdup(kevo_operator_result_prompt(res, 0));
+                    o->prompt_note = kevo__llm_strdup(
+                        kevo_operator_result_prompt_note(res, 0));
                 }
                 o->nfailures = kevo_operator_result_failure_count(res);
                 if (o->nfailures) {
-                    o->kind =
-                        kevo__strdup(kevo_operator_result_failure_kind(res, 0));
-                    o->reason = kevo__strdup(
+                    o->kind = kevo__llm_strdup(
+                        kevo_operator_result_failure_kind(res, 0));
+                    o->reason = kevo__llm_strdup(
                         kevo_operator_result_failure_reason(res, 0));
                 }
             }
@@ -716,13 +717,13 @@ static char *read_text(const char *path)
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
-    kevo_buf b = {0};
+    llm_buf b = {0};
     char chunk[4096];
     size_t n;
     while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        kevo__buf_append(&b, chunk, n);
+        kevo__llm_buf_append(&b, chunk, n);
     fclose(f);
-    return kevo__buf_take(&b);
+    return kevo__llm_buf_take(&b);
 }
 
 /* Counts files under dir (recursively) and those holding needle; also
@@ -737,9 +738,9 @@ static void scan_dir(const char *dir, const char *needle, int *files, int *hits,
     while ((e = readdir(d))) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        char *p = kevo__strdup(dir);
-        kevo_buf b = {0};
-        kevo__buf_printf(&b, "%s/%s", p, e->d_name);
+        char *p = kevo__llm_strdup(dir);
+        llm_buf b = {0};
+        kevo__llm_buf_printf(&b, "%s/%s", p, e->d_name);
         free(p);
         struct stat st;
         if (stat(b.data, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -756,7 +757,7 @@ static void scan_dir(const char *dir, const char *needle, int *files, int *hits,
             }
             free(t);
         }
-        kevo__buf_free(&b);
+        kevo__llm_buf_free(&b);
     }
     closedir(d);
 }
@@ -770,14 +771,14 @@ static void remove_tree(const char *dir)
     while ((e = readdir(d))) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        kevo_buf b = {0};
-        kevo__buf_printf(&b, "%s/%s", dir, e->d_name);
+        llm_buf b = {0};
+        kevo__llm_buf_printf(&b, "%s/%s", dir, e->d_name);
         struct stat st;
         if (lstat(b.data, &st) == 0 && S_ISDIR(st.st_mode))
             remove_tree(b.data);
         else
             unlink(b.data);
-        kevo__buf_free(&b);
+        kevo__llm_buf_free(&b);
     }
     closedir(d);
     rmdir(dir);
@@ -787,13 +788,13 @@ static void remove_tree(const char *dir)
 static char *kernel_reply(const char *marker_line)
 {
     const char *src = kevo_candidate_source(parent);
-    kevo_buf b = {0};
-    kevo__buf_puts(&b, "Here is a faster version.\n\n```cuda\n// ");
-    kevo__buf_puts(&b, marker_line);
-    kevo__buf_puts(&b, "\n");
-    kevo__buf_puts(&b, src);
-    kevo__buf_puts(&b, "```\n");
-    return kevo__buf_take(&b);
+    llm_buf b = {0};
+    kevo__llm_buf_puts(&b, "Here is a faster version.\n\n```cuda\n// ");
+    kevo__llm_buf_puts(&b, marker_line);
+    kevo__llm_buf_puts(&b, "\n");
+    kevo__llm_buf_puts(&b, src);
+    kevo__llm_buf_puts(&b, "```\n");
+    return kevo__llm_buf_take(&b);
 }
 
 static kevo_operator *make_op(const char *name, const char *extra,
@@ -913,7 +914,6 @@ static void test_plugin(const char *builddir)
         /* 11 */ {"{\"strategy\": \"[[kevo-loopback:p11:kernel1again]]\"}", 1},
         /* 12 */
         {"{\"strategy\": \"[[kevo-loopback:p12:kernel3,nocode]]\"}", 2},
-        /* 13 */ {"[\"not sections\"]", 1},
     };
     enum { NC = sizeof(cases) / sizeof(cases[0]) };
     outcome outs[NC];
@@ -981,7 +981,15 @@ static void test_plugin(const char *builddir)
     is_int(count_requests("[[kevo-loopback:p12:"), 2,
            "two children wanted: two calls");
 
-    is_str(outs[13].kind, KEVO_FAIL_UNSUPPORTED, "bad sections: kind");
+    /* Sections that are no object of texts: the host refuses them before
+     * the plugin sees them (ABI 1.3). */
+    kevo_operator_request odd = {.size = sizeof(odd),
+                                 .parent = parent,
+                                 .prompt_json = "[\"not sections\"]",
+                                 .prompt_id = -1,
+                                 .n_children = 1};
+    is_int(kevo_operator_submit(op, &odd, NULL, NULL), KEVO_EINVALID,
+           "bad sections: refused by the host");
     is_int(count_requests("not sections"), 0, "bad sections: nothing sent");
 
     /* What went over the wire. */
@@ -1165,23 +1173,36 @@ static void test_plugin(const char *builddir)
     else
         remove_tree(run);
     kevo_task_free(t);
-    kevo__buf_free(&host_log);
+    kevo__llm_buf_free(&host_log);
 }
 
 /* ---- the revision reply parser and prompt ------------------------------- */
 
+/* The revised sections of r as compact JSON in their order, to compare: a
+ * new string. */
+static char *sections_text(const llm_revision_result *r)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; i < r->n_sections; i++)
+        json_object_set_new(o, r->sections[i].name,
+                            json_string(r->sections[i].text));
+    char *text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    return text;
+}
+
 static void test_revision_parse(void)
 {
-    const char *orig = "{\"strategy\": \"Go wide.\", \"pitfalls\": \"Mind "
-                       "the tail.\"}";
+    const kevo_operator_text orig[] = {{"strategy", "Go wide."},
+                                       {"pitfalls", "Mind the tail."}};
     char huge[KEVO_PROMPT_TEXT_MAX + 64];
     memset(huge, 'x', sizeof(huge) - 1);
     huge[sizeof(huge) - 1] = '\0';
-    kevo_buf big = {0};
-    kevo__buf_printf(&big,
-                     "```json\n{\"strategy\": \"%s\", \"pitfalls\": "
-                     "\"b\"}\n```\n",
-                     huge);
+    llm_buf big = {0};
+    kevo__llm_buf_printf(&big,
+                         "```json\n{\"strategy\": \"%s\", \"pitfalls\": "
+                         "\"b\"}\n```\n",
+                         huge);
     struct {
         const char *reply;
         llm_revision_kind kind;
@@ -1254,43 +1275,48 @@ static void test_revision_parse(void)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         llm_revision_result r;
         llm_revision_kind k = kevo__llm_revision_parse(
-            cases[i].reply, strlen(cases[i].reply), orig, &r);
+            cases[i].reply, strlen(cases[i].reply), orig, 2, &r);
+        char *got = sections_text(&r);
         is_str(kevo__llm_revision_kind_name(k),
                kevo__llm_revision_kind_name(cases[i].kind),
                "revision reply %zu: %s", i,
                kevo__llm_revision_kind_name(cases[i].kind));
-        like_str(k == LLM_REVISION_OK ? r.sections_json : r.reason,
-                 cases[i].needle, "revision reply %zu: %s", i,
+        like_str(k == LLM_REVISION_OK ? got : r.reason, cases[i].needle,
+                 "revision reply %zu: %s", i,
                  k == LLM_REVISION_OK ? "the sections" : "the reason");
         if (k == LLM_REVISION_OK)
             ok(r.reason && strstr(r.reason, "changed, from"),
                "revision reply %zu: what was done: %s", i,
                r.reason ? r.reason : "(null)");
+        free(got);
         kevo__llm_revision_result_free(&r);
     }
-    kevo__buf_free(&big);
+    kevo__llm_buf_free(&big);
 
     /* The original's sections first, in its order; a conventional section
      * may be added. */
     llm_revision_result r;
     const char *two = "```json\n{\"analysis\": \"A.\", \"pitfalls\": \"P.\", "
                       "\"strategy\": \"S.\"}\n```";
-    is_int(kevo__llm_revision_parse(two, strlen(two), orig, &r),
+    is_int(kevo__llm_revision_parse(two, strlen(two), orig, 2, &r),
            LLM_REVISION_OK, "a section added");
-    is_str(r.sections_json,
-           "{\"strategy\":\"S.\",\"pitfalls\":\"P.\",\"analysis\":\"A.\"}",
+    char *got = sections_text(&r);
+    is_str(got, "{\"strategy\":\"S.\",\"pitfalls\":\"P.\",\"analysis\":\"A.\"}",
            "in the original's order, then the new one");
+    free(got);
     is_int(r.changed, 3, "three sections changed or added");
     kevo__llm_revision_result_free(&r);
     /* A prompt with a section called "sections" is read as it is. */
-    const char *odd = "{\"sections\": \"S\"}";
+    const kevo_operator_text odd[] = {{"sections", "S"}};
     const char *odd_reply = "```json\n{\"sections\": \"T\"}\n```";
-    is_int(kevo__llm_revision_parse(odd_reply, strlen(odd_reply), odd, &r),
+    is_int(kevo__llm_revision_parse(odd_reply, strlen(odd_reply), odd, 1, &r),
            LLM_REVISION_OK, "a section named sections");
-    is_str(r.sections_json, "{\"sections\":\"T\"}", "is kept");
+    got = sections_text(&r);
+    is_str(got, "{\"sections\":\"T\"}", "is kept");
+    free(got);
     kevo__llm_revision_result_free(&r);
     char nul[] = "```json\n{\"strategy\": \"a\0b\"}\n```";
-    is_int(kevo__llm_revision_parse(nul, sizeof(nul) - 1, orig, &r),
+    is_int(kevo__llm_revision_parse(nul, sizeof(nul) - 1, orig, 2, &r),
            LLM_REVISION_MALFORMED, "a NUL byte in the JSON");
     kevo__llm_revision_result_free(&r);
     is_str(kevo__llm_revision_kind_name((llm_revision_kind)99), "unknown",
@@ -1299,18 +1325,26 @@ static void test_revision_parse(void)
 
 static void test_revision_prompt(void)
 {
+    const kevo_operator_text sections[] = {{"strategy", "Go wide."},
+                                           {"pitfalls", "Mind the tail."}};
+    kevo_prompt_record record = {.size = sizeof record,
+                                 .uses = 12,
+                                 .children = 10,
+                                 .entered = 4,
+                                 .beat_parent = 3,
+                                 .best_fitness = 0.75,
+                                 .best_child = 41,
+                                 .worst_fitness = NAN,
+                                 .mean = 0.4,
+                                 .revisions = 1};
     llm_revision_input in = {
         .task_name = "saxpy",
         .task_description = "z = a x + y",
         .task_args = "x: f32 buffer, in, count n\n",
         .prompt_name = "wide",
-        .sections_json = "{\"strategy\": \"Go wide.\", \"pitfalls\": \"Mind "
-                         "the tail.\"}",
-        .record_json = "{\"uses\": 12, \"children\": 10, \"entered\": 4, "
-                       "\"beat_parent\": 3, \"best_fitness\": 0.75, "
-                       "\"best_child\": 41, \"worst_fitness\": null, "
-                       "\"worst_child\": 0, \"mean\": 0.4, \"revisions\": 1, "
-                       "\"streak\": 2, \"held_out_fitness\": 0.1}",
+        .sections = sections,
+        .n_sections = 2,
+        .record = &record,
         .best = {"__global__ void best_kernel() {}\n",
                  "{\"fitness\": 0.75, \"held_out\": {\"fitness\": 0.2}}", NULL,
                  NULL},
@@ -1336,7 +1370,7 @@ static void test_revision_prompt(void)
     like_str(user, "- best child: fitness 0.75", "best fitness");
     like_str(user, "- worst child: fitness none", "no worst fitness");
     like_str(user, "- estimated chance that a child succeeds: 0.40", "mean");
-    like_str(user, "- streak: 2", "a key it does not know");
+    like_str(user, "- handed out for revision 1 times", "revisions");
     ok(!strstr(user, "held_out") && !strstr(user, "0.1\n") &&
            !strstr(user, "0.2"),
        "held-out keys never appear");
@@ -1353,13 +1387,10 @@ static void test_revision_prompt(void)
     free(system);
     free(user);
 
-    in.sections_json = "[1]";
+    in.n_sections = 0;
     ok(!kevo__llm_revision_prompt_build(&in, &system, &user, err, sizeof(err)),
-       "sections that are not an object are refused");
-    like_str(err, "not a JSON object of named sections", "why");
-    in.sections_json = "{\"strategy\": 1}";
-    ok(!kevo__llm_revision_prompt_build(&in, &system, &user, err, sizeof(err)),
-       "a section that is not text is refused");
+       "a prompt without sections is refused");
+    like_str(err, "has no section", "why");
 }
 
 /* ---- meta-prompt revision through the plugin ---------------------------- */
@@ -1435,7 +1466,7 @@ static void test_revision_loop(void)
     char run[] = "/tmp/kevo-test-llm-rev-XXXXXX";
     if (!mkdtemp(run))
         bail_out("mkdtemp failed");
-    kevo__buf_free(&host_log);
+    kevo__llm_buf_free(&host_log);
     if (kevo_operator_host_new(task, 43, &host, &err) != KEVO_OK ||
         kevo_operator_host_set_log(host, KEVO_LOG_DEBUG, on_log, NULL, &err) !=
             KEVO_OK ||
@@ -1443,7 +1474,7 @@ static void test_revision_loop(void)
         bail_out("host: %s", err.text);
     kevo_operator *op = make_op("llm_rev", "", 10, 2);
     ok(kevo_operator_can_revise(op), "the llm operator revises prompts");
-    is_str(kevo_operator_plugin(op)->version, "1.2", "its version");
+    is_str(kevo_operator_plugin(op)->version, "1.3", "its version");
 
     /* A pool of the shipped seed prompts. */
     kevo_promptpool *pool = NULL;
@@ -1601,14 +1632,14 @@ static void test_revision_loop(void)
     is_uint(hin, in, "the host's total");
 
     /* Failures: each a logged failure with a kind and a reason. */
-    kevo_buf huge = {0};
-    kevo__buf_puts(&huge, "```json\n{\"strategy\": \"");
+    llm_buf huge = {0};
+    kevo__llm_buf_puts(&huge, "```json\n{\"strategy\": \"");
     while (huge.len < KEVO_PROMPT_TEXT_MAX + 100)
-        kevo__buf_puts(&huge, "Words and words and words and words and "
-                              "words, and more words. ");
-    kevo__buf_puts(&huge, "\", \"pitfalls\": \"p\"}\n```\n");
+        kevo__llm_buf_puts(&huge, "Words and words and words and words and "
+                                  "words, and more words. ");
+    kevo__llm_buf_puts(&huge, "\", \"pitfalls\": \"p\"}\n```\n");
     loopback_set_text(srv, "rev_huge", huge.data);
-    kevo__buf_free(&huge);
+    kevo__llm_buf_free(&huge);
     loopback_set_text(srv, "rev_nojson", "I would keep it as it is.");
     loopback_set_text(srv, "rev_malformed",
                       "```json\n{\"strategy\": \"x\",\n```\n");
@@ -1723,7 +1754,7 @@ static void test_revision_loop(void)
     else
         remove_tree(run);
     kevo_task_free(t);
-    kevo__buf_free(&host_log);
+    kevo__llm_buf_free(&host_log);
 }
 
 int main(void)

@@ -23,6 +23,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@
 #include "loopback-server.h"
 #include "model/blocks.h"
 #include "model/devprops.h"
+#include "plugin_host.h"
 #include "proc/include_scan.h"
 #include "prompt.h"
 #include "tap.h"
@@ -44,6 +46,9 @@
 #define KEY "sk-kevo-prompt-test-0451"
 
 static loopback *srv;
+/* The headers a kernel may include, as a real host's include_rule() gives
+ * them. */
+static const char *rule;
 
 /* ---- data ----------------------------------------------------------------
  */
@@ -603,12 +608,13 @@ static kevo_status parse_launch(const char *line)
 
 static void test_rules(void)
 {
-    llm_prompt_input in = {.task_name = "t", .format = LLM_FORMAT_EITHER};
+    llm_prompt_input in = {
+        .task_name = "t", .include_rule = rule, .format = LLM_FORMAT_EITHER};
     char *system = NULL, *user = NULL, err[256];
     if (!kevo__llm_prompt_build(&in, &system, &user, err, sizeof err))
         bail_out("%s", err);
 
-    /* Headers: the include scan's own list. */
+    /* Headers: the include scan's own list, as the host gives it. */
     like_str(system, "#include only " KEVO__INCLUDE_ALLOWED_TEXT,
              "rule: the headers kevo lets through");
     like_str(system, "<cuda/std/cstdint>", "rule: where fixed widths are");
@@ -765,6 +771,8 @@ static void test_other_forms(void)
     json_decref(sum);
     kevo__buf_free(&log);
 
+    const kevo_operator_text sections[] = {{"strategy", "Use float4 loads."},
+                                           {"pitfalls", "Mind the tail."}};
     llm_prompt_candidate insp[2] = {
         {"__global__ void other1() {}\n", "{\"fitness\": 0.61, \"cell\": 3}",
          NULL, NULL},
@@ -787,8 +795,9 @@ static void test_other_forms(void)
         .inspirations = insp,
         .n_inspirations = 2,
         .target_cell_json = "{\"memory\": \"vector\", \"block_size\": 512}",
-        .sections_json = "{\"strategy\": \"Use float4 loads.\", \"pitfalls\": "
-                         "\"Mind the tail.\"}",
+        .sections = sections,
+        .n_sections = 2,
+        .include_rule = rule,
         .format = LLM_FORMAT_EITHER,
         .max_log_lines = 5,
         .max_inspirations = 1,
@@ -847,10 +856,6 @@ static void test_other_forms(void)
     free(system);
     free(user);
 
-    in.sections_json = "[\"not\", \"an object\"]";
-    ok(!kevo__llm_prompt_build(&in, &system, &user, err, sizeof(err)),
-       "sections that are not an object are refused");
-    like_str(err, "not a JSON object of named sections", "why");
     free(sum_text);
 
     char *d = kevo__llm_distill_log("ok\nall good\n", 10);
@@ -919,6 +924,7 @@ static void test_variants(void)
         .second_parent = &second,
         .inspirations = insp,
         .n_inspirations = 1,
+        .include_rule = rule,
         .format = LLM_FORMAT_WHOLE,
         .max_log_lines = 10,
         .max_inspirations = 4,
@@ -964,16 +970,24 @@ static void test_variants(void)
  * its only JSON is the block of sections the model must echo. */
 static void test_revision(void)
 {
+    const kevo_operator_text tile[] = {{"strategy", "Tile."}};
+    kevo_prompt_record record = {.size = sizeof record,
+                                 .uses = 4,
+                                 .children = 4,
+                                 .entered = 1,
+                                 .beat_parent = 1,
+                                 .best_fitness = 0.17,
+                                 .worst_fitness = 0,
+                                 .mean = NAN};
     kevo_task *task = load_task("sgemm");
     char *best = slurp("tests/data/eval", "h100_sgemm_result.json");
     char *worst = slurp("tests/data/eval", "sgemm_compile_error.json");
     llm_revision_input in = {
         .task_name = "sgemm",
         .prompt_name = "tiles",
-        .sections_json = "{\"strategy\": \"Tile.\"}",
-        .record_json = "{\"uses\": 4, \"children\": 4, \"entered\": 1, "
-                       "\"beat_parent\": 1, \"best_fitness\": 0.17, "
-                       "\"worst_fitness\": 0}",
+        .sections = tile,
+        .n_sections = 1,
+        .record = &record,
         .best = {kevo_candidate_source(kevo_task_seed(task)), best, NULL, NULL},
         .worst = {"// broken\n", worst, NULL, NULL},
         .max_log_lines = 4,
@@ -999,6 +1013,10 @@ static void test_revision(void)
 
 int main(void)
 {
+    plugin_host host;
+    if (plugin_host_open(&host) != KEVO_OK)
+        bail_out("no operator host");
+    rule = host.api->include_rule(host.ctx);
     const char *builddir = getenv("KEVO_BUILDDIR");
     char path[4096];
     snprintf(path, sizeof path, "%s/operators/.libs",
@@ -1017,5 +1035,6 @@ int main(void)
     test_variants();
     test_revision();
     loopback_stop(srv);
+    plugin_host_close(&host);
     return done_testing();
 }

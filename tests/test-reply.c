@@ -24,10 +24,16 @@
 
 #include <kevo.h>
 
+#include "plugin_host.h"
 #include "proc/include_scan.h"
 #include "reply.h"
 #include "reply_host.h"
+#include "reply_private.h"
 #include "tap.h"
+
+/* What the parser asks kevo, a real operator host answers. */
+static plugin_host kevo_host;
+static kevo_reply_host reply_host;
 
 /* ---- allocation failures ------------------------------------------------- */
 
@@ -159,7 +165,7 @@ static void check_round_trip(const char *stem, const char *child)
         return;
     char *reply = fenced(child);
     kevo_reply_result r;
-    kevo__reply_parse(reply, strlen(reply), NULL, 0, 0, &r);
+    kevo__reply_parse(reply, strlen(reply), NULL, 0, 0, &reply_host, &r);
     is_str(kevo__reply_kind_name(r.kind), "ok", "%s: the child parses again",
            stem);
     /* ... to the same child, with its line endings made LF. */
@@ -217,8 +223,8 @@ static void run_case(const char *dir, const char *stem)
         bail_out("%s/%s.reply cannot be read", dir, stem);
 
     kevo_reply_result r;
-    kevo_reply_kind kind =
-        kevo__reply_parse(reply, reply_len, parent, max_child, flags, &r);
+    kevo_reply_kind kind = kevo__reply_parse(reply, reply_len, parent,
+                                             max_child, flags, &reply_host, &r);
     is_int(kind, r.kind, "%s: the result holds the kind returned", stem);
     ok(r.reason != NULL, "%s: a reason or note is given", stem);
     if (want_err) {
@@ -366,15 +372,16 @@ static void test_kind_names(void)
 static void test_edge_inputs(void)
 {
     kevo_reply_result r;
-    is_int(kevo__reply_parse(NULL, 10, parent_src, 0, 0, &r), KEVO_REPLY_EMPTY,
-           "a NULL reply is empty");
+    is_int(kevo__reply_parse(NULL, 10, parent_src, 0, 0, &reply_host, &r),
+           KEVO_REPLY_EMPTY, "a NULL reply is empty");
     is_str(r.reason, "the reply is empty", "... and says so");
     kevo__reply_result_free(&r);
     kevo__reply_result_free(NULL);
     ok(1, "freeing NULL does nothing");
 
     static const char nul[] = "```cuda\n__global__ void k() {}\0\n```\n";
-    is_int(kevo__reply_parse(nul, sizeof nul - 1, parent_src, 0, 0, &r),
+    is_int(kevo__reply_parse(nul, sizeof nul - 1, parent_src, 0, 0, &reply_host,
+                             &r),
            KEVO_REPLY_NUL_BYTE, "a NUL byte inside the reply");
     is_str(r.reason, "the reply holds a NUL byte at offset 30",
            "... names its offset");
@@ -386,7 +393,7 @@ static void test_edge_inputs(void)
     if (!huge)
         bail_out("out of memory");
     memset(huge, 'x', big);
-    is_int(kevo__reply_parse(huge, big, parent_src, 0, 0, &r),
+    is_int(kevo__reply_parse(huge, big, parent_src, 0, 0, &reply_host, &r),
            KEVO_REPLY_TOO_LARGE, "a reply over the default limit");
     is_str(r.reason, "the reply is 8388609 bytes, over the limit of 8388608",
            "... says by how much");
@@ -402,7 +409,7 @@ static void test_edge_inputs(void)
     memcpy(huge, head, hl);
     memset(huge + hl, 'x', body - hl);
     memcpy(huge + body, tail, tl);
-    is_int(kevo__reply_parse(huge, body + tl, NULL, 0, 0, &r),
+    is_int(kevo__reply_parse(huge, body + tl, NULL, 0, 0, &reply_host, &r),
            KEVO_REPLY_TOO_LARGE, "a child over the default limit");
     is_str(r.reason, "the child is 1048585 bytes, over the limit of 1048576",
            "... says by how much");
@@ -420,7 +427,8 @@ static void test_flags(void)
                         "    int i = blockIdx.x * BLOCK + threadIdx.x;\n"
                         "    if (i < n) y[i] = 3.0f * x[i];\n"
                         "}\n";
-    is_int(kevo__reply_parse(whole, strlen(whole), parent_src, 0, 0, &r),
+    is_int(kevo__reply_parse(whole, strlen(whole), parent_src, 0, 0,
+                             &reply_host, &r),
            KEVO_REPLY_OK, "an unclosed fence with complete code");
     ok(r.launch_restored && r.param_restored && r.fence_unterminated &&
            r.form == KEVO_REPLY_FORM_WHOLE && r.nedits == 0,
@@ -446,7 +454,8 @@ static void test_flags(void)
                         "=======\n"
                         "    if (i < n && n > 0)\n"
                         ">>>>>>> REPLACE\n";
-    is_int(kevo__reply_parse(edits, strlen(edits), parent_src, 0, 0, &r),
+    is_int(kevo__reply_parse(edits, strlen(edits), parent_src, 0, 0,
+                             &reply_host, &r),
            KEVO_REPLY_OK, "two edits");
     ok(r.form == KEVO_REPLY_FORM_EDITS && r.nedits == 2 && !r.launch_restored &&
            !r.param_restored && !r.fence_unterminated,
@@ -459,8 +468,8 @@ static void test_flags(void)
 
     /* The same reply twice gives the same result. */
     kevo_reply_result a, b;
-    kevo__reply_parse(edits, strlen(edits), parent_src, 0, 0, &a);
-    kevo__reply_parse(edits, strlen(edits), parent_src, 0, 0, &b);
+    kevo__reply_parse(edits, strlen(edits), parent_src, 0, 0, &reply_host, &a);
+    kevo__reply_parse(edits, strlen(edits), parent_src, 0, 0, &reply_host, &b);
     is_str(a.child, b.child, "parsing is deterministic");
     is_str(a.reason, b.reason, "... notes included");
     kevo__reply_result_free(&a);
@@ -470,11 +479,13 @@ static void test_flags(void)
     const char *exact = "```\n/* kevo:launch k<<<1, 1>>>() */\n"
                         "__global__ void k() {}\n```\n";
     size_t want = strlen(exact) - 8;
-    is_int(kevo__reply_parse(exact, strlen(exact), NULL, want, 0, &r),
-           KEVO_REPLY_OK, "a child exactly at the limit");
+    is_int(
+        kevo__reply_parse(exact, strlen(exact), NULL, want, 0, &reply_host, &r),
+        KEVO_REPLY_OK, "a child exactly at the limit");
     is_int(r.child_len, want, "... of that size");
     kevo__reply_result_free(&r);
-    is_int(kevo__reply_parse(exact, strlen(exact), NULL, want - 1, 0, &r),
+    is_int(kevo__reply_parse(exact, strlen(exact), NULL, want - 1, 0,
+                             &reply_host, &r),
            KEVO_REPLY_TOO_LARGE, "one byte over the limit");
     kevo__reply_result_free(&r);
 }
@@ -492,7 +503,7 @@ static void test_cut_off(void)
                          "```\n"
                          "It is the simplest kernel that";
     is_int(kevo__reply_parse(closed, strlen(closed), NULL, 0,
-                             KEVO_REPLY_CUT_OFF, &r),
+                             KEVO_REPLY_CUT_OFF, &reply_host, &r),
            KEVO_REPLY_OK, "cut off in the prose after a closed fence");
     is_str(r.reason,
            "whole kernel from the reply's fenced block (```cuda, 2 lines); "
@@ -500,7 +511,8 @@ static void test_cut_off(void)
            "last fence",
            "... says where the cut fell");
     kevo__reply_result_free(&r);
-    is_int(kevo__reply_parse(closed, strlen(closed), NULL, 0, 0x2u, &r),
+    is_int(kevo__reply_parse(closed, strlen(closed), NULL, 0, 0x2u, &reply_host,
+                             &r),
            KEVO_REPLY_OK, "other flag bits are ignored");
     is_str(r.reason,
            "whole kernel from the reply's fenced block (```cuda, 2 lines)",
@@ -512,13 +524,13 @@ static void test_cut_off(void)
     const char *open = "```cuda\n"
                        "/* kevo:launch k<<<1, 1>>>(y) */\n"
                        "__global__ void k(float *y) { y[0] = 1.0f; }\n";
-    is_int(kevo__reply_parse(open, strlen(open), NULL, 0, 0, &r), KEVO_REPLY_OK,
-           "an unclosed fence with complete code");
+    is_int(kevo__reply_parse(open, strlen(open), NULL, 0, 0, &reply_host, &r),
+           KEVO_REPLY_OK, "an unclosed fence with complete code");
     ok(r.fence_unterminated, "... is taken, unterminated");
     kevo__reply_result_free(&r);
-    is_int(
-        kevo__reply_parse(open, strlen(open), NULL, 0, KEVO_REPLY_CUT_OFF, &r),
-        KEVO_REPLY_TRUNCATED, "... but not when the reply was cut off");
+    is_int(kevo__reply_parse(open, strlen(open), NULL, 0, KEVO_REPLY_CUT_OFF,
+                             &reply_host, &r),
+           KEVO_REPLY_TRUNCATED, "... but not when the reply was cut off");
     is_str(r.reason,
            "the reply was cut off at its token limit inside fence 1 of 1 "
            "(```cuda, 2 lines, opened at line 1 of the reply): its brackets "
@@ -528,9 +540,9 @@ static void test_cut_off(void)
 
     const char *bare = "/* kevo:launch k<<<1, 1>>>(y) */\n"
                        "__global__ void k(float *y) { y[0] = 1.0f; }\n";
-    is_int(
-        kevo__reply_parse(bare, strlen(bare), NULL, 0, KEVO_REPLY_CUT_OFF, &r),
-        KEVO_REPLY_TRUNCATED, "unfenced code that was cut off");
+    is_int(kevo__reply_parse(bare, strlen(bare), NULL, 0, KEVO_REPLY_CUT_OFF,
+                             &reply_host, &r),
+           KEVO_REPLY_TRUNCATED, "unfenced code that was cut off");
     kevo__reply_result_free(&r);
 
     /* A cut inside reasoning leaves no answer, whatever the flag. */
@@ -538,7 +550,8 @@ static void test_cut_off(void)
                           "/* kevo:launch k<<<1, 1>>>(y) */\n"
                           "__global__ void k(float *y) { y[0] = 1.0f; }\n"
                           "```\nBut then";
-    is_int(kevo__reply_parse(thought, strlen(thought), NULL, 0, 0, &r),
+    is_int(kevo__reply_parse(thought, strlen(thought), NULL, 0, 0, &reply_host,
+                             &r),
            KEVO_REPLY_NO_CODE, "a reply that ends inside its reasoning");
     kevo__reply_result_free(&r);
 }
@@ -572,7 +585,8 @@ static void test_reasoning(void)
         char reply[512];
         snprintf(reply, sizeof reply, "%s%s", cases[k].head, kernel);
         kevo_reply_result r;
-        is_int(kevo__reply_parse(reply, strlen(reply), NULL, 0, 0, &r),
+        is_int(kevo__reply_parse(reply, strlen(reply), NULL, 0, 0, &reply_host,
+                                 &r),
                KEVO_REPLY_OK, "reasoning case %zu gives a child", k);
         like_str(r.reason, cases[k].note, "... and sets aside its reasoning");
         like_str(r.child, "y[0] = 2;", "... the answer's kernel");
@@ -585,21 +599,24 @@ static void test_reasoning(void)
     char reply[512];
     snprintf(reply, sizeof reply, "%s%s", draft, kernel);
     kevo_reply_result r;
-    is_int(kevo__reply_parse(reply, strlen(reply), parent_src, 0, 0, &r),
+    is_int(kevo__reply_parse(reply, strlen(reply), parent_src, 0, 0,
+                             &reply_host, &r),
            KEVO_REPLY_OK, "a draft edit in the reasoning");
     is_int(r.form, KEVO_REPLY_FORM_WHOLE,
            "... leaves the reply a whole kernel");
     kevo__reply_result_free(&r);
 }
 
-/* The headers the reply parser keeps are those kevo allows. */
+/* The headers the reply parser keeps are those kevo allows: it asks the
+ * host, which answers with the include scan's own list. */
 static void test_includes(void)
 {
+    ctx c = {.host = &reply_host};
     for (size_t k = 0; k < kevo__include_nallowed; k++) {
         const char *h = kevo__include_allowed[k];
         span t = {h, strlen(h)};
-        ok(kevo__reply_include_allowed(t, true), "<%s> is kept", h);
-        ok(!kevo__reply_include_allowed(t, false), "\"%s\" is not", h);
+        ok(kevo__reply_include_allowed(&c, t, true), "<%s> is kept", h);
+        ok(!kevo__reply_include_allowed(&c, t, false), "\"%s\" is not", h);
     }
     static const char *const headers[] = {"cstdio",
                                           "cuda_runtime.h",
@@ -613,7 +630,7 @@ static void test_includes(void)
                                           "stdint.h"};
     for (size_t k = 0; k < sizeof headers / sizeof headers[0]; k++) {
         span t = {headers[k], strlen(headers[k])};
-        is_int(kevo__reply_include_allowed(t, true),
+        is_int(kevo__reply_include_allowed(&c, t, true),
                kevo__include_allowed_name(headers[k]),
                "<%s>: the parser and the include scan agree", headers[k]);
     }
@@ -633,7 +650,7 @@ static void test_suite_kernels(void)
             bail_out("%s/%s.cu cannot be read", dir, stems[i]);
         char *reply = fenced(src);
         kevo_reply_result r;
-        kevo__reply_parse(reply, strlen(reply), NULL, 0, 0, &r);
+        kevo__reply_parse(reply, strlen(reply), NULL, 0, 0, &reply_host, &r);
         is_str(kevo__reply_kind_name(r.kind), "ok", "%s.cu: parses", stems[i]);
         is_str(r.child, src, "%s.cu: comes back unchanged", stems[i]);
         kevo__reply_result_free(&r);
@@ -656,14 +673,14 @@ static void fail_each_allocation(const char *name, const char *reply,
                                  const char *parent)
 {
     kevo_reply_result want, r;
-    kevo__reply_parse(reply, strlen(reply), parent, 0, 0, &want);
+    kevo__reply_parse(reply, strlen(reply), parent, 0, 0, &reply_host, &want);
     int bad = 0;
     long n = 0;
     for (;; n++) {
         long before = live;
         fail_in = n;
-        kevo_reply_kind kind =
-            kevo__reply_parse(reply, strlen(reply), parent, 0, 0, &r);
+        kevo_reply_kind kind = kevo__reply_parse(reply, strlen(reply), parent,
+                                                 0, 0, &reply_host, &r);
         int hit = fail_in < 0;
         fail_in = -1;
         if (hit ? kind != KEVO_REPLY_NOMEM || r.child ||
@@ -754,6 +771,9 @@ static void test_allocation_failures(void)
 
 int main(void)
 {
+    if (plugin_host_open(&kevo_host) != KEVO_OK)
+        bail_out("no operator host");
+    reply_host = (kevo_reply_host){kevo_host.api, kevo_host.ctx};
     test_data();
     test_kind_names();
     test_edge_inputs();
@@ -763,5 +783,6 @@ int main(void)
     test_includes();
     test_suite_kernels();
     test_allocation_failures();
+    plugin_host_close(&kevo_host);
     return done_testing();
 }

@@ -1,6 +1,6 @@
 /*
- * buf.c: secret redaction, UTF-8 cleanup and small helpers for the llm
- * operator (its growable string is lib/core/strbuf.c's kevo_buf).
+ * buf.c: the llm operator's growable string, secret redaction, UTF-8
+ * cleanup and small helpers (see buf.h).
  */
 #include "config.h"
 
@@ -10,6 +10,107 @@
 #include <time.h>
 
 #include "buf.h"
+
+/* ---- the growable string ------------------------------------------------ */
+
+/* Room for extra more bytes and the NUL; false, with failed set, when there
+ * is none. */
+static bool room(llm_buf *b, size_t extra)
+{
+    if (b->failed)
+        return false;
+    if (extra > (size_t)-1 / 4 - b->len) {
+        b->failed = true;
+        return false;
+    }
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap)
+        return true;
+    size_t cap = b->cap + b->cap / 2;
+    if (cap < need)
+        cap = need < 128 ? 128 : need;
+    char *grown = realloc(b->data, cap);
+    if (!grown) {
+        b->failed = true;
+        return false;
+    }
+    b->data = grown;
+    b->cap = cap;
+    return true;
+}
+
+bool kevo__llm_buf_append(llm_buf *b, const char *s, size_t n)
+{
+    if (!room(b, n))
+        return false;
+    if (n)
+        memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return true;
+}
+
+bool kevo__llm_buf_puts(llm_buf *b, const char *s)
+{
+    return kevo__llm_buf_append(b, s, strlen(s));
+}
+
+bool kevo__llm_buf_vprintf(llm_buf *b, const char *fmt, va_list ap)
+{
+    /* Measure first, then write into the room made. */
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, again);
+    va_end(again);
+    if (n < 0)
+        b->failed = true;
+    if (n < 0 || !room(b, (size_t)n))
+        return false;
+    vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+    b->len += (size_t)n;
+    return true;
+}
+
+bool kevo__llm_buf_printf(llm_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    bool ok = kevo__llm_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+    return ok;
+}
+
+char *kevo__llm_buf_take(llm_buf *b)
+{
+    char *s = b->failed ? NULL : b->data ? b->data : kevo__llm_strdup("");
+    if (b->failed)
+        free(b->data);
+    *b = (llm_buf){0};
+    return s;
+}
+
+void kevo__llm_buf_free(llm_buf *b)
+{
+    free(b->data);
+    *b = (llm_buf){0};
+}
+
+char *kevo__llm_strndup(const char *s, size_t n)
+{
+    char *d = s ? malloc(n + 1) : NULL;
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+char *kevo__llm_strdup(const char *s)
+{
+    return s ? kevo__llm_strndup(s, strlen(s)) : NULL;
+}
+
+/* ---- small helpers ------------------------------------------------------- */
 
 void kevo__llm_errf(char *err, size_t n, const char *fmt, ...)
 {
@@ -45,17 +146,17 @@ static const char *find_secret(const char *p, const char *end,
 char *kevo__llm_redact(const char *text, size_t len, const char *const *secrets,
                        size_t nsecrets)
 {
-    kevo_buf b = {0};
+    llm_buf b = {0};
     const char *p = text, *end = text + len;
     size_t which = 0;
     const char *hit;
     while ((hit = find_secret(p, end, secrets, nsecrets, &which)) != NULL) {
-        kevo__buf_append(&b, p, (size_t)(hit - p));
-        kevo__buf_puts(&b, LLM_REDACTED);
+        kevo__llm_buf_append(&b, p, (size_t)(hit - p));
+        kevo__llm_buf_puts(&b, LLM_REDACTED);
         p = hit + strlen(secrets[which]);
     }
-    kevo__buf_append(&b, p, (size_t)(end - p));
-    return kevo__buf_take(&b);
+    kevo__llm_buf_append(&b, p, (size_t)(end - p));
+    return kevo__llm_buf_take(&b);
 }
 
 void kevo__llm_redact_inplace(char *text, size_t size,

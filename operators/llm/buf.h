@@ -1,8 +1,8 @@
 /*
- * buf.h: string helpers and secret redaction for the llm operator. The
- * operator is a plugin that never links libkevo; it builds lib/core/strbuf.c
- * into itself instead, so its growable string is kevo_buf, and only what
- * lib/core/strbuf.c lacks is here.
+ * buf.h: the llm operator's growable string and string helpers, and its
+ * secret redaction. The operator is a plugin: it sees only
+ * <kevo/operator.h> and never links libkevo, so it keeps these small
+ * helpers of its own.
  */
 #ifndef KEVO_LLM_BUF_H
 #define KEVO_LLM_BUF_H
@@ -11,16 +11,40 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/kevo_private.h"
-
 #if defined(__GNUC__)
 #define LLM_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
 #define LLM_PRINTF(f, a)
 #endif
 
-/* The operator builds lib/core/strbuf.c into itself and uses its growable
- * string, kevo_buf (kevo_private.h). */
+#define LLM_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * A growable string. Zero-initialise it; kevo__llm_buf_free() releases it.
+ * data is NUL-terminated once anything was added. Once an append fails for
+ * want of memory, failed is set and every later append does nothing, so a
+ * builder checks once, at the end (kevo__llm_buf_take() then gives NULL).
+ */
+typedef struct llm_buf {
+    char *data;
+    size_t len, cap;
+    bool failed;
+} llm_buf;
+
+bool kevo__llm_buf_append(llm_buf *b, const char *s, size_t n);
+bool kevo__llm_buf_puts(llm_buf *b, const char *s);
+bool kevo__llm_buf_printf(llm_buf *b, const char *fmt, ...) LLM_PRINTF(2, 3);
+bool kevo__llm_buf_vprintf(llm_buf *b, const char *fmt, va_list ap)
+    LLM_PRINTF(2, 0);
+
+/* Hands over the string ("" when nothing was added; NULL when an append
+ * failed) and empties b. */
+char *kevo__llm_buf_take(llm_buf *b);
+void kevo__llm_buf_free(llm_buf *b);
+
+/* Copies: NULL for a NULL s or no memory. */
+char *kevo__llm_strdup(const char *s);
+char *kevo__llm_strndup(const char *s, size_t n);
 
 /* snprintf into a fixed buffer of size n (n > 0), always terminated. */
 void kevo__llm_errf(char *err, size_t n, const char *fmt, ...) LLM_PRINTF(3, 4);

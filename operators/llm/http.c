@@ -237,8 +237,8 @@ bool kevo__llm_http_submit(llm_http *h, const llm_http_request *req, char *err,
     if (!j)
         goto nomem;
     j->h = h;
-    j->url = kevo__strdup(req->url);
-    j->body = kevo__strndup(req->body ? req->body : "", req->body_len);
+    j->url = kevo__llm_strdup(req->url);
+    j->body = kevo__llm_strndup(req->body ? req->body : "", req->body_len);
     if (!j->url || !j->body)
         goto nomem;
     j->body_len = req->body_len;
@@ -466,15 +466,15 @@ static bool retryable_curl(CURLcode rc)
 }
 
 /* A short, single-line quote of a body. */
-static void snippet(kevo_buf *b, const char *s, size_t n)
+static void snippet(llm_buf *b, const char *s, size_t n)
 {
     size_t m = n < SNIPPET_MAX ? n : SNIPPET_MAX;
     for (size_t i = 0; i < m; i++) {
         char c = s[i];
-        kevo__buf_append(b, (c < 0x20 || c == 0x7f) ? " " : &c, 1);
+        kevo__llm_buf_append(b, (c < 0x20 || c == 0x7f) ? " " : &c, 1);
     }
     if (m < n)
-        kevo__buf_puts(b, "...");
+        kevo__llm_buf_puts(b, "...");
 }
 
 /* Classifies the attempt that just ended and retries or ends the job. */
@@ -484,7 +484,7 @@ static void finish_attempt(llm_http *h, job *j, CURLcode rc, bool setup)
     bool retry = false;
     long status = 0;
     json_t *json = NULL;
-    kevo_buf why = {0};
+    llm_buf why = {0};
     double now = kevo__llm_now();
 
     active_unlink(h, j);
@@ -503,60 +503,62 @@ static void finish_attempt(llm_http *h, job *j, CURLcode rc, bool setup)
     if (j->rx.stream_outcome != LLM_OK) {
         o = j->rx.stream_outcome;
         retry = o == LLM_STREAM_ERROR;
-        kevo__buf_puts(&why, j->rx.stream_why);
+        kevo__llm_buf_puts(&why, j->rx.stream_why);
     } else if (j->rx.too_large || rc == CURLE_FILESIZE_EXCEEDED) {
         o = LLM_TOO_LARGE;
-        kevo__buf_printf(&why, "the reply is over the cap of %zu bytes%s",
-                         h->cfg.max_reply_bytes,
-                         j->rx.is_stream ? " (of an event line, or of the "
-                                           "stream's text)"
-                                         : "");
+        kevo__llm_buf_printf(&why, "the reply is over the cap of %zu bytes%s",
+                             h->cfg.max_reply_bytes,
+                             j->rx.is_stream ? " (of an event line, or of the "
+                                               "stream's text)"
+                                             : "");
     } else if (j->rx.nomem) {
         o = LLM_TRANSPORT;
-        kevo__buf_puts(&why, "out of memory for the reply");
+        kevo__llm_buf_puts(&why, "out of memory for the reply");
     } else if (setup) {
         o = LLM_TRANSPORT;
-        kevo__buf_printf(&why, "cannot set up the transfer: %s",
-                         j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc));
+        kevo__llm_buf_printf(&why, "cannot set up the transfer: %s",
+                             j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc));
     } else if (j->idle_expired) {
         o = LLM_TIMEOUT;
         retry = true;
         h->stats.idle_timeouts++;
-        kevo__buf_printf(&why,
-                         "no byte came for %g s (the idle limit) after %zu "
-                         "bytes of the reply",
-                         j->idle_timeout_s, kevo__llm_reception_bytes(&j->rx));
+        kevo__llm_buf_printf(&why,
+                             "no byte came for %g s (the idle limit) after %zu "
+                             "bytes of the reply",
+                             j->idle_timeout_s,
+                             kevo__llm_reception_bytes(&j->rx));
     } else if (rc == CURLE_OPERATION_TIMEDOUT) {
         o = LLM_TIMEOUT;
         retry = true;
         if (j->timeout_s > 0)
-            kevo__buf_printf(&why, "no complete reply within %g s",
-                             j->timeout_s);
+            kevo__llm_buf_printf(&why, "no complete reply within %g s",
+                                 j->timeout_s);
         else
-            kevo__buf_printf(&why, "%s", j->errbuf[0] ? j->errbuf : "timeout");
+            kevo__llm_buf_printf(&why, "%s",
+                                 j->errbuf[0] ? j->errbuf : "timeout");
     } else if (rc == CURLE_PARTIAL_FILE) {
         o = LLM_TRUNCATED;
         retry = true;
-        kevo__buf_printf(&why,
-                         "the connection closed after %zu bytes of the "
-                         "body: %s",
-                         kevo__llm_reception_bytes(&j->rx),
-                         j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc));
+        kevo__llm_buf_printf(&why,
+                             "the connection closed after %zu bytes of the "
+                             "body: %s",
+                             kevo__llm_reception_bytes(&j->rx),
+                             j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc));
     } else if (rc != CURLE_OK) {
         o = LLM_TRANSPORT;
         retry = retryable_curl(rc);
-        kevo__buf_printf(&why, "%s (curl error %d)",
-                         j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc),
-                         (int)rc);
+        kevo__llm_buf_printf(&why, "%s (curl error %d)",
+                             j->errbuf[0] ? j->errbuf : curl_easy_strerror(rc),
+                             (int)rc);
     } else if (status >= 200 && status < 300) {
         o = kevo__llm_reception_take(&j->rx, &json, &why);
         retry = o == LLM_TRUNCATED || o == LLM_STREAM_ERROR;
     } else {
         o = LLM_HTTP_ERROR;
         retry = status == 429 || status >= 500;
-        kevo__buf_printf(&why, "HTTP %ld", status);
+        kevo__llm_buf_printf(&why, "HTTP %ld", status);
         if (j->rx.body.len) {
-            kevo__buf_puts(&why, ": ");
+            kevo__llm_buf_puts(&why, ": ");
             snippet(&why, j->rx.body.data, j->rx.body.len);
         }
     }
@@ -570,13 +572,13 @@ static void finish_attempt(llm_http *h, job *j, CURLcode rc, bool setup)
 
     double wait = -1;
     if (retry && j->attempts > h->cfg.max_retries) {
-        kevo__buf_printf(&why, " (gave up after %d attempt%s)", j->attempts,
-                         j->attempts == 1 ? "" : "s");
+        kevo__llm_buf_printf(&why, " (gave up after %d attempt%s)", j->attempts,
+                             j->attempts == 1 ? "" : "s");
     } else if (retry && j->rx.retry_after_s > h->cfg.retry_after_max_s) {
-        kevo__buf_printf(&why,
-                         " (Retry-After of %g s is over the limit of %g "
-                         "s)",
-                         j->rx.retry_after_s, h->cfg.retry_after_max_s);
+        kevo__llm_buf_printf(&why,
+                             " (Retry-After of %g s is over the limit of %g "
+                             "s)",
+                             j->rx.retry_after_s, h->cfg.retry_after_max_s);
     } else if (retry) {
         if (j->rx.retry_after_s >= 0) {
             wait = j->rx.retry_after_s;
@@ -616,7 +618,7 @@ static void finish_attempt(llm_http *h, job *j, CURLcode rc, bool setup)
         job_end(h, j, o, status, json, reason);
     }
     json_decref(json);
-    kevo__buf_free(&why);
+    kevo__llm_buf_free(&why);
 }
 
 /* Ends every attempt libcurl reports as finished. */

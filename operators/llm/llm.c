@@ -49,7 +49,10 @@ typedef struct llm_req {
     llm_convo convo;     /* a request for children or a repair: what each
                             call sends (repair.h) */
     uint32_t attempts;   /* its calls of emit_child so far */
-    char *sections;      /* a revision: the prompt's sections */
+    /* A revision: the prompt's sections, borrowed from the host's request,
+     * which stays valid until the request is done. */
+    const kevo_operator_text *sections;
+    size_t n_sections;
     uint32_t calls_left;
     struct llm_req *prev, *next;
 } llm_req;
@@ -69,6 +72,7 @@ typedef struct llm_call {
 struct llm_state {
     const kevo_host_api *api;
     kevo_host_ctx *ctx;
+    kevo_reply_host reply_host; /* what the reply parser asks kevo */
     llm_config cfg;
     llm_http *http;
     /* Every model's key, as it is and as JSON escapes it where that
@@ -107,16 +111,16 @@ static void say(llm_state *st, kevo_log_level level, const char *fmt, ...)
 
 static void say(llm_state *st, kevo_log_level level, const char *fmt, ...)
 {
-    kevo_buf b = {0};
+    llm_buf b = {0};
     va_list ap;
     va_start(ap, fmt);
-    kevo__buf_vprintf(&b, fmt, ap);
+    kevo__llm_buf_vprintf(&b, fmt, ap);
     va_end(ap);
     char *r = b.data && !b.failed ? redact(st, b.data) : NULL;
     st->api->log(st->ctx, level, "%s",
                  r ? r : "(a log line was lost: out of memory)");
     free(r);
-    kevo__buf_free(&b);
+    kevo__llm_buf_free(&b);
 }
 
 /* Writes value to the run directory's file NNNNNN-SUFFIX.json of a number
@@ -213,7 +217,6 @@ static void req_unlink_free(llm_req *r)
     st->nreqs--;
     free(r->parent_source);
     kevo__llm_convo_free(&r->convo);
-    free(r->sections);
     free(r);
 }
 
@@ -258,9 +261,9 @@ static void call_fail(llm_call *c, const char *kind, const char *reason)
 {
     llm_state *st = c->req->st;
     const llm_model *m = &st->cfg.models[c->model];
-    kevo_buf b = {0};
-    kevo__buf_printf(&b, "%s (model %s, log %06" PRIu64 ")", reason, m->name,
-                     c->seq);
+    llm_buf b = {0};
+    kevo__llm_buf_printf(&b, "%s (model %s, log %06" PRIu64 ")", reason,
+                         m->name, c->seq);
     char *red = b.data && !b.failed ? redact(st, b.data) : NULL;
     char *clean = red ? kevo__llm_utf8_clean(red, strlen(red)) : NULL;
     const char *text = clean ? clean : "out of memory for the reason";
@@ -269,7 +272,7 @@ static void call_fail(llm_call *c, const char *kind, const char *reason)
     host_fail(st, c->req->id, kind, text);
     free(clean);
     free(red);
-    kevo__buf_free(&b);
+    kevo__llm_buf_free(&b);
 }
 
 static const char *reply_fail_kind(kevo_reply_kind k)
@@ -381,14 +384,14 @@ static void parse_outcome(llm_call *c, bool ok, const char *kind,
     if (ok)
         return;
     st->reply_failures++;
-    kevo_buf b = {0};
-    kevo__buf_printf(&b, "the reply gave no %s: %s: %s%s", what, kind,
-                     reason ? reason : "out of memory",
-                     c->wire.cut_off && strcmp(kind, "truncated") != 0
-                         ? " (the reply stopped at max_tokens)"
-                         : "");
+    llm_buf b = {0};
+    kevo__llm_buf_printf(&b, "the reply gave no %s: %s: %s%s", what, kind,
+                         reason ? reason : "out of memory",
+                         c->wire.cut_off && strcmp(kind, "truncated") != 0
+                             ? " (the reply stopped at max_tokens)"
+                             : "");
     call_fail(c, fail_kind, b.data ? b.data : "out of memory");
-    kevo__buf_free(&b);
+    kevo__llm_buf_free(&b);
 }
 
 /* The reply text became a child, or a failure. */
@@ -397,15 +400,15 @@ static void take_reply(llm_call *c)
     llm_state *st = c->req->st;
     const llm_model *m = &st->cfg.models[c->model];
     kevo_reply_result res = {0};
-    kevo_reply_kind k =
-        kevo__reply_parse(c->wire.text, c->wire.text_len, c->req->parent_source,
-                          0, c->wire.cut_off ? KEVO_REPLY_CUT_OFF : 0, &res);
+    kevo_reply_kind k = kevo__reply_parse(
+        c->wire.text, c->wire.text_len, c->req->parent_source, 0,
+        c->wire.cut_off ? KEVO_REPLY_CUT_OFF : 0, &st->reply_host, &res);
     parse_outcome(c, k == KEVO_REPLY_OK, kevo__reply_kind_name(k), res.reason,
                   "child", reply_fail_kind(k));
     if (k != KEVO_REPLY_OK)
         goto done;
-    kevo_buf note = {0};
-    kevo__buf_printf(&note, "%s: %s", m->name, res.reason);
+    llm_buf note = {0};
+    kevo__llm_buf_printf(&note, "%s: %s", m->name, res.reason);
     char *clean_note = note.data ? redact(st, note.data) : NULL;
     char *clean_child = redact(st, res.child);
     if (!clean_child) {
@@ -427,9 +430,9 @@ static void take_reply(llm_call *c)
                 c->req->id, m->name, res.reason);
         } else {
             st->refused_children++;
-            kevo_buf b = {0};
-            kevo__buf_printf(&b, "the host refused the child: %s",
-                             st->api->last_error(st->ctx));
+            llm_buf b = {0};
+            kevo__llm_buf_printf(&b, "the host refused the child: %s",
+                                 st->api->last_error(st->ctx));
             json_object_set_new(c->log, "refused_child",
                                 kevo__llm_json_text(clean_child));
             call_fail(c,
@@ -437,12 +440,12 @@ static void take_reply(llm_call *c)
                       : rc == KEVO_ENOMEM ? KEVO_FAIL_INTERNAL
                                           : KEVO_FAIL_INVALID,
                       b.data ? b.data : "the host refused the child");
-            kevo__buf_free(&b);
+            kevo__llm_buf_free(&b);
         }
     }
     free(clean_child);
     free(clean_note);
-    kevo__buf_free(&note);
+    kevo__llm_buf_free(&note);
 done:
     kevo__reply_result_free(&res);
 }
@@ -467,44 +470,57 @@ static void take_revision(llm_call *c)
     llm_state *st = c->req->st;
     const llm_model *m = &st->cfg.models[c->model];
     llm_revision_result res = {0};
-    llm_revision_kind k = kevo__llm_revision_parse(
-        c->wire.text, c->wire.text_len, c->req->sections, &res);
+    llm_revision_kind k =
+        kevo__llm_revision_parse(c->wire.text, c->wire.text_len,
+                                 c->req->sections, c->req->n_sections, &res);
     parse_outcome(c, k == LLM_REVISION_OK, kevo__llm_revision_kind_name(k),
                   res.reason, "revised prompt", revision_fail_kind(k));
     if (k != LLM_REVISION_OK)
         goto done;
-    kevo_buf note = {0};
-    kevo__buf_printf(&note, "%s: %s", m->name, res.reason);
+    llm_buf note = {0};
+    kevo__llm_buf_printf(&note, "%s: %s", m->name, res.reason);
     char *clean_note = note.data ? redact(st, note.data) : NULL;
-    char *clean = redact(st, res.sections_json);
-    if (!clean) {
+    /* The sections redacted, and as the reply file shows them. */
+    kevo_operator_text *clean = calloc(res.n_sections + 1, sizeof(*clean));
+    json_t *shown = json_object();
+    bool nomem = !clean || !shown;
+    for (size_t i = 0; !nomem && i < res.n_sections; i++) {
+        clean[i].name = res.sections[i].name;
+        clean[i].text = redact(st, res.sections[i].text);
+        nomem = !clean[i].text ||
+                json_object_set_new(shown, clean[i].name,
+                                    json_string(clean[i].text)) != 0;
+    }
+    if (nomem) {
         call_fail(c, KEVO_FAIL_INTERNAL, "out of memory for the prompt");
     } else {
-        kevo_status rc =
-            st->api->emit_prompt(st->ctx, c->req->id, clean, clean_note);
-        json_t *v = json_loads(clean, 0, NULL);
+        kevo_status rc = st->api->emit_prompt_sections(
+            st->ctx, c->req->id, clean, res.n_sections, clean_note);
         if (rc == KEVO_OK) {
             st->prompts++;
-            json_object_set_new(c->log, "prompt", v);
+            json_object_set(c->log, "prompt", shown);
             say(st, KEVO_LOG_INFO,
                 "request %" PRIu64 ": a revised prompt from %s (%s)",
                 c->req->id, m->name, res.reason);
         } else {
-            json_object_set_new(c->log, "refused_prompt", v);
-            kevo_buf b = {0};
-            kevo__buf_printf(&b, "the host refused the revised prompt: %s",
-                             st->api->last_error(st->ctx));
+            json_object_set(c->log, "refused_prompt", shown);
+            llm_buf b = {0};
+            kevo__llm_buf_printf(&b, "the host refused the revised prompt: %s",
+                                 st->api->last_error(st->ctx));
             call_fail(c,
                       rc == KEVO_EEXIST   ? "duplicate"
                       : rc == KEVO_ENOMEM ? KEVO_FAIL_INTERNAL
                                           : KEVO_FAIL_INVALID,
                       b.data ? b.data : "the host refused the prompt");
-            kevo__buf_free(&b);
+            kevo__llm_buf_free(&b);
         }
     }
+    for (size_t i = 0; clean && i < res.n_sections; i++)
+        free((char *)clean[i].text);
     free(clean);
+    json_decref(shown);
     free(clean_note);
-    kevo__buf_free(&note);
+    kevo__llm_buf_free(&note);
 done:
     kevo__llm_revision_result_free(&res);
 }
@@ -520,8 +536,7 @@ static void count_usage(llm_call *c, uint64_t in, uint64_t out, bool estimated)
     double cost = (double)in * m->input_cost_per_mtok / 1e6 +
                   (double)out * m->output_cost_per_mtok / 1e6;
     st->cost += cost;
-    if (KEVO_HOST_API_HAS(st->api, report_usage))
-        st->api->report_usage(st->ctx, in, out, cost);
+    st->api->report_usage(st->ctx, in, out, cost);
     json_t *u = json_pack("{s:I, s:I, s:f}", "input_tokens", (json_int_t)in,
                           "output_tokens", (json_int_t)out, "cost", cost);
     if (u && estimated)
@@ -556,10 +571,10 @@ static void on_done(void *ud, const llm_http_result *r)
         sink_begin(c);
         if (c->spent_in || c->spent_out)
             count_usage(c, c->spent_in, c->spent_out, true);
-        kevo_buf b = {0};
+        llm_buf b = {0};
         const char *kind = outcome_fail_kind(r->outcome);
         if (r->outcome == LLM_BUDGET) {
-            kevo__buf_puts(&b, r->reason);
+            kevo__llm_buf_puts(&b, r->reason);
         } else {
             char *e = r->outcome == LLM_HTTP_ERROR
                           ? kevo__llm_wire_error_text(r->body, r->body_len)
@@ -567,19 +582,20 @@ static void on_done(void *ud, const llm_http_result *r)
             if (r->outcome == LLM_HTTP_ERROR &&
                 kevo__llm_wire_error_kind(r->body, r->body_len))
                 kind = LLM_FAIL_CONTEXT;
-            kevo__buf_printf(&b, "%s: ", kevo__llm_outcome_name(r->outcome));
+            kevo__llm_buf_printf(&b,
+                                 "%s: ", kevo__llm_outcome_name(r->outcome));
             /* The API's error object says more than the body's first
              * bytes. */
             if (e)
-                kevo__buf_printf(&b, "HTTP %ld: %s (after %d attempt%s)",
-                                 r->status, e, r->attempts,
-                                 r->attempts == 1 ? "" : "s");
+                kevo__llm_buf_printf(&b, "HTTP %ld: %s (after %d attempt%s)",
+                                     r->status, e, r->attempts,
+                                     r->attempts == 1 ? "" : "s");
             else
-                kevo__buf_puts(&b, r->reason);
+                kevo__llm_buf_puts(&b, r->reason);
             free(e);
         }
         call_fail(c, kind, b.data ? b.data : "out of memory");
-        kevo__buf_free(&b);
+        kevo__llm_buf_free(&b);
         call_finished(c);
         return;
     }
@@ -780,6 +796,7 @@ static kevo_status llm_init(const kevo_host_api *api, kevo_host_ctx *ctx,
     }
     st->api = api;
     st->ctx = ctx;
+    st->reply_host = (kevo_reply_host){api, ctx};
     if (!kevo__llm_config_parse(config_json, &st->cfg, host_getenv, err,
                                 sizeof(err))) {
         api->error(ctx, "%s", err);
@@ -821,7 +838,7 @@ static kevo_status llm_init(const kevo_host_api *api, kevo_host_ctx *ctx,
         json_pack("{s:I, s:s, s:s, s:o}", "seq", (json_int_t)0, "plugin",
                   llm_desc.name, "version", llm_desc.version, "config",
                   json_loads(config_json, 0, NULL));
-    if (inst && KEVO_HOST_API_HAS(api, instance_name))
+    if (inst)
         json_object_set_new(inst, "instance",
                             json_string(api->instance_name(ctx)));
     if (!inst) {
@@ -846,6 +863,18 @@ fail:
     return rc;
 }
 
+/* The evaluation kevo keeps beside candidate i of a request's notes (the
+ * note KEVO_NOTE_EVALUATION), or NULL. */
+static const char *evaluation_note(const kevo_operator_notes *notes, size_t n,
+                                   size_t i)
+{
+    for (size_t k = 0; notes && i < n && k < notes[i].n_items; k++) {
+        if (strcmp(notes[i].items[k].name, KEVO_NOTE_EVALUATION) == 0)
+            return notes[i].items[k].text;
+    }
+    return NULL;
+}
+
 static kevo_status llm_propose(void *state, const kevo_operator_request *req)
 {
     llm_state *st = state;
@@ -864,7 +893,7 @@ static kevo_status llm_propose(void *state, const kevo_operator_request *req)
         host_fail(st, req->id, KEVO_FAIL_BUDGET, why);
         goto done;
     }
-    r->parent_source = kevo__strdup(api->cand_source(st->ctx, req->parent));
+    r->parent_source = kevo__llm_strdup(api->cand_source(st->ctx, req->parent));
     params = api->cand_params(st->ctx, req->parent);
     assignment = api->cand_assignment(st->ctx, req->parent);
     size_t ninsp = req->inspirations ? req->n_inspirations : 0;
@@ -876,12 +905,12 @@ static kevo_status llm_propose(void *state, const kevo_operator_request *req)
     for (size_t i = 0; i < ninsp; i++) {
         insp[i].source =
             api->cand_source(st->ctx, req->inspirations[i].candidate);
-        insp[i].summary_json = req->inspirations[i].summary_json;
+        insp[i].summary_json = evaluation_note(req->notes, req->n_notes, 2 + i);
     }
     llm_prompt_candidate second = {0};
     if (req->second_parent) {
         second.source = api->cand_source(st->ctx, req->second_parent);
-        second.summary_json = req->second_summary_json;
+        second.summary_json = evaluation_note(req->notes, req->n_notes, 1);
         second_params = api->cand_params(st->ctx, req->second_parent);
         second_assignment = api->cand_assignment(st->ctx, req->second_parent);
         second.params_json = second_params;
@@ -894,19 +923,21 @@ static kevo_status llm_propose(void *state, const kevo_operator_request *req)
         .task_dims = api->task_dims(st->ctx),
         .task_cost = api->task_cost(st->ctx),
         .device_json = api->device_json(st->ctx),
-        .parent = {r->parent_source, req->parent_summary_json, assignment,
+        .parent = {r->parent_source,
+                   evaluation_note(req->notes, req->n_notes, 0), assignment,
                    params},
         .second_parent = req->second_parent ? &second : NULL,
         .inspirations = insp,
         .n_inspirations = ninsp,
         .target_cell_json = req->target_cell_json,
-        .sections_json = req->prompt_json,
+        .sections = req->prompt_sections,
+        .n_sections = req->n_prompt_sections,
+        .include_rule = api->include_rule(st->ctx),
         .format = st->cfg.reply_format,
         .max_log_lines = st->cfg.max_log_lines,
         .max_inspirations = st->cfg.max_inspirations,
-        /* A host of ABI 1.1 leaves the slot of failures zero. */
-        .failures = api->abi_minor >= 2 ? req->failures : NULL,
-        .n_failures = api->abi_minor >= 2 ? req->n_failures : 0,
+        .failures = req->failures,
+        .n_failures = req->n_failures,
     };
     if (!kevo__llm_prompt_build(&in, &system, &user, why, sizeof(why))) {
         host_fail(st, req->id,
@@ -961,28 +992,24 @@ static kevo_status llm_revise(void *state, const kevo_operator_revision *rev)
         return KEVO_ENOMEM;
     st->revisions++;
     r->revision = true;
-    if (!KEVO_HOST_API_HAS(api, emit_prompt)) {
-        host_fail(st, rev->id, KEVO_FAIL_UNSUPPORTED,
-                  "the host has no emit_prompt (ABI 1.0)");
-        goto done;
-    }
     if (!budget_left(st, why, sizeof(why))) {
         host_fail(st, rev->id, KEVO_FAIL_BUDGET, why);
         goto done;
     }
-    if (!(r->sections = kevo__strdup(rev->sections_json))) {
-        host_fail(st, rev->id, KEVO_FAIL_INTERNAL, "out of memory");
-        goto done;
-    }
+    r->sections = rev->sections;
+    r->n_sections = rev->n_sections;
     llm_revision_input in = {
         .task_name = api->task_name(st->ctx),
         .task_description = api->task_description(st->ctx),
         .task_args = api->task_args(st->ctx),
         .prompt_name = rev->prompt_name,
-        .sections_json = rev->sections_json,
-        .record_json = rev->record_json,
-        .best = {rev->best_source, rev->best_summary_json, NULL, NULL},
-        .worst = {rev->worst_source, rev->worst_summary_json, NULL, NULL},
+        .sections = rev->sections,
+        .n_sections = rev->n_sections,
+        .record = rev->record,
+        .best = {rev->best_source, evaluation_note(rev->notes, rev->n_notes, 0),
+                 NULL, NULL},
+        .worst = {rev->worst_source,
+                  evaluation_note(rev->notes, rev->n_notes, 1), NULL, NULL},
         .max_log_lines = st->cfg.max_log_lines,
     };
     if (!kevo__llm_revision_prompt_build(&in, &system, &user, why,
@@ -994,9 +1021,8 @@ static kevo_status llm_revise(void *state, const kevo_operator_revision *rev)
                   why);
         goto done;
     }
-    /* How the prompt's children failed (ABI 1.2; a 1.1 host leaves the
-     * slots zero). */
-    if (api->abi_minor >= 2 && !kevo__llm_revision_failures(&user, rev)) {
+    /* How the prompt's children failed. */
+    if (!kevo__llm_revision_failures(&user, rev)) {
         host_fail(st, rev->id, KEVO_FAIL_INTERNAL, "out of memory");
         free(system);
         system = NULL;
@@ -1038,7 +1064,7 @@ static kevo_status llm_repair(void *state,
     clean = text ? kevo__llm_utf8_clean(text, strlen(text)) : NULL;
     const llm_convo_entry *e =
         kevo__llm_convos_find(&st->convos, rep->request_id, rep->attempt);
-    bool ok = clean && (r->parent_source = kevo__strdup(rep->source)) &&
+    bool ok = clean && (r->parent_source = kevo__llm_strdup(rep->source)) &&
               (e ? kevo__llm_convo_extend(&e->convo, e->reply, clean, &r->convo)
                  : kevo__llm_repair_fresh(api->task_name(st->ctx),
                                           api->task_args(st->ctx), rep->source,
@@ -1138,10 +1164,10 @@ static void llm_fini(void *state)
 
 static const kevo_operator_desc llm_desc = {
     .abi_major = KEVO_OPERATOR_ABI_MAJOR,
-    .abi_minor = 2, /* reads the JSON forms of prompts and summaries */
+    .abi_minor = KEVO_OPERATOR_ABI_MINOR,
     .struct_size = sizeof(kevo_operator_desc),
     .name = "llm",
-    .version = "1.2",
+    .version = "1.3",
     .description = "rewrites and repairs kernels, and revises "
                    "meta-prompts, with a language model (OpenAI or "
                    "Anthropic API)",

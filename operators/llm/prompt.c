@@ -17,19 +17,20 @@
 
 #include <jansson.h>
 
-#include "proc/include_scan.h"
 #include "prompt.h"
 #include "prompt_eval.h"
 #include "prompt_failures.h"
 
-/* The rules below are kevo's: lib/proc/include_scan.c (headers),
+/* The rules below are kevo's: the host's include_rule() (headers),
  * lib/model/blocks.c and kevo-blocks(5) (the kevo:launch and kevo:param
  * blocks), lib/eval/compile_pool.c (the NVRTC options, parameters as -D
  * macros), worker/gpu_launch.c (the shared-memory opt-in) and worker/compile.c
  * (kernels found by name expression, so extern "C" is optional).
  * tests/test-prompt.c checks the examples and the forbidden forms against the
  * parser. */
-static const char system_text[] =
+/* The system text: system_head, the headers a kernel may include (the
+ * host's include_rule()), system_tail. */
+static const char system_head[] =
     "You are an expert CUDA performance engineer. You make a CUDA kernel "
     "faster on the GPU described, while its results stay correct within "
     "the task's tolerance for every shape of the problem: the shapes shown "
@@ -51,7 +52,9 @@ static const char system_text[] =
     "the device's architecture; a function without __global__ or __host__ "
     "is a __device__ function. No host code: no main, no cudaMalloc or "
     "cudaMemcpy, no launches from the source.\n"
-    "2. #include only " KEVO__INCLUDE_ALLOWED_TEXT
+    "2. #include only ";
+
+static const char system_tail[] =
     " (for fixed-width integers, <cuda/std/cstdint>). Any other header, "
     "<cuda_runtime.h>, <cstdio> and <stdint.h> included, is refused.\n"
     "3. A comment block whose first word is kevo:launch declares the "
@@ -112,12 +115,12 @@ static const char system_text[] =
 
 /* A JSON object as "key: value" lines, held-out keys left out (text that
  * is not an object is shown as it is). */
-static void put_object_lines(kevo_buf *b, const char *json)
+static void put_object_lines(llm_buf *b, const char *json)
 {
     json_t *root = json_loads(json, 0, NULL);
     if (!json_is_object(root)) {
         json_decref(root);
-        kevo__buf_printf(b, "%s\n", json);
+        kevo__llm_buf_printf(b, "%s\n", json);
         return;
     }
     const char *key;
@@ -125,15 +128,15 @@ static void put_object_lines(kevo_buf *b, const char *json)
     json_object_foreach (root, key, v) {
         if (kevo__llm_hidden_key(key))
             continue;
-        kevo__buf_printf(b, "%s: ", key);
+        kevo__llm_buf_printf(b, "%s: ", key);
         kevo__llm_put_value(b, v);
-        kevo__buf_puts(b, "\n");
+        kevo__llm_buf_puts(b, "\n");
     }
     json_decref(root);
 }
 
 /* The task's dimensions and training shapes. */
-static void put_dims(kevo_buf *b, const char *json)
+static void put_dims(llm_buf *b, const char *json)
 {
     json_t *root = json_loads(json, 0, NULL);
     json_t *dims = json_object_get(root, "dims");
@@ -145,49 +148,49 @@ static void put_dims(kevo_buf *b, const char *json)
     }
     size_t i;
     json_t *v;
-    kevo__buf_puts(b, "Dimensions:");
+    kevo__llm_buf_puts(b, "Dimensions:");
     json_array_foreach (dims, i, v) {
-        kevo__buf_puts(b, i ? ", " : " ");
+        kevo__llm_buf_puts(b, i ? ", " : " ");
         kevo__llm_put_value(b, v);
     }
-    kevo__buf_puts(b, "\nShapes it is measured on (it must be correct for "
-                      "other shapes too):\n");
+    kevo__llm_buf_puts(b, "\nShapes it is measured on (it must be correct for "
+                          "other shapes too):\n");
     json_array_foreach (shapes, i, v) {
-        kevo__buf_puts(b, "- ");
+        kevo__llm_buf_puts(b, "- ");
         if (json_is_object(v))
             kevo__llm_put_pairs(b, v);
         else
             kevo__llm_put_value(b, v);
-        kevo__buf_puts(b, "\n");
+        kevo__llm_buf_puts(b, "\n");
     }
     json_decref(root);
 }
 
-static void put_source(kevo_buf *b, const char *source)
+static void put_source(llm_buf *b, const char *source)
 {
     size_t n = strlen(source);
-    kevo__buf_puts(b, "```cuda\n");
-    kevo__buf_append(b, source, n);
+    kevo__llm_buf_puts(b, "```cuda\n");
+    kevo__llm_buf_append(b, source, n);
     if (n == 0 || source[n - 1] != '\n')
-        kevo__buf_puts(b, "\n");
-    kevo__buf_puts(b, "```\n");
+        kevo__llm_buf_puts(b, "\n");
+    kevo__llm_buf_puts(b, "```\n");
 }
 
 /* "Parameter values: BM=64, BN=64" of an assignment that has values. */
-static void put_assignment(kevo_buf *b, const char *json)
+static void put_assignment(llm_buf *b, const char *json)
 {
     json_t *a = json ? json_loads(json, 0, NULL) : NULL;
     if (json_is_object(a) && json_object_size(a) > 0) {
-        kevo__buf_puts(b, "Parameter values: ");
+        kevo__llm_buf_puts(b, "Parameter values: ");
         kevo__llm_put_pairs(b, a);
-        kevo__buf_puts(b, "\n");
+        kevo__llm_buf_puts(b, "\n");
     }
     json_decref(a);
 }
 
 /* A parameter space the source does not declare itself (the task's
  * parameters): "BLOCK in {64, 128} (default 128); require ...". */
-static void put_space(kevo_buf *b, const char *params_json, const char *source)
+static void put_space(llm_buf *b, const char *params_json, const char *source)
 {
     if (!params_json || (source && strstr(source, "kevo:param")))
         return;
@@ -196,31 +199,33 @@ static void put_space(kevo_buf *b, const char *params_json, const char *source)
     if (json_array_size(params) > 0) {
         size_t i;
         json_t *p;
-        kevo__buf_puts(b, "Tunable parameters (declared by the task, not in "
-                          "the source):");
+        kevo__llm_buf_puts(b,
+                           "Tunable parameters (declared by the task, not in "
+                           "the source):");
         json_array_foreach (params, i, p) {
             const char *name = json_string_value(json_object_get(p, "name"));
-            kevo__buf_printf(b, "%s%s in {", i ? "; " : " ", name ? name : "?");
+            kevo__llm_buf_printf(b, "%s%s in {", i ? "; " : " ",
+                                 name ? name : "?");
             kevo__llm_put_value(b, json_object_get(p, "values"));
-            kevo__buf_puts(b, "}");
+            kevo__llm_buf_puts(b, "}");
             json_t *d = json_object_get(p, "default");
             if (d) {
-                kevo__buf_puts(b, " = ");
+                kevo__llm_buf_puts(b, " = ");
                 kevo__llm_put_value(b, d);
             }
         }
         json_t *cons = json_object_get(root, "constraints");
         json_array_foreach (cons, i, p) {
-            kevo__buf_puts(b, "; require ");
+            kevo__llm_buf_puts(b, "; require ");
             kevo__llm_put_value(b, p);
         }
-        kevo__buf_puts(b, "\n");
+        kevo__llm_buf_puts(b, "\n");
     }
     json_decref(root);
 }
 
 /* " (fitness F)" of a summary that has one and did not fail. */
-static void put_fitness_title(kevo_buf *b, const char *summary_json)
+static void put_fitness_title(llm_buf *b, const char *summary_json)
 {
     double fit;
     if (!summary_json || !kevo__llm_summary_fitness(summary_json, &fit))
@@ -228,22 +233,22 @@ static void put_fitness_title(kevo_buf *b, const char *summary_json)
     json_t *root = json_loads(summary_json, 0, NULL);
     const char *verdict = json_string_value(json_object_get(root, "verdict"));
     if (!verdict || strcmp(verdict, "ok") == 0)
-        kevo__buf_printf(b, " (fitness %.4g)", fit);
+        kevo__llm_buf_printf(b, " (fitness %.4g)", fit);
     json_decref(root);
 }
 
 /* The current kernel: its parameters, source and evaluation. */
-static void put_parent(kevo_buf *b, const llm_prompt_input *in)
+static void put_parent(llm_buf *b, const llm_prompt_input *in)
 {
     const llm_prompt_candidate *c = &in->parent;
-    kevo__buf_puts(b, "\n# Current kernel");
+    kevo__llm_buf_puts(b, "\n# Current kernel");
     put_fitness_title(b, c->summary_json);
-    kevo__buf_puts(b, "\n");
+    kevo__llm_buf_puts(b, "\n");
     put_assignment(b, c->assignment_json);
     put_space(b, c->params_json, c->source);
     put_source(b, c->source ? c->source : "");
     if (c->summary_json) {
-        kevo__buf_puts(b, "Its evaluation: ");
+        kevo__llm_buf_puts(b, "Its evaluation: ");
         kevo__llm_put_evaluation(b, c->summary_json, in->task_dims,
                                  in->max_log_lines);
     }
@@ -252,19 +257,19 @@ static void put_parent(kevo_buf *b, const llm_prompt_input *in)
 
 /* A variant shown beside the parent: what sets it apart, its source (or
  * that it has the parent's) and its evaluation, in full or in brief. */
-static void put_variant(kevo_buf *b, const llm_prompt_candidate *c,
+static void put_variant(llm_buf *b, const llm_prompt_candidate *c,
                         const llm_prompt_input *in, bool full)
 {
     const llm_prompt_candidate *parent = &in->parent;
     kevo__llm_put_differences(b, c->summary_json, c->assignment_json,
                               parent->summary_json, parent->assignment_json);
     if (c->source && parent->source && strcmp(c->source, parent->source) == 0)
-        kevo__buf_puts(b, "Its source is the current kernel's.\n");
+        kevo__llm_buf_puts(b, "Its source is the current kernel's.\n");
     else
         put_source(b, c->source ? c->source : "");
     if (!c->summary_json)
         return;
-    kevo__buf_puts(b, "Its evaluation: ");
+    kevo__llm_buf_puts(b, "Its evaluation: ");
     if (full)
         kevo__llm_put_evaluation(b, c->summary_json, in->task_dims,
                                  in->max_log_lines);
@@ -272,30 +277,18 @@ static void put_variant(kevo_buf *b, const llm_prompt_candidate *c,
         kevo__llm_put_brief(b, c->summary_json);
 }
 
-static bool put_sections(kevo_buf *b, const char *json, char *err,
-                         size_t errlen)
+/* The meta-prompt's sections, each under its name as a heading. */
+static void put_sections(llm_buf *b, const kevo_operator_text *sections,
+                         size_t n)
 {
-    json_error_t jerr;
-    json_t *root = json_loads(json, JSON_DECODE_ANY, &jerr);
-    if (!json_is_object(root)) {
-        json_decref(root);
-        kevo__llm_errf(err, errlen,
-                       "the request's prompt is not a JSON object of named "
-                       "sections");
-        return false;
+    if (n > 0)
+        kevo__llm_buf_puts(b, "\n# Guidance\n");
+    for (size_t i = 0; i < n; i++) {
+        const char *key = sections[i].name;
+        kevo__llm_buf_printf(b, "\n## %c%s\n%s\n",
+                             toupper((unsigned char)key[0]),
+                             key[0] ? key + 1 : "", sections[i].text);
     }
-    if (json_object_size(root) > 0)
-        kevo__buf_puts(b, "\n# Guidance\n");
-    const char *key;
-    json_t *v;
-    json_object_foreach (root, key, v) {
-        kevo__buf_printf(b, "\n## %c%s\n", toupper((unsigned char)key[0]),
-                         key[0] ? key + 1 : "");
-        kevo__llm_put_value(b, v);
-        kevo__buf_puts(b, "\n");
-    }
-    json_decref(root);
-    return true;
 }
 
 /* The end of building a prompt: the user text (raw, the caller's buffer
@@ -306,7 +299,7 @@ static bool finish_prompt(const char *raw, const char *sys, char **system,
                           char **user, char *err, size_t errlen)
 {
     if (!raw || !(*user = kevo__llm_utf8_clean(raw, strlen(raw))) ||
-        !(*system = kevo__strdup(sys))) {
+        !(*system = kevo__llm_strdup(sys))) {
         kevo__llm_errf(err, errlen, "out of memory for the prompt");
         return false;
     }
@@ -354,34 +347,34 @@ static const char format_either[] =
     "the edits apply in order. Use one form, not both. A few sentences "
     "before the code saying what you changed and why are welcome.\n";
 
-static void put_text_section(kevo_buf *b, const char *title, const char *text)
+static void put_text_section(llm_buf *b, const char *title, const char *text)
 {
     if (text && *text)
-        kevo__buf_printf(b, "\n## %s\n%s%s", title, text,
-                         text[strlen(text) - 1] == '\n' ? "" : "\n");
+        kevo__llm_buf_printf(b, "\n## %s\n%s%s", title, text,
+                             text[strlen(text) - 1] == '\n' ? "" : "\n");
 }
 
 bool kevo__llm_prompt_build(const llm_prompt_input *in, char **system,
                             char **user, char *err, size_t errlen)
 {
-    kevo_buf b = {0};
+    llm_buf b = {0};
     char *raw = NULL;
     bool ok = false;
     *system = *user = NULL;
 
-    kevo__buf_printf(&b, "# Task: %s\n",
-                     in->task_name ? in->task_name : "(unnamed)");
+    kevo__llm_buf_printf(&b, "# Task: %s\n",
+                         in->task_name ? in->task_name : "(unnamed)");
     if (in->task_description && *in->task_description)
-        kevo__buf_printf(&b, "\n%s\n", in->task_description);
+        kevo__llm_buf_printf(&b, "\n%s\n", in->task_description);
     put_text_section(&b, "Kernel arguments", in->task_args);
     if (in->task_dims && *in->task_dims) {
-        kevo__buf_puts(&b, "\n## Problem size\n");
+        kevo__llm_buf_puts(&b, "\n## Problem size\n");
         put_dims(&b, in->task_dims);
     }
     put_text_section(&b, "Cost model (what the roofline counts)",
                      in->task_cost);
     if (in->device_json && *in->device_json) {
-        kevo__buf_puts(&b, "\n## Device\n");
+        kevo__llm_buf_puts(&b, "\n## Device\n");
         kevo__llm_put_device(&b, in->device_json);
     }
 
@@ -389,9 +382,10 @@ bool kevo__llm_prompt_build(const llm_prompt_input *in, char **system,
 
     if (in->second_parent) {
         const llm_prompt_candidate *c = in->second_parent;
-        kevo__buf_puts(&b, "\n# Second parent");
+        kevo__llm_buf_puts(&b, "\n# Second parent");
         put_fitness_title(&b, c->summary_json);
-        kevo__buf_puts(&b, "\nWrite a crossover of the two: keep what makes "
+        kevo__llm_buf_puts(&b,
+                           "\nWrite a crossover of the two: keep what makes "
                            "the current kernel fast and take over what "
                            "makes this one fast where they differ.\n");
         put_variant(&b, c, in, true);
@@ -401,36 +395,42 @@ bool kevo__llm_prompt_build(const llm_prompt_input *in, char **system,
                       ? in->n_inspirations
                       : in->max_inspirations;
     if (nins > 0)
-        kevo__buf_puts(&b, "\n# Other variants from the archive, for "
-                           "comparison\n");
+        kevo__llm_buf_puts(&b, "\n# Other variants from the archive, for "
+                               "comparison\n");
     for (size_t i = 0; i < nins; i++) {
         const llm_prompt_candidate *c = &in->inspirations[i];
-        kevo__buf_printf(&b, "\n## Variant %zu", i + 1);
+        kevo__llm_buf_printf(&b, "\n## Variant %zu", i + 1);
         put_fitness_title(&b, c->summary_json);
-        kevo__buf_puts(&b, "\n");
+        kevo__llm_buf_puts(&b, "\n");
         put_variant(&b, c, in, false);
     }
 
     if (in->target_cell_json && *in->target_cell_json) {
-        kevo__buf_puts(&b, "\n# Aim\nExplore: write a variant whose "
-                           "behaviour falls in this cell of the archive "
-                           "(a different way of using the GPU), while "
-                           "staying fast and correct:\n");
+        kevo__llm_buf_puts(&b, "\n# Aim\nExplore: write a variant whose "
+                               "behaviour falls in this cell of the archive "
+                               "(a different way of using the GPU), while "
+                               "staying fast and correct:\n");
         put_object_lines(&b, in->target_cell_json);
     }
 
-    if (in->sections_json && !put_sections(&b, in->sections_json, err, errlen))
-        goto done;
+    put_sections(&b, in->sections, in->n_sections);
 
-    kevo__buf_puts(&b, "\n# Reply format\n");
-    kevo__buf_puts(&b, in->format == LLM_FORMAT_WHOLE   ? format_whole
-                       : in->format == LLM_FORMAT_EDITS ? format_edits
-                                                        : format_either);
+    kevo__llm_buf_puts(&b, "\n# Reply format\n");
+    kevo__llm_buf_puts(&b, in->format == LLM_FORMAT_WHOLE   ? format_whole
+                           : in->format == LLM_FORMAT_EDITS ? format_edits
+                                                            : format_either);
 
-    raw = kevo__buf_take(&b);
-    ok = finish_prompt(raw, system_text, system, user, err, errlen);
-done:
-    kevo__buf_free(&b);
+    raw = kevo__llm_buf_take(&b);
+    llm_buf sys = {0};
+    kevo__llm_buf_puts(&sys, system_head);
+    kevo__llm_buf_puts(&sys, in->include_rule ? in->include_rule : "");
+    kevo__llm_buf_puts(&sys, system_tail);
+    char *sys_text = kevo__llm_buf_take(&sys);
+    ok = sys_text && finish_prompt(raw, sys_text, system, user, err, errlen);
+    if (!sys_text)
+        kevo__llm_errf(err, errlen, "out of memory for the prompt");
+    free(sys_text);
+    kevo__llm_buf_free(&b);
     free(raw);
     if (!ok) {
         free(*system);
@@ -459,20 +459,18 @@ static const char revision_system_text[] =
     "The advice must hold for every shape of the problem, not only the "
     "shapes measured.\n";
 
-/* A count of the record, or -1 when it has none. */
-static long long record_count(json_t *r, const char *key)
+/* A count of the record, as the JSON it once came in saturated it. */
+static long long record_count(uint64_t v)
 {
-    json_t *v = json_object_get(r, key);
-    return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
+    return v > (uint64_t)INT64_MAX ? INT64_MAX : (long long)v;
 }
 
-static void put_fitness(kevo_buf *b, json_t *r, const char *key)
+static void put_fitness(llm_buf *b, double f)
 {
-    json_t *v = json_object_get(r, key);
-    if (json_is_number(v))
-        kevo__buf_printf(b, "%.4g", json_number_value(v));
+    if (isfinite(f))
+        kevo__llm_buf_printf(b, "%.4g", f);
     else
-        kevo__buf_puts(b, "none");
+        kevo__llm_buf_puts(b, "none");
 }
 
 static double percent(long long part, long long whole)
@@ -480,85 +478,57 @@ static double percent(long long part, long long whole)
     return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-/* The record as lines; keys it does not know as "key: value". */
-static void put_record(kevo_buf *b, const char *json)
+/* The record as lines. */
+static void put_record(llm_buf *b, const kevo_prompt_record *r)
 {
-    static const char *const known[] = {
-        "uses",          "children",   "entered", "beat_parent",
-        "best_fitness",  "best_child", "mean",    "worst_child",
-        "worst_fitness", "revisions"};
-    json_t *r = json_loads(json, 0, NULL);
-    if (!json_is_object(r)) {
-        json_decref(r);
-        put_object_lines(b, json);
-        return;
-    }
-    long long uses = record_count(r, "uses");
-    long long children = record_count(r, "children");
-    long long entered = record_count(r, "entered");
-    long long beat = record_count(r, "beat_parent");
-    long long revisions = record_count(r, "revisions");
-    if (uses >= 0)
-        kevo__buf_printf(b, "- chosen for %lld requests\n", uses);
+    long long uses = record_count(r->uses);
+    long long children = record_count(r->children);
+    long long entered = record_count(r->entered);
+    long long beat = record_count(r->beat_parent);
+    long long revisions = record_count(r->revisions);
+    kevo__llm_buf_printf(b, "- chosen for %lld requests\n", uses);
     if (children == 0)
-        kevo__buf_puts(b, "- no child credited to it yet\n");
-    else if (children > 0)
-        kevo__buf_printf(b,
-                         "- %lld children credited to it: %lld entered "
-                         "the archive (%.0f%%), %lld beat their parent "
-                         "(%.0f%%)\n",
-                         children, entered < 0 ? 0 : entered,
-                         percent(entered, children), beat < 0 ? 0 : beat,
-                         percent(beat, children));
-    kevo__buf_puts(b, "- best child: fitness ");
-    put_fitness(b, r, "best_fitness");
-    kevo__buf_puts(b, "\n- worst child: fitness ");
-    put_fitness(b, r, "worst_fitness");
-    kevo__buf_puts(b, "\n");
-    json_t *mean = json_object_get(r, "mean");
-    if (json_is_number(mean))
-        kevo__buf_printf(b,
-                         "- estimated chance that a child succeeds: "
-                         "%.2f\n",
-                         json_number_value(mean));
+        kevo__llm_buf_puts(b, "- no child credited to it yet\n");
+    else
+        kevo__llm_buf_printf(b,
+                             "- %lld children credited to it: %lld entered "
+                             "the archive (%.0f%%), %lld beat their parent "
+                             "(%.0f%%)\n",
+                             children, entered, percent(entered, children),
+                             beat, percent(beat, children));
+    kevo__llm_buf_puts(b, "- best child: fitness ");
+    put_fitness(b, r->best_fitness);
+    kevo__llm_buf_puts(b, "\n- worst child: fitness ");
+    put_fitness(b, r->worst_fitness);
+    kevo__llm_buf_puts(b, "\n");
+    if (isfinite(r->mean))
+        kevo__llm_buf_printf(b,
+                             "- estimated chance that a child succeeds: "
+                             "%.2f\n",
+                             r->mean);
     if (revisions > 0)
-        kevo__buf_printf(b, "- handed out for revision %lld times\n",
-                         revisions);
-    const char *key;
-    json_t *v;
-    json_object_foreach (r, key, v) {
-        bool shown = false;
-        for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-            shown = shown || strcmp(key, known[i]) == 0;
-        if (shown || kevo__llm_hidden_key(key))
-            continue;
-        kevo__buf_printf(b, "- %s: ", key);
-        kevo__llm_put_value(b, v);
-        kevo__buf_puts(b, "\n");
-    }
-    json_decref(r);
+        kevo__llm_buf_printf(b, "- handed out for revision %lld times\n",
+                             revisions);
 }
 
 /* A child of the prompt, with its fitness from the record (or its
  * summary). */
-static void put_child(kevo_buf *b, const char *title, const char *fitness_key,
-                      const llm_prompt_candidate *c, json_t *record,
-                      size_t max_log_lines)
+static void put_child(llm_buf *b, const char *title, double record_fitness,
+                      const llm_prompt_candidate *c, size_t max_log_lines)
 {
     if (!c->source)
         return;
-    kevo__buf_printf(b, "\n# %s", title);
-    json_t *f = json_object_get(record, fitness_key);
+    kevo__llm_buf_printf(b, "\n# %s", title);
     double fit;
-    if (json_is_number(f))
-        kevo__buf_printf(b, " (fitness %.4g)", json_number_value(f));
+    if (isfinite(record_fitness))
+        kevo__llm_buf_printf(b, " (fitness %.4g)", record_fitness);
     else if (c->summary_json &&
              kevo__llm_summary_fitness(c->summary_json, &fit))
-        kevo__buf_printf(b, " (fitness %.4g)", fit);
-    kevo__buf_puts(b, "\n");
+        kevo__llm_buf_printf(b, " (fitness %.4g)", fit);
+    kevo__llm_buf_puts(b, "\n");
     put_source(b, c->source);
     if (c->summary_json) {
-        kevo__buf_puts(b, "Its evaluation: ");
+        kevo__llm_buf_puts(b, "Its evaluation: ");
         kevo__llm_put_evaluation(b, c->summary_json, NULL, max_log_lines);
     }
 }
@@ -577,81 +547,81 @@ bool kevo__llm_revision_prompt_build(const llm_revision_input *in,
                                      char **system, char **user, char *err,
                                      size_t errlen)
 {
-    kevo_buf b = {0};
+    llm_buf b = {0};
     char *raw = NULL, *pretty = NULL;
-    json_t *sections = NULL, *record = NULL;
+    json_t *sections = NULL;
     bool ok = false;
     *system = *user = NULL;
 
-    sections =
-        in->sections_json ? json_loads(in->sections_json, 0, NULL) : NULL;
-    if (!json_is_object(sections) || json_object_size(sections) == 0) {
-        kevo__llm_errf(err, errlen,
-                       "the prompt to revise is not a JSON object of named "
-                       "sections");
+    if (in->n_sections == 0) {
+        kevo__llm_errf(err, errlen, "the prompt to revise has no section");
         goto done;
     }
-    const char *key;
-    json_t *v;
-    json_object_foreach (sections, key, v) {
-        if (!json_is_string(v)) {
-            kevo__llm_errf(err, errlen,
-                           "the prompt to revise has a section that is not "
-                           "text");
-            goto done;
+    /* The model reads and writes the sections as one JSON object. */
+    sections = json_object();
+    for (size_t i = 0; sections && i < in->n_sections; i++) {
+        if (json_object_set_new(sections, in->sections[i].name,
+                                json_string(in->sections[i].text)) != 0) {
+            json_decref(sections);
+            sections = NULL;
         }
     }
-    record = in->record_json ? json_loads(in->record_json, 0, NULL) : NULL;
+    if (!sections) {
+        kevo__llm_errf(err, errlen, "out of memory for the prompt");
+        goto done;
+    }
 
-    kevo__buf_printf(&b, "# Task: %s\n",
-                     in->task_name ? in->task_name : "(unnamed)");
+    kevo__llm_buf_printf(&b, "# Task: %s\n",
+                         in->task_name ? in->task_name : "(unnamed)");
     if (in->task_description && *in->task_description)
-        kevo__buf_printf(&b, "\n%s\n", in->task_description);
+        kevo__llm_buf_printf(&b, "\n%s\n", in->task_description);
     if (in->task_args && *in->task_args)
-        kevo__buf_printf(
+        kevo__llm_buf_printf(
             &b, "\n## Kernel arguments\n%s%s", in->task_args,
             in->task_args[strlen(in->task_args) - 1] == '\n' ? "" : "\n");
 
-    kevo__buf_puts(&b, "\n# The guidance to revise");
+    kevo__llm_buf_puts(&b, "\n# The guidance to revise");
     if (in->prompt_name && *in->prompt_name)
-        kevo__buf_printf(&b, ": \"%s\"", in->prompt_name);
-    kevo__buf_puts(&b, "\n");
-    json_object_foreach (sections, key, v) {
-        kevo__buf_printf(&b, "\n## %c%s\n%s\n", toupper((unsigned char)key[0]),
-                         key[0] ? key + 1 : "", json_string_value(v));
+        kevo__llm_buf_printf(&b, ": \"%s\"", in->prompt_name);
+    kevo__llm_buf_puts(&b, "\n");
+    for (size_t i = 0; i < in->n_sections; i++) {
+        const char *key = in->sections[i].name;
+        kevo__llm_buf_printf(&b, "\n## %c%s\n%s\n",
+                             toupper((unsigned char)key[0]),
+                             key[0] ? key + 1 : "", in->sections[i].text);
     }
     pretty = json_dumps(sections, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     if (!pretty) {
         kevo__llm_errf(err, errlen, "out of memory for the prompt");
         goto done;
     }
-    kevo__buf_printf(&b, "\nThe same guidance as JSON:\n```json\n%s\n```\n",
-                     pretty);
+    kevo__llm_buf_printf(&b, "\nThe same guidance as JSON:\n```json\n%s\n```\n",
+                         pretty);
 
-    if (in->record_json && *in->record_json) {
-        kevo__buf_puts(&b, "\n# Its record\n");
-        put_record(&b, in->record_json);
+    if (in->record) {
+        kevo__llm_buf_puts(&b, "\n# Its record\n");
+        put_record(&b, in->record);
     }
-    put_child(&b, "Its best child", "best_fitness", &in->best, record,
-              in->max_log_lines);
-    put_child(&b, "Its worst child", "worst_fitness", &in->worst, record,
+    put_child(&b, "Its best child", in->record ? in->record->best_fitness : NAN,
+              &in->best, in->max_log_lines);
+    put_child(&b, "Its worst child",
+              in->record ? in->record->worst_fitness : NAN, &in->worst,
               in->max_log_lines);
     if (in->best.source && in->worst.source)
-        kevo__buf_puts(&b, "\nCompare the two: what did the best child "
-                           "do that the worst did not, and which advice "
-                           "led to each?\n");
+        kevo__llm_buf_puts(&b, "\nCompare the two: what did the best child "
+                               "do that the worst did not, and which advice "
+                               "led to each?\n");
 
-    kevo__buf_puts(&b, "\n# Reply format\n");
-    kevo__buf_puts(&b, revision_format);
+    kevo__llm_buf_puts(&b, "\n# Reply format\n");
+    kevo__llm_buf_puts(&b, revision_format);
 
-    raw = kevo__buf_take(&b);
+    raw = kevo__llm_buf_take(&b);
     ok = finish_prompt(raw, revision_system_text, system, user, err, errlen);
 done:
-    kevo__buf_free(&b);
+    kevo__llm_buf_free(&b);
     free(raw);
     free(pretty);
     json_decref(sections);
-    json_decref(record);
     if (!ok) {
         free(*system);
         free(*user);

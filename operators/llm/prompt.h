@@ -23,6 +23,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <kevo/operator.h>
+
 #include "prompt_eval.h"
 #include "wire.h"
 
@@ -48,7 +50,12 @@ typedef struct llm_prompt_input {
     const llm_prompt_candidate *inspirations;
     size_t n_inspirations;
     const char *target_cell_json; /* or NULL */
-    const char *sections_json;    /* {"strategy": "...", ...} or NULL */
+    /* The meta-prompt's sections, or none. */
+    const kevo_operator_text *sections;
+    size_t n_sections;
+    /* The headers a kernel may include, as kevo lists them (the host's
+     * include_rule()). */
+    const char *include_rule;
     llm_reply_format format;
     size_t max_log_lines;
     size_t max_inspirations;
@@ -59,29 +66,30 @@ typedef struct llm_prompt_input {
 } llm_prompt_input;
 
 /* Builds the prompt into two new strings (valid UTF-8). Returns false with
- * a reason in err when sections_json is not a JSON object or memory runs
- * out; other JSON that does not parse is shown as it is. */
+ * a reason in err when memory runs out; JSON that does not parse is shown
+ * as it is. */
 bool kevo__llm_prompt_build(const llm_prompt_input *in, char **system,
                             char **user, char *err, size_t errlen);
 
-/* What a revision prompt shows. sections_json is required; every other
- * field may be NULL. */
+/* What a revision prompt shows. At least one section is required; every
+ * other field may be NULL. */
 typedef struct llm_revision_input {
     const char *task_name;
     const char *task_description;
     const char *task_args;
     const char *prompt_name;
-    const char *sections_json; /* {"strategy": "...", ...} */
-    const char *record_json;   /* the prompt's record (operator.h) */
-    llm_prompt_candidate best; /* source and summary_json */
+    const kevo_operator_text *sections; /* the prompt's */
+    size_t n_sections;
+    const kevo_prompt_record *record; /* what its children did */
+    llm_prompt_candidate best;        /* source and summary_json */
     llm_prompt_candidate worst;
     size_t max_log_lines;
 } llm_revision_input;
 
 /* Builds the revision prompt into two new strings (valid UTF-8). The user
  * text holds the sections once as a ```json block, its only one. Returns
- * false with a reason in err when sections_json is not a JSON object of
- * strings or memory runs out. */
+ * false with a reason in err when there is no section or memory runs
+ * out. */
 bool kevo__llm_revision_prompt_build(const llm_revision_input *in,
                                      char **system, char **user, char *err,
                                      size_t errlen);

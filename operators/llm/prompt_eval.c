@@ -33,45 +33,45 @@ bool kevo__llm_hidden_key(const char *key)
            strncasecmp(key, "heldout", 7) == 0;
 }
 
-static void put_value_at(kevo_buf *b, json_t *v, int depth)
+static void put_value_at(llm_buf *b, json_t *v, int depth)
 {
     if (!v)
         return;
     switch (json_typeof(v)) {
     case JSON_STRING:
-        kevo__buf_append(b, json_string_value(v), json_string_length(v));
+        kevo__llm_buf_append(b, json_string_value(v), json_string_length(v));
         break;
     case JSON_INTEGER:
-        kevo__buf_printf(b, "%lld", (long long)json_integer_value(v));
+        kevo__llm_buf_printf(b, "%lld", (long long)json_integer_value(v));
         break;
-    case JSON_REAL: kevo__buf_printf(b, "%.4g", json_real_value(v)); break;
-    case JSON_TRUE: kevo__buf_puts(b, "yes"); break;
-    case JSON_FALSE: kevo__buf_puts(b, "no"); break;
-    case JSON_NULL: kevo__buf_puts(b, "none"); break;
+    case JSON_REAL: kevo__llm_buf_printf(b, "%.4g", json_real_value(v)); break;
+    case JSON_TRUE: kevo__llm_buf_puts(b, "yes"); break;
+    case JSON_FALSE: kevo__llm_buf_puts(b, "no"); break;
+    case JSON_NULL: kevo__llm_buf_puts(b, "none"); break;
     case JSON_ARRAY: {
         if (depth >= DEPTH_MAX) {
-            kevo__buf_puts(b, "...");
+            kevo__llm_buf_puts(b, "...");
             break;
         }
         size_t i, start = b->len;
         json_t *e;
         if (depth > 0)
-            kevo__buf_puts(b, "(");
+            kevo__llm_buf_puts(b, "(");
         json_array_foreach (v, i, e) {
             if (b->len - start > INLINE_MAX) {
-                kevo__buf_puts(b, ", ...");
+                kevo__llm_buf_puts(b, ", ...");
                 break;
             }
-            kevo__buf_puts(b, i ? ", " : "");
+            kevo__llm_buf_puts(b, i ? ", " : "");
             put_value_at(b, e, depth + 1);
         }
         if (depth > 0)
-            kevo__buf_puts(b, ")");
+            kevo__llm_buf_puts(b, ")");
         break;
     }
     case JSON_OBJECT: {
         if (depth >= DEPTH_MAX) {
-            kevo__buf_puts(b, "...");
+            kevo__llm_buf_puts(b, "...");
             break;
         }
         size_t start = b->len;
@@ -79,31 +79,31 @@ static void put_value_at(kevo_buf *b, json_t *v, int depth)
         const char *key;
         json_t *e;
         if (depth > 0)
-            kevo__buf_puts(b, "(");
+            kevo__llm_buf_puts(b, "(");
         json_object_foreach (v, key, e) {
             if (kevo__llm_hidden_key(key))
                 continue;
             if (b->len - start > INLINE_MAX) {
-                kevo__buf_puts(b, ", ...");
+                kevo__llm_buf_puts(b, ", ...");
                 break;
             }
-            kevo__buf_printf(b, "%s%s ", first ? "" : ", ", key);
+            kevo__llm_buf_printf(b, "%s%s ", first ? "" : ", ", key);
             put_value_at(b, e, depth + 1);
             first = false;
         }
         if (depth > 0)
-            kevo__buf_puts(b, ")");
+            kevo__llm_buf_puts(b, ")");
         break;
     }
     }
 }
 
-void kevo__llm_put_value(kevo_buf *b, json_t *v)
+void kevo__llm_put_value(llm_buf *b, json_t *v)
 {
     put_value_at(b, v, 0);
 }
 
-void kevo__llm_put_pairs(kevo_buf *b, json_t *o)
+void kevo__llm_put_pairs(llm_buf *b, json_t *o)
 {
     const char *key;
     json_t *v;
@@ -111,7 +111,7 @@ void kevo__llm_put_pairs(kevo_buf *b, json_t *o)
     json_object_foreach (o, key, v) {
         if (kevo__llm_hidden_key(key))
             continue;
-        kevo__buf_printf(b, "%s%s=", first ? "" : ", ", key);
+        kevo__llm_buf_printf(b, "%s%s=", first ? "" : ", ", key);
         kevo__llm_put_value(b, v);
         first = false;
     }
@@ -133,37 +133,37 @@ static const char *str_at(json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
-static void put_seconds(kevo_buf *b, double s)
+static void put_seconds(llm_buf *b, double s)
 {
     if (s < 1e-3)
-        kevo__buf_printf(b, "%.1f us", s * 1e6);
+        kevo__llm_buf_printf(b, "%.1f us", s * 1e6);
     else if (s < 1)
-        kevo__buf_printf(b, "%.3f ms", s * 1e3);
+        kevo__llm_buf_printf(b, "%.3f ms", s * 1e3);
     else
-        kevo__buf_printf(b, "%.3f s", s);
+        kevo__llm_buf_printf(b, "%.3f s", s);
 }
 
-static void put_bytes(kevo_buf *b, double x)
+static void put_bytes(llm_buf *b, double x)
 {
     if (x >= 1e9)
-        kevo__buf_printf(b, "%.2f GB", x / 1e9);
+        kevo__llm_buf_printf(b, "%.2f GB", x / 1e9);
     else if (x >= 1e6)
-        kevo__buf_printf(b, "%.1f MB", x / 1e6);
+        kevo__llm_buf_printf(b, "%.1f MB", x / 1e6);
     else if (x >= 1e4)
-        kevo__buf_printf(b, "%.1f kB", x / 1e3);
+        kevo__llm_buf_printf(b, "%.1f kB", x / 1e3);
     else
-        kevo__buf_printf(b, "%.0f B", x);
+        kevo__llm_buf_printf(b, "%.0f B", x);
 }
 
 /* Bytes as CUDA states memory sizes: KiB and MiB. */
-void kevo__llm_put_kib(kevo_buf *b, double x)
+void kevo__llm_put_kib(llm_buf *b, double x)
 {
     if (x >= 1048576 && fmod(x, 1048576) == 0)
-        kevo__buf_printf(b, "%.0f MiB", x / 1048576);
+        kevo__llm_buf_printf(b, "%.0f MiB", x / 1048576);
     else if (x >= 1024)
-        kevo__buf_printf(b, "%.4g KiB", x / 1024);
+        kevo__llm_buf_printf(b, "%.4g KiB", x / 1024);
     else
-        kevo__buf_printf(b, "%.0f B", x);
+        kevo__llm_buf_printf(b, "%.0f B", x);
 }
 
 bool kevo__llm_positive(double x)
@@ -191,7 +191,7 @@ bool kevo__llm_summary_fitness(const char *summary_json, double *fitness)
 
 /* A shape's dims as "m=4096, n=4096", from "dims" (an object) or "shape",
  * in the order of names (an array of dim names; NULL: as they come). */
-static void put_dims(kevo_buf *b, json_t *shape, json_t *names)
+static void put_dims(llm_buf *b, json_t *shape, json_t *names)
 {
     json_t *dims = json_object_get(shape, "dims");
     if (!dims)
@@ -200,7 +200,8 @@ static void put_dims(kevo_buf *b, json_t *shape, json_t *names)
         if (dims)
             kevo__llm_put_value(b, dims);
         else
-            kevo__buf_printf(b, "shape %.0f", kevo__llm_num_at(shape, "index"));
+            kevo__llm_buf_printf(b, "shape %.0f",
+                                 kevo__llm_num_at(shape, "index"));
         return;
     }
     json_t *ordered = json_object();
@@ -264,71 +265,72 @@ static bool shape_key_known(const char *key)
 
 /* The worst element of a wrong shape: "C[10536212] = -1.017, want
  * -1.0171 (3 bad elements)". */
-static void put_worst(kevo_buf *b, json_t *shape)
+static void put_worst(llm_buf *b, json_t *shape)
 {
     json_t *w = json_object_get(shape, "worst");
     double bad = kevo__llm_num_at(shape, "bad_elements");
     if (json_is_object(w) && str_at(w, "arg")) {
         double got = kevo__llm_num_at(w, "got"),
                want = kevo__llm_num_at(w, "want");
-        kevo__buf_printf(b, ": %s[%.0f] = ", str_at(w, "arg"),
-                         kevo__llm_num_at(w, "index"));
+        kevo__llm_buf_printf(b, ": %s[%.0f] = ", str_at(w, "arg"),
+                             kevo__llm_num_at(w, "index"));
         if (isnan(got))
-            kevo__buf_puts(b, "nan (or never written)");
+            kevo__llm_buf_puts(b, "nan (or never written)");
         else
-            kevo__buf_printf(b, "%.7g", got);
+            kevo__llm_buf_printf(b, "%.7g", got);
         if (isfinite(want))
-            kevo__buf_printf(b, ", want %.7g", want);
+            kevo__llm_buf_printf(b, ", want %.7g", want);
         else
-            kevo__buf_puts(b, ", want nan");
+            kevo__llm_buf_puts(b, ", want nan");
     }
     if (kevo__llm_positive(bad))
-        kevo__buf_printf(b, " (%.0f bad element%s)", bad, bad == 1 ? "" : "s");
+        kevo__llm_buf_printf(b, " (%.0f bad element%s)", bad,
+                             bad == 1 ? "" : "s");
 }
 
-static void put_shape(kevo_buf *b, json_t *shape, json_t *names, bool strict)
+static void put_shape(llm_buf *b, json_t *shape, json_t *names, bool strict)
 {
-    kevo__buf_puts(b, "- ");
+    kevo__llm_buf_puts(b, "- ");
     if (!json_is_object(shape)) {
         kevo__llm_put_value(b, shape);
-        kevo__buf_puts(b, "\n");
+        kevo__llm_buf_puts(b, "\n");
         return;
     }
     put_dims(b, shape, names);
-    kevo__buf_puts(b, ":");
+    kevo__llm_buf_puts(b, ":");
     json_t *correct = json_object_get(shape, "correct");
     if (!correct)
         correct = json_object_get(shape, "ok");
     const char *sep = " ";
     if (json_is_false(correct)) {
-        kevo__buf_puts(b, " WRONG");
+        kevo__llm_buf_puts(b, " WRONG");
         put_worst(b, shape);
         sep = "; ";
     }
     double t = shape_time(shape);
     if (isfinite(t)) {
-        kevo__buf_puts(b, sep);
+        kevo__llm_buf_puts(b, sep);
         put_seconds(b, t);
         sep = ", ";
     }
     double eff = kevo__llm_num_at(shape, "efficiency");
     if (isfinite(eff)) {
-        kevo__buf_printf(b, "%sefficiency %.3f", sep, eff);
+        kevo__llm_buf_printf(b, "%sefficiency %.3f", sep, eff);
         sep = ", ";
     }
     const char *bound = str_at(shape, "bound");
     if (bound && isfinite(eff)) {
-        kevo__buf_printf(b, "%s%s-bound", sep, bound);
+        kevo__llm_buf_printf(b, "%s%s-bound", sep, bound);
         sep = ", ";
     }
     double gbs = kevo__llm_num_at(shape, "gbytes_per_s"),
            gfs = kevo__llm_num_at(shape, "gflops_per_s");
     if (isfinite(gbs)) {
-        kevo__buf_printf(b, "%s%.1f GB/s", sep, gbs);
+        kevo__llm_buf_printf(b, "%s%.1f GB/s", sep, gbs);
         sep = ", ";
     }
     if (isfinite(gfs)) {
-        kevo__buf_printf(b, "%s%.0f GFLOP/s", sep, gfs);
+        kevo__llm_buf_printf(b, "%s%.0f GFLOP/s", sep, gfs);
         sep = ", ";
     }
     json_t *prof = json_object_get(shape, "profile");
@@ -336,35 +338,35 @@ static void put_shape(kevo_buf *b, json_t *shape, json_t *names, bool strict)
            wr = kevo__llm_num_at(prof, "dram_write_bytes"),
            model = kevo__llm_num_at(shape, "bytes");
     if (isfinite(rd) && isfinite(wr)) {
-        kevo__buf_printf(b, "%sDRAM traffic ", sep);
+        kevo__llm_buf_printf(b, "%sDRAM traffic ", sep);
         put_bytes(b, rd + wr);
         if (kevo__llm_positive(model)) {
-            kevo__buf_puts(b, " against the cost model's ");
+            kevo__llm_buf_puts(b, " against the cost model's ");
             put_bytes(b, model);
-            kevo__buf_printf(b, " (%.2fx)", (rd + wr) / model);
+            kevo__llm_buf_printf(b, " (%.2fx)", (rd + wr) / model);
         }
         sep = ", ";
     }
     double occ = kevo__llm_num_at(prof, "achieved_occupancy");
     if (isfinite(occ)) {
-        kevo__buf_printf(b, "%sachieved occupancy %.2f", sep, occ);
+        kevo__llm_buf_printf(b, "%sachieved occupancy %.2f", sep, occ);
         sep = ", ";
     }
     if (json_is_true(json_object_get(shape, "l2_explained")))
-        kevo__buf_printf(b,
-                         "%sabove 1 because the outputs stay in L2 and "
-                         "reach DRAM after the timed run",
-                         sep);
+        kevo__llm_buf_printf(b,
+                             "%sabove 1 because the outputs stay in L2 and "
+                             "reach DRAM after the timed run",
+                             sep);
     const char *key;
     json_t *v;
     json_object_foreach (shape, key, v) {
         if (strict || shape_key_known(key) || kevo__llm_hidden_key(key))
             continue;
-        kevo__buf_printf(b, "%s%s ", sep, key);
+        kevo__llm_buf_printf(b, "%s%s ", sep, key);
         kevo__llm_put_value(b, v);
         sep = ", ";
     }
-    kevo__buf_puts(b, "\n");
+    kevo__llm_buf_puts(b, "\n");
 }
 
 /* PTX features, in the order shown, with their names in the text. */
@@ -399,7 +401,7 @@ static bool feature_always(const char *key)
 
 /* "; PTX: 64 shared loads, 14 shared stores; no vector loads, shuffles,
  * async copies (cp.async) or mma". */
-static void put_features(kevo_buf *b, json_t *f)
+static void put_features(llm_buf *b, json_t *f)
 {
     const size_t nf = sizeof features / sizeof *features;
     size_t used = 0, unused = 0, k = 0;
@@ -408,43 +410,43 @@ static void put_features(kevo_buf *b, json_t *f)
         used += kevo__llm_positive(n);
         unused += n == 0 && feature_always(features[i].key);
     }
-    kevo__buf_puts(b, "; PTX: ");
+    kevo__llm_buf_puts(b, "; PTX: ");
     for (size_t i = 0; i < nf; i++) {
         double n = kevo__llm_num_at(f, features[i].key);
         if (kevo__llm_positive(n))
-            kevo__buf_printf(b, "%s%.0f %s", k++ ? ", " : "", n,
-                             features[i].text);
+            kevo__llm_buf_printf(b, "%s%.0f %s", k++ ? ", " : "", n,
+                                 features[i].text);
     }
     if (unused)
-        kevo__buf_puts(b, used ? "; no " : "no ");
+        kevo__llm_buf_puts(b, used ? "; no " : "no ");
     k = 0;
     for (size_t i = 0; i < nf; i++) {
         if (kevo__llm_num_at(f, features[i].key) != 0 ||
             !feature_always(features[i].key))
             continue;
         k++;
-        kevo__buf_printf(b, "%s%s",
-                         k == 1        ? ""
-                         : k == unused ? " or "
-                                       : ", ",
-                         features[i].text);
+        kevo__llm_buf_printf(b, "%s%s",
+                             k == 1        ? ""
+                             : k == unused ? " or "
+                                           : ", ",
+                             features[i].text);
     }
 }
 
-static void put_kernel(kevo_buf *b, json_t *k)
+static void put_kernel(llm_buf *b, json_t *k)
 {
     const char *name = str_at(k, "kernel");
-    kevo__buf_printf(b, "- kernel %s:", name ? name : "?");
+    kevo__llm_buf_printf(b, "- kernel %s:", name ? name : "?");
     json_t *grid = json_object_get(k, "grid"),
            *block = json_object_get(k, "block");
     if (json_is_array(grid) && json_is_array(block)) {
-        kevo__buf_printf(b, " grid %.0fx%.0fx%.0f, block %.0fx%.0fx%.0f;",
-                         kevo__llm_num(json_array_get(grid, 0)),
-                         kevo__llm_num(json_array_get(grid, 1)),
-                         kevo__llm_num(json_array_get(grid, 2)),
-                         kevo__llm_num(json_array_get(block, 0)),
-                         kevo__llm_num(json_array_get(block, 1)),
-                         kevo__llm_num(json_array_get(block, 2)));
+        kevo__llm_buf_printf(b, " grid %.0fx%.0fx%.0f, block %.0fx%.0fx%.0f;",
+                             kevo__llm_num(json_array_get(grid, 0)),
+                             kevo__llm_num(json_array_get(grid, 1)),
+                             kevo__llm_num(json_array_get(grid, 2)),
+                             kevo__llm_num(json_array_get(block, 0)),
+                             kevo__llm_num(json_array_get(block, 1)),
+                             kevo__llm_num(json_array_get(block, 2)));
     }
     double regs = kevo__llm_num_at(k, "registers"),
            spill = kevo__llm_num_at(k, "spill_stores"),
@@ -452,31 +454,31 @@ static void put_kernel(kevo_buf *b, json_t *k)
            dyn = kevo__llm_num_at(k, "dyn_smem"),
            occ = kevo__llm_num_at(k, "occupancy");
     if (isfinite(regs))
-        kevo__buf_printf(b, " %.0f registers", regs);
+        kevo__llm_buf_printf(b, " %.0f registers", regs);
     if (kevo__llm_positive(spill))
-        kevo__buf_printf(b, ", %.0f bytes spilled to local memory", spill);
+        kevo__llm_buf_printf(b, ", %.0f bytes spilled to local memory", spill);
     else if (spill == 0)
-        kevo__buf_puts(b, ", no spills");
+        kevo__llm_buf_puts(b, ", no spills");
     if ((isfinite(st) || isfinite(dyn)) && !kevo__llm_positive(st) &&
         !kevo__llm_positive(dyn)) {
-        kevo__buf_puts(b, ", no shared memory");
+        kevo__llm_buf_puts(b, ", no shared memory");
     } else if (isfinite(st) || isfinite(dyn)) {
-        kevo__buf_puts(b, ", shared memory ");
+        kevo__llm_buf_puts(b, ", shared memory ");
         kevo__llm_put_kib(b,
                           (isfinite(st) ? st : 0) + (isfinite(dyn) ? dyn : 0));
         if (kevo__llm_positive(dyn))
-            kevo__buf_printf(b, " (%.0f B dynamic)", dyn);
+            kevo__llm_buf_printf(b, " (%.0f B dynamic)", dyn);
     }
     if (isfinite(occ)) {
         const char *limit = str_at(k, "occupancy_limit");
-        kevo__buf_printf(b, ", occupancy %.2f", occ);
+        kevo__llm_buf_printf(b, ", occupancy %.2f", occ);
         if (limit)
-            kevo__buf_printf(b, " (limited by %s)", limit);
+            kevo__llm_buf_printf(b, " (limited by %s)", limit);
     }
     json_t *f = json_object_get(k, "features");
     if (json_is_object(f))
         put_features(b, f);
-    kevo__buf_puts(b, "\n");
+    kevo__llm_buf_puts(b, "\n");
 }
 
 /* Keys of a summary put_evaluation shows or leaves out on purpose. */
@@ -511,38 +513,38 @@ static const char *summary_log(json_t *root)
 }
 
 /* The first line: how the evaluation ended and its fitness. */
-static void put_outcome(kevo_buf *b, json_t *root)
+static void put_outcome(llm_buf *b, json_t *root)
 {
     const char *verdict = str_at(root, "verdict");
     const char *reason = str_at(root, "reason");
     double fit = fitness_of(root);
     bool ok = !verdict || strcmp(verdict, "ok") == 0;
     if (!ok) {
-        kevo__buf_printf(b, "FAILED (%s)", verdict);
+        kevo__llm_buf_printf(b, "FAILED (%s)", verdict);
         if (reason)
-            kevo__buf_printf(b, ": %s", reason);
+            kevo__llm_buf_printf(b, ": %s", reason);
     } else if (verdict) {
-        kevo__buf_puts(b, "correct on every shape");
+        kevo__llm_buf_puts(b, "correct on every shape");
     }
     if (isfinite(fit) && (ok || fit > 0)) {
-        kevo__buf_printf(b, "%sfitness %.4g", verdict ? "; " : "", fit);
+        kevo__llm_buf_printf(b, "%sfitness %.4g", verdict ? "; " : "", fit);
         if (json_is_object(json_object_get(root, "fitness")))
-            kevo__buf_puts(b, " (geometric mean of the efficiencies)");
+            kevo__llm_buf_puts(b, " (geometric mean of the efficiencies)");
     }
     json_t *sp = json_object_get(root, "speedup");
     double seed = kevo__llm_num_at(sp, "seed");
     if (kevo__llm_positive(seed))
-        kevo__buf_printf(b, "; %.2fx the speed of the task's seed", seed);
+        kevo__llm_buf_printf(b, "; %.2fx the speed of the task's seed", seed);
     json_t *fo = json_object_get(root, "fitness");
     if (json_is_true(json_object_get(fo, "suspicious")) ||
         json_is_true(json_object_get(root, "suspicious")))
-        kevo__buf_puts(b, "; an efficiency above 1 is suspicious: the cost "
-                          "model may count less traffic than the kernel "
-                          "must move");
-    kevo__buf_puts(b, "\n");
+        kevo__llm_buf_puts(b, "; an efficiency above 1 is suspicious: the cost "
+                              "model may count less traffic than the kernel "
+                              "must move");
+    kevo__llm_buf_puts(b, "\n");
 }
 
-void kevo__llm_put_evaluation(kevo_buf *b, const char *summary_json,
+void kevo__llm_put_evaluation(llm_buf *b, const char *summary_json,
                               const char *task_dims, size_t max_log_lines)
 {
     json_t *root = json_loads(summary_json, 0, NULL);
@@ -551,16 +553,16 @@ void kevo__llm_put_evaluation(kevo_buf *b, const char *summary_json,
     if (!json_is_object(root)) {
         json_decref(root);
         json_decref(dims);
-        kevo__buf_printf(b, "%s\n", summary_json);
+        kevo__llm_buf_printf(b, "%s\n", summary_json);
         return;
     }
     put_outcome(b, root);
     const char *de = str_at(root, "describe_error");
     if (de)
-        kevo__buf_printf(b,
-                         "(the compiled code could not be described: "
-                         "%s)\n",
-                         de);
+        kevo__llm_buf_printf(b,
+                             "(the compiled code could not be described: "
+                             "%s)\n",
+                             de);
     json_t *shapes = json_object_get(root, "shapes");
     size_t i;
     json_t *v;
@@ -575,16 +577,16 @@ void kevo__llm_put_evaluation(kevo_buf *b, const char *summary_json,
         if (strict || summary_key_known(key) || kevo__llm_hidden_key(key) ||
             (json_is_string(v) && strstr(key, "log")))
             continue;
-        kevo__buf_printf(b, "- %s: ", key);
+        kevo__llm_buf_printf(b, "- %s: ", key);
         kevo__llm_put_value(b, v);
-        kevo__buf_puts(b, "\n");
+        kevo__llm_buf_puts(b, "\n");
     }
     const char *log = summary_log(root);
     char *d = log ? kevo__llm_distill_log(log, max_log_lines) : NULL;
     if (log && !d)
         b->failed = true;
     if (d && *d)
-        kevo__buf_printf(b, "Compile log, errors and warnings:\n%s", d);
+        kevo__llm_buf_printf(b, "Compile log, errors and warnings:\n%s", d);
     free(d);
     json_decref(dims);
     json_decref(root);
@@ -593,21 +595,21 @@ void kevo__llm_put_evaluation(kevo_buf *b, const char *summary_json,
 char *kevo__llm_eval_text(const char *summary_json, const char *task_dims,
                           size_t max_log_lines)
 {
-    kevo_buf b = {0};
-    kevo__buf_puts(&b, "");
+    llm_buf b = {0};
+    kevo__llm_buf_puts(&b, "");
     if (summary_json)
         kevo__llm_put_evaluation(&b, summary_json, task_dims, max_log_lines);
-    return kevo__buf_take(&b);
+    return kevo__llm_buf_take(&b);
 }
 
 /* ---- a variant beside the current kernel --------------------------------- */
 
-void kevo__llm_put_brief(kevo_buf *b, const char *summary_json)
+void kevo__llm_put_brief(llm_buf *b, const char *summary_json)
 {
     json_t *root = json_loads(summary_json, 0, NULL);
     if (!json_is_object(root)) {
         json_decref(root);
-        kevo__buf_printf(b, "%s\n", summary_json);
+        kevo__llm_buf_printf(b, "%s\n", summary_json);
         return;
     }
     const char *verdict = str_at(root, "verdict");
@@ -618,11 +620,11 @@ void kevo__llm_put_brief(kevo_buf *b, const char *summary_json)
         double fit = fitness_of(root);
         const char *sep = "";
         if (verdict) {
-            kevo__buf_puts(b, "correct on every shape");
+            kevo__llm_buf_puts(b, "correct on every shape");
             sep = "; ";
         }
         if (isfinite(fit)) {
-            kevo__buf_printf(b, "%sfitness %.4g", sep, fit);
+            kevo__llm_buf_printf(b, "%sfitness %.4g", sep, fit);
             sep = "; ";
         }
         size_t i;
@@ -630,15 +632,15 @@ void kevo__llm_put_brief(kevo_buf *b, const char *summary_json)
         json_array_foreach (shapes, i, v) {
             double eff = kevo__llm_num_at(v, "efficiency");
             double t = shape_time(v);
-            kevo__buf_printf(b, "%s", i ? ", " : sep);
+            kevo__llm_buf_printf(b, "%s", i ? ", " : sep);
             if (i == 0)
-                kevo__buf_puts(b, "per shape, in the order above: ");
+                kevo__llm_buf_puts(b, "per shape, in the order above: ");
             if (isfinite(eff))
-                kevo__buf_printf(b, "efficiency %.3f", eff);
+                kevo__llm_buf_printf(b, "efficiency %.3f", eff);
             if (isfinite(t)) {
-                kevo__buf_puts(b, isfinite(eff) ? " (" : "");
+                kevo__llm_buf_puts(b, isfinite(eff) ? " (" : "");
                 put_seconds(b, t);
-                kevo__buf_puts(b, isfinite(eff) ? ")" : "");
+                kevo__llm_buf_puts(b, isfinite(eff) ? ")" : "");
             }
         }
         const char *key;
@@ -647,10 +649,10 @@ void kevo__llm_put_brief(kevo_buf *b, const char *summary_json)
             if (kevo_form(root) || summary_key_known(key) ||
                 kevo__llm_hidden_key(key) || strstr(key, "log"))
                 continue;
-            kevo__buf_printf(b, "; %s ", key);
+            kevo__llm_buf_printf(b, "; %s ", key);
             kevo__llm_put_value(b, v2);
         }
-        kevo__buf_puts(b, "\n");
+        kevo__llm_buf_puts(b, "\n");
     }
     json_decref(root);
 }
@@ -686,13 +688,14 @@ static const char *const memory_levels[] = {
     "async copies or tensor cores"};
 
 typedef struct diff {
-    kevo_buf *b;
+    llm_buf *b;
     size_t n;
 } diff;
 
 static void diff_sep(diff *d)
 {
-    kevo__buf_puts(d->b, d->n++ ? "; " : "Differs from the current kernel: ");
+    kevo__llm_buf_puts(d->b,
+                       d->n++ ? "; " : "Differs from the current kernel: ");
 }
 
 /* "what X (current Y)" when the numbers differ. */
@@ -702,11 +705,11 @@ static void diff_num(diff *d, const char *what, double x, double y,
     if (!isfinite(x) || !isfinite(y) || x == y)
         return;
     diff_sep(d);
-    kevo__buf_printf(d->b, "%s %.*f (current %.*f)", what, decimals, x,
-                     decimals, y);
+    kevo__llm_buf_printf(d->b, "%s %.*f (current %.*f)", what, decimals, x,
+                         decimals, y);
 }
 
-void kevo__llm_put_differences(kevo_buf *b, const char *summary_json,
+void kevo__llm_put_differences(llm_buf *b, const char *summary_json,
                                const char *assignment_json,
                                const char *parent_summary_json,
                                const char *parent_assignment_json)
@@ -724,12 +727,12 @@ void kevo__llm_put_differences(kevo_buf *b, const char *summary_json,
         if (pv && json_equal(v, pv))
             continue;
         diff_sep(&d);
-        kevo__buf_printf(b, "%s=", key);
+        kevo__llm_buf_printf(b, "%s=", key);
         kevo__llm_put_value(b, v);
         if (pv) {
-            kevo__buf_puts(b, " (current ");
+            kevo__llm_buf_puts(b, " (current ");
             kevo__llm_put_value(b, pv);
-            kevo__buf_puts(b, ")");
+            kevo__llm_buf_puts(b, ")");
         }
     }
     diff_num(&d, "kernels",
@@ -757,11 +760,11 @@ void kevo__llm_put_differences(kevo_buf *b, const char *summary_json,
     if (isfinite(m) && isfinite(pm) && m != pm && m >= 0 && m < 4 && pm >= 0 &&
         pm < 4) {
         diff_sep(&d);
-        kevo__buf_printf(b, "memory strategy %s (current %s)",
-                         memory_levels[(int)m], memory_levels[(int)pm]);
+        kevo__llm_buf_printf(b, "memory strategy %s (current %s)",
+                             memory_levels[(int)m], memory_levels[(int)pm]);
     }
     if (d.n)
-        kevo__buf_puts(b, "\n");
+        kevo__llm_buf_puts(b, "\n");
     json_decref(a);
     json_decref(pa);
     json_decref(root);

@@ -26,10 +26,10 @@ bool kevo__llm_hidden_key(const char *key);
 /* v as text: a scalar as it is (true "yes", null "none"), an array as a
  * comma-separated list, an object as "key value" pairs, nested ones in
  * parentheses, cut after a few hundred bytes. */
-void kevo__llm_put_value(kevo_buf *b, json_t *v);
+void kevo__llm_put_value(llm_buf *b, json_t *v);
 
 /* An object as "key=value, key=value" (dims, an assignment). */
-void kevo__llm_put_pairs(kevo_buf *b, json_t *o);
+void kevo__llm_put_pairs(llm_buf *b, json_t *o);
 
 /* A number of v, or NaN when it is not one; of member key of o. */
 double kevo__llm_num(json_t *v);
@@ -39,7 +39,7 @@ double kevo__llm_num_at(json_t *o, const char *key);
 bool kevo__llm_positive(double x);
 
 /* A size in bytes as CUDA states memory sizes: "48 KiB", "50 MiB". */
-void kevo__llm_put_kib(kevo_buf *b, double bytes);
+void kevo__llm_put_kib(llm_buf *b, double bytes);
 
 /* ---- prompt_device.c ---- */
 
@@ -49,7 +49,7 @@ void kevo__llm_put_kib(kevo_buf *b, double bytes);
  * measured bandwidth, peaks and launch latency with their units; the ridge
  * point of the task's peak. Text that is not a JSON object is shown as it
  * is. */
-void kevo__llm_put_device(kevo_buf *b, const char *device_json);
+void kevo__llm_put_device(llm_buf *b, const char *device_json);
 
 /* ---- prompt_eval.c ---- */
 
@@ -62,12 +62,12 @@ void kevo__llm_put_device(kevo_buf *b, const char *device_json);
  * Shapes name their dims in the order of task_dims (the host's
  * task_dims(); may be NULL). Text that is not a JSON object is shown as it
  * is. */
-void kevo__llm_put_evaluation(kevo_buf *b, const char *summary_json,
+void kevo__llm_put_evaluation(llm_buf *b, const char *summary_json,
                               const char *task_dims, size_t max_log_lines);
 
 /* An evaluation in one line: how it ended, its fitness and each shape's
  * efficiency and time. */
-void kevo__llm_put_brief(kevo_buf *b, const char *summary_json);
+void kevo__llm_put_brief(llm_buf *b, const char *summary_json);
 
 /* A line "Differs from the current kernel: ..." naming what sets a
  * variant apart from the parent: parameter values, the number of kernels,
@@ -75,7 +75,7 @@ void kevo__llm_put_brief(kevo_buf *b, const char *summary_json);
  * occupancy, PTX features and memory strategy; nothing when nothing
  * differs. The assignments (JSON objects; NULL: the summary's copy of the
  * candidate's parameters) and the summaries may each be NULL. */
-void kevo__llm_put_differences(kevo_buf *b, const char *summary_json,
+void kevo__llm_put_differences(llm_buf *b, const char *summary_json,
                                const char *assignment_json,
                                const char *parent_summary_json,
                                const char *parent_assignment_json);

@@ -20,7 +20,7 @@
 
 /* Appends the section of a child prompt on the parent's recent failed
  * attempts (nothing when n is 0). */
-void kevo__llm_prompt_failures(kevo_buf *b, const kevo_operator_failure *f,
+void kevo__llm_prompt_failures(llm_buf *b, const kevo_operator_failure *f,
                                size_t n);
 
 /* Puts the section of a revision prompt on the prompt's failures (from

@@ -64,7 +64,7 @@ static bool is_quote(const char *s, size_t n)
 }
 
 typedef struct distill {
-    kevo_buf *out;
+    llm_buf *out;
     size_t errors, warnings;         /* diagnostics of each rank seen */
     size_t error_room, warning_room; /* diagnostics of each rank to keep */
     size_t dropped;
@@ -96,11 +96,11 @@ static void count_line(distill *d, const char *s, size_t n)
         d->warnings++;
 }
 
-static void put_cut(kevo_buf *b, const char *s, size_t n)
+static void put_cut(llm_buf *b, const char *s, size_t n)
 {
     size_t m = n < LOG_LINE_MAX ? n : LOG_LINE_MAX;
-    kevo__buf_append(b, s, m);
-    kevo__buf_puts(b, m < n ? " ...\n" : "\n");
+    kevo__llm_buf_append(b, s, m);
+    kevo__llm_buf_puts(b, m < n ? " ...\n" : "\n");
 }
 
 static void keep_line(distill *d, const char *s, size_t n)
@@ -124,16 +124,16 @@ static void keep_line(distill *d, const char *s, size_t n)
 
 char *kevo__llm_distill_log(const char *log, size_t max_lines)
 {
-    kevo_buf b = {0};
+    llm_buf b = {0};
     distill d = {.out = &b};
-    kevo__buf_puts(&b, "");
+    kevo__llm_buf_puts(&b, "");
     /* Errors first: warnings fill what room the errors leave. */
     each_line(log ? log : "", count_line, &d);
     d.error_room = d.errors < max_lines ? d.errors : max_lines;
     d.warning_room = max_lines - d.error_room;
     each_line(log ? log : "", keep_line, &d);
     if (d.dropped)
-        kevo__buf_printf(&b, "(%zu more error and warning lines left out)\n",
-                         d.dropped);
-    return kevo__buf_take(&b);
+        kevo__llm_buf_printf(
+            &b, "(%zu more error and warning lines left out)\n", d.dropped);
+    return kevo__llm_buf_take(&b);
 }

@@ -34,7 +34,7 @@ void kevo__llm_reception_begin(llm_reception *r, double now)
 
 void kevo__llm_reception_free(llm_reception *r)
 {
-    kevo__buf_free(&r->body);
+    kevo__llm_buf_free(&r->body);
     kevo__llm_sse_free(&r->sse);
 }
 
@@ -118,7 +118,7 @@ static bool stream_feed(llm_reception *r, const char *p, size_t n, bool keep)
     }
     if (keep && r->body.len < LLM_HTTP_STREAM_KEEP) {
         size_t room = LLM_HTTP_STREAM_KEEP - r->body.len;
-        kevo__buf_append(&r->body, p, n < room ? n : room);
+        kevo__llm_buf_append(&r->body, p, n < room ? n : room);
     }
     int rc = kevo__llm_sse_feed(&r->sse, p, n);
     if (rc == LLM_SSE_TOO_LARGE)
@@ -139,7 +139,7 @@ size_t kevo__llm_reception_body(char *p, size_t size, size_t nmemb, void *ud)
         r->too_large = true;
         return 0;
     }
-    if (!kevo__buf_append(&r->body, p, n)) {
+    if (!kevo__llm_buf_append(&r->body, p, n)) {
         r->nomem = true;
         return 0;
     }
@@ -152,7 +152,7 @@ size_t kevo__llm_reception_bytes(const llm_reception *r)
 }
 
 /* The end of an event stream: the last event, then the sink's verdict. */
-static llm_outcome stream_end(llm_reception *r, kevo_buf *why)
+static llm_outcome stream_end(llm_reception *r, llm_buf *why)
 {
     char w[512] = "";
     int rc = kevo__llm_sse_finish(&r->sse);
@@ -169,7 +169,7 @@ static llm_outcome stream_end(llm_reception *r, kevo_buf *why)
     } else {
         o = r->sink->end(r->ud, w, sizeof(w));
     }
-    kevo__buf_puts(why, w);
+    kevo__llm_buf_puts(why, w);
     return o;
 }
 
@@ -185,7 +185,7 @@ static bool looks_like_stream(const char *s, size_t n)
 }
 
 llm_outcome kevo__llm_reception_take(llm_reception *r, json_t **json,
-                                     kevo_buf *why)
+                                     llm_buf *why)
 {
     *json = NULL;
     if (r->is_stream)
@@ -200,13 +200,14 @@ llm_outcome kevo__llm_reception_take(llm_reception *r, json_t **json,
         return stream_end(r, why);
     }
     if (!*json) {
-        kevo__buf_printf(why, "the reply is not JSON: line %d column %d: %s",
-                         jerr.line, jerr.column, jerr.text);
+        kevo__llm_buf_printf(why,
+                             "the reply is not JSON: line %d column %d: %s",
+                             jerr.line, jerr.column, jerr.text);
         return LLM_MALFORMED;
     }
     char vwhy[512] = "";
     if (r->validate && !r->validate(r->ud, *json, vwhy, sizeof(vwhy))) {
-        kevo__buf_puts(why, vwhy);
+        kevo__llm_buf_puts(why, vwhy);
         json_decref(*json);
         *json = NULL;
         return LLM_MALFORMED;

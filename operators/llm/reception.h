@@ -37,7 +37,7 @@ typedef struct llm_reception {
     bool is_stream;       /* a 2xx text/event-stream reply */
     bool too_large;       /* over a cap */
     bool nomem;
-    kevo_buf body; /* the body; of a stream, its first bytes */
+    llm_buf body; /* the body; of a stream, its first bytes */
     llm_sse sse;
     size_t stream_bytes;
     llm_outcome stream_outcome; /* what the sink ended it with, or LLM_OK */
@@ -62,7 +62,7 @@ size_t kevo__llm_reception_body(char *p, size_t size, size_t nmemb, void *ud);
  * with a reason in why, and the parsed JSON of a body that validated in
  * *json (the caller's to release). */
 llm_outcome kevo__llm_reception_take(llm_reception *r, json_t **json,
-                                     kevo_buf *why);
+                                     llm_buf *why);
 
 /* Bytes received: of the stream, or of the body. */
 size_t kevo__llm_reception_bytes(const llm_reception *r);

@@ -30,12 +30,12 @@ static bool convo_copy(const llm_convo *c, const char *const *extra,
 {
     memset(out, 0, sizeof *out);
     size_t n = c->nturns + nextra;
-    if (!(out->system = kevo__strdup(c->system ? c->system : "")) ||
+    if (!(out->system = kevo__llm_strdup(c->system ? c->system : "")) ||
         !(out->turns = calloc(n ? n : 1, sizeof *out->turns)))
         goto fail;
     for (size_t i = 0; i < n; i++) {
         const char *t = i < c->nturns ? c->turns[i] : extra[i - c->nturns];
-        if (!(out->turns[out->nturns] = kevo__strdup(t ? t : "")))
+        if (!(out->turns[out->nturns] = kevo__llm_strdup(t ? t : "")))
             goto fail;
         out->nturns++;
     }
@@ -81,7 +81,7 @@ void kevo__llm_convos_put(llm_convos *cs, uint64_t request, uint32_t attempt,
     llm_convo_entry e = {.request = request, .attempt = attempt};
     if (!convo_copy(c, NULL, 0, &e.convo))
         return;
-    if (!(e.reply = kevo__strdup(reply ? reply : ""))) {
+    if (!(e.reply = kevo__llm_strdup(reply ? reply : ""))) {
         entry_free(&e);
         return;
     }
@@ -171,30 +171,31 @@ static const char *format_text(llm_reply_format format)
 char *kevo__llm_repair_text(const char *kind, const char *diagnostic,
                             uint32_t turns_left, llm_reply_format format)
 {
-    kevo_buf b = {0};
+    llm_buf b = {0};
     const char *words = kind ? kind_words(kind) : NULL;
     if (words)
-        kevo__buf_printf(&b, "Your kernel failed (%s): %s.\n", kind, words);
+        kevo__llm_buf_printf(&b, "Your kernel failed (%s): %s.\n", kind, words);
     else
-        kevo__buf_printf(&b, "Your kernel failed (%s).\n",
-                         kind ? kind : "failed");
-    kevo__buf_printf(
+        kevo__llm_buf_printf(&b, "Your kernel failed (%s).\n",
+                             kind ? kind : "failed");
+    kevo__llm_buf_printf(
         &b, "\nkevo's diagnostic:\n%s%s\n", diagnostic ? diagnostic : "(none)",
         diagnostic && *diagnostic && diagnostic[strlen(diagnostic) - 1] == '\n'
             ? ""
             : "\n");
-    kevo__buf_puts(&b, "Repair the kernel so that it compiles and computes "
+    kevo__llm_buf_puts(&b,
+                       "Repair the kernel so that it compiles and computes "
                        "every element correctly at every shape, keeping its "
                        "speed-ups where they are sound. Change what the "
                        "diagnostic points at; do not start over unless the "
                        "approach itself is wrong.");
     if (turns_left == 0)
-        kevo__buf_puts(&b, " This is the last chance to repair it.");
-    kevo__buf_printf(&b,
-                     "\n\nReply with %s. A sentence before the code "
-                     "saying what you fixed is welcome.\n",
-                     format_text(format));
-    return kevo__buf_take(&b);
+        kevo__llm_buf_puts(&b, " This is the last chance to repair it.");
+    kevo__llm_buf_printf(&b,
+                         "\n\nReply with %s. A sentence before the code "
+                         "saying what you fixed is welcome.\n",
+                         format_text(format));
+    return kevo__llm_buf_take(&b);
 }
 
 static const char fresh_system[] =
@@ -210,16 +211,18 @@ bool kevo__llm_repair_fresh(const char *task_name, const char *task_args,
                             const char *source, const char *repair_text,
                             llm_convo *out)
 {
-    kevo_buf b = {0};
+    llm_buf b = {0};
     memset(out, 0, sizeof *out);
-    kevo__buf_printf(&b, "# Task: %s\n", task_name ? task_name : "(unnamed)");
+    kevo__llm_buf_printf(&b, "# Task: %s\n",
+                         task_name ? task_name : "(unnamed)");
     if (task_args && *task_args)
-        kevo__buf_printf(&b, "\n## Kernel arguments\n%s%s", task_args,
-                         task_args[strlen(task_args) - 1] == '\n' ? "" : "\n");
-    kevo__buf_printf(
+        kevo__llm_buf_printf(&b, "\n## Kernel arguments\n%s%s", task_args,
+                             task_args[strlen(task_args) - 1] == '\n' ? ""
+                                                                      : "\n");
+    kevo__llm_buf_printf(
         &b, "\n# The kernel that failed\n```cuda\n%s%s```\n\n%s", source,
         *source && source[strlen(source) - 1] == '\n' ? "" : "\n", repair_text);
-    char *user = kevo__buf_take(&b);
+    char *user = kevo__llm_buf_take(&b);
     const char *turns[1] = {user};
     llm_convo tmp = {
         .system = (char *)fresh_system, .turns = (char **)turns, .nturns = 1};

@@ -10,7 +10,8 @@
  * helper fences it needs are joined to it (reply_join.c). Host code is
  * dropped from the child (reply_host.c), and its lost kevo:launch and
  * kevo:param blocks are restored (reply_restore.c). Everything is plain C
- * and libc, with lib/core/strbuf.c's kevo_buf for the strings it builds.
+ * and libc, with the operator's llm_buf for the strings it builds; what
+ * kevo decides (headers, blocks) comes from the host table.
  */
 #include "reply.h"
 
@@ -32,10 +33,10 @@
 kevo_reply_kind kevo__reply_fail(ctx *c, kevo_reply_kind kind, const char *fmt,
                                  ...)
 {
-    kevo__buf_free(&c->why);
+    kevo__llm_buf_free(&c->why);
     va_list ap;
     va_start(ap, fmt);
-    kevo__buf_vprintf(&c->why, fmt, ap);
+    kevo__llm_buf_vprintf(&c->why, fmt, ap);
     va_end(ap);
     c->out->kind = kind;
     return kind;
@@ -48,11 +49,11 @@ kevo_reply_kind kevo__reply_nomem(ctx *c)
     return KEVO_REPLY_NOMEM;
 }
 
-kevo_reply_kind kevo__reply_fail_with(ctx *c, kevo_reply_kind kind, kevo_buf *b)
+kevo_reply_kind kevo__reply_fail_with(ctx *c, kevo_reply_kind kind, llm_buf *b)
 {
-    kevo__buf_free(&c->why);
+    kevo__llm_buf_free(&c->why);
     c->why = *b;
-    *b = (kevo_buf){0};
+    *b = (llm_buf){0};
     c->out->kind = kind;
     return kind;
 }
@@ -162,10 +163,12 @@ static kevo_reply_kind finish(ctx *c, char **child, size_t *child_len)
 
 kevo_reply_kind kevo__reply_parse(const char *reply, size_t reply_len,
                                   const char *parent, size_t max_child,
-                                  unsigned flags, kevo_reply_result *out)
+                                  unsigned flags, const kevo_reply_host *host,
+                                  kevo_reply_result *out)
 {
     *out = (kevo_reply_result){0};
-    ctx c = {.parent = parent,
+    ctx c = {.host = host,
+             .parent = parent,
              .parent_len = parent ? strlen(parent) : 0,
              .max_child = max_child ? max_child : KEVO_REPLY_DEFAULT_MAX_CHILD,
              .flags = flags,
@@ -219,7 +222,7 @@ done:
     if (kind == KEVO_REPLY_OK) {
         out->child = child;
         out->child_len = child_len;
-        out->reason = kevo__buf_take(&c.note);
+        out->reason = kevo__llm_buf_take(&c.note);
         if (!out->reason) {
             free(child);
             out->child = NULL;
@@ -237,14 +240,14 @@ done:
             if (out->reason)
                 memcpy(out->reason, "out of memory", sizeof "out of memory");
         } else {
-            out->reason = kevo__buf_take(&c.why);
+            out->reason = kevo__llm_buf_take(&c.why);
         }
     }
     kevo__reply_fences_free(&c);
     free(c.rl.v);
     free(c.text);
-    kevo__buf_free(&c.why);
-    kevo__buf_free(&c.note);
+    kevo__llm_buf_free(&c.why);
+    kevo__llm_buf_free(&c.note);
     return kind;
 }
 
@@ -264,7 +267,7 @@ const char *kevo__reply_kind_name(kevo_reply_kind kind)
         "truncated", "malformed_edit", "edit_not_found", "edit_ambiguous",
         "no_parent", "unchanged",      "too_large",      "launch_block_lost",
         "nomem",     "host_code"};
-    if ((unsigned)kind >= KEVO_ARRAY_SIZE(kind_names))
+    if ((unsigned)kind >= LLM_ARRAY_SIZE(kind_names))
         return "unknown";
     return kind_names[kind];
 }

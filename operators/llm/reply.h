@@ -2,10 +2,12 @@
  * reply.h: the llm operator's reply parser. It turns a model's reply into a
  * child kernel source, or into a failure with a kind and a reason.
  *
- * This is internal to the llm operator: plain C and libc, with no use of
- * libkevo beyond lib/core/strbuf.c (built into whatever builds this file), so
- * it can be built into the plugin and into the tests alike. Its stages are
- * in reply_*.c, each with a header that says what it accepts.
+ * This is internal to the llm operator: plain C and libc, with the
+ * operator's own strings (buf.h), so it can be built into the plugin and
+ * into the tests alike. What kevo decides, it asks kevo through the
+ * operator's host table (kevo_reply_host): which headers a kernel may
+ * include, and where a source's kevo:launch and kevo:param blocks are. Its
+ * stages are in reply_*.c, each with a header that says what it accepts.
  *
  * The reply's line endings are made LF first (any CRs before an LF are
  * dropped). Its reasoning is set aside (reply_reasoning.h): a
@@ -103,6 +105,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <kevo/operator.h>
+
+/* What the parser asks kevo: the operator's host table and its ctx, whose
+ * include_allowed(), include_rule() and find_blocks() it calls (ABI 1.3). */
+typedef struct kevo_reply_host {
+    const kevo_host_api *api;
+    kevo_host_ctx *ctx;
+} kevo_reply_host;
+
 /* What became of a reply. Values are only ever appended. */
 typedef enum kevo_reply_kind {
     KEVO_REPLY_OK = 0,
@@ -168,12 +179,15 @@ typedef struct kevo_reply_result {
  * limits the child's size in bytes (0 for KEVO_REPLY_DEFAULT_MAX_CHILD).
  * flags is 0 or KEVO_REPLY_CUT_OFF, when the model stopped at its token
  * limit (the API's finish_reason "length", stop_reason "max_tokens"); other
- * bits are ignored. Fills *out (any earlier contents are overwritten, not
- * freed) and returns out->kind: KEVO_REPLY_OK with out->child set, or a failure
- * kind with out->reason set. */
+ * bits are ignored. host is kevo's host table, which the parser asks which
+ * headers a kernel may include and where blocks are. Fills *out (any
+ * earlier contents are overwritten, not freed) and returns out->kind:
+ * KEVO_REPLY_OK with out->child set, or a failure kind with out->reason
+ * set. */
 kevo_reply_kind kevo__reply_parse(const char *reply, size_t reply_len,
                                   const char *parent, size_t max_child,
-                                  unsigned flags, kevo_reply_result *out);
+                                  unsigned flags, const kevo_reply_host *host,
+                                  kevo_reply_result *out);
 
 /* Frees what the result holds and zeroes it; NULL does nothing. */
 void kevo__reply_result_free(kevo_reply_result *r);

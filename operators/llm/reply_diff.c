@@ -124,7 +124,7 @@ static bool git_line(span t)
         "diff ",    "index ",   "new file mode", "deleted file mode",
         "old mode", "new mode", "similarity",    "dissimilarity",
         "rename ",  "copy ",    "Binary files"};
-    for (size_t k = 0; k < KEVO_ARRAY_SIZE(words); k++) {
+    for (size_t k = 0; k < LLM_ARRAY_SIZE(words); k++) {
         if (starts_with(t, words[k]))
             return true;
     }
@@ -236,14 +236,14 @@ static kevo_reply_kind read_region(ctx *c, diff *d, size_t a, size_t b,
         if (!fenced)
             break;
         if (d->n > first_hunk && !is_blank(t) && !git_line(t)) {
-            kevo_buf msg = {0};
-            kevo__buf_printf(&msg,
-                             "line %zu of the reply, after hunk %zu of the "
-                             "diff, is no part of a diff: ",
-                             i + 1, d->n);
+            llm_buf msg = {0};
+            kevo__llm_buf_printf(&msg,
+                                 "line %zu of the reply, after hunk %zu of the "
+                                 "diff, is no part of a diff: ",
+                                 i + 1, d->n);
             kevo__reply_quote(&msg, t);
-            kevo__buf_puts(&msg, " (each line of a hunk starts with ' ', "
-                                 "'-' or '+')");
+            kevo__llm_buf_puts(&msg, " (each line of a hunk starts with ' ', "
+                                     "'-' or '+')");
             return kevo__reply_fail_with(c, KEVO_REPLY_MALFORMED_EDIT, &msg);
         }
         i++;
@@ -319,15 +319,15 @@ bool kevo__reply_has_diff(const ctx *c)
 /* ---- applying ------------------------------------------------------------ */
 
 /* "hunk 2 of 3 ('@@ -10,7 +10,8 @@')" */
-static void name_hunk(kevo_buf *b, const ctx *c, const diff *d, size_t k)
+static void name_hunk(llm_buf *b, const ctx *c, const diff *d, size_t k)
 {
-    kevo__buf_printf(b, "hunk %zu of %zu (", k + 1, d->n);
+    kevo__llm_buf_printf(b, "hunk %zu of %zu (", k + 1, d->n);
     kevo__reply_quote(b, dline(c, d->h[k].at, d->h[k].cut));
-    kevo__buf_puts(b, ")");
+    kevo__llm_buf_puts(b, ")");
 }
 
 /* The old lines of a hunk (context and removed) as a text of their own. */
-static bool old_lines(const ctx *c, const hunk *h, kevo_buf *text, lines *ol,
+static bool old_lines(const ctx *c, const hunk *h, llm_buf *text, lines *ol,
                       span *first)
 {
     *first = (span){NULL, 0};
@@ -339,8 +339,8 @@ static bool old_lines(const ctx *c, const hunk *h, kevo_buf *text, lines *ol,
         span body = t.n ? (span){t.s + 1, t.n - 1} : t;
         if (!first->s && !is_blank(body))
             *first = body;
-        kevo__buf_append(text, body.s, body.n);
-        kevo__buf_puts(text, "\n");
+        kevo__llm_buf_append(text, body.s, body.n);
+        kevo__llm_buf_puts(text, "\n");
     }
     if (text->failed)
         return false;
@@ -352,14 +352,14 @@ static bool old_lines(const ctx *c, const hunk *h, kevo_buf *text, lines *ol,
  * to match: r at first. */
 static void apply_at(const ctx *c, const hunk *h, const char *cur,
                      size_t cur_len, const lines *cl, size_t at, reindent r,
-                     kevo_buf *b)
+                     llm_buf *b)
 {
     size_t p = at; /* the next line of cur the hunk reaches */
     const char *eol = at < cl->n && cl->v[at].eol == 2 ? "\r\n" : "\n";
     size_t head = at < cl->n ? cl->v[at].off : cur_len;
-    kevo__buf_append(b, cur, head);
+    kevo__llm_buf_append(b, cur, head);
     if (at >= cl->n && cur_len > 0 && cur[cur_len - 1] != '\n')
-        kevo__buf_puts(b, "\n");
+        kevo__llm_buf_puts(b, "\n");
     for (size_t i = h->l0; i < h->l1; i++) {
         span t = dline(c, i, h->cut);
         int k = body_kind(t);
@@ -368,17 +368,17 @@ static void apply_at(const ctx *c, const hunk *h, const char *cur,
             if (!is_blank(body))
                 r = kevo__reply_reindent(body, line_span(cur, &cl->v[p]));
             if (k == BODY_CONTEXT) {
-                kevo__buf_append(b, cur + cl->v[p].off, cl->v[p].len);
-                kevo__buf_puts(b, cl->v[p].eol == 2 ? "\r\n" : "\n");
+                kevo__llm_buf_append(b, cur + cl->v[p].off, cl->v[p].len);
+                kevo__llm_buf_puts(b, cl->v[p].eol == 2 ? "\r\n" : "\n");
             }
             p++;
         } else if (k == BODY_ADD) {
             kevo__reply_put_reindented(b, (span){t.s + 1, t.n - 1}, r);
-            kevo__buf_puts(b, eol);
+            kevo__llm_buf_puts(b, eol);
         }
     }
     if (p < cl->n)
-        kevo__buf_append(b, cur + cl->v[p].off, cur_len - cl->v[p].off);
+        kevo__llm_buf_append(b, cur + cl->v[p].off, cur_len - cl->v[p].off);
 }
 
 /* Where hunk k goes in cur: fills *at and *tolerant and returns OK, or
@@ -397,14 +397,15 @@ static kevo_reply_kind place_hunk(ctx *c, const diff *d, size_t k,
         long line = (long)h->old_start - (h->old_count > 0) + delta;
         near = line < 0 ? 0 : (size_t)line;
     }
-    kevo_buf msg = {0};
+    llm_buf msg = {0};
     *r = (reindent){{NULL, 0}, 0};
     if (ol->n == 0) {
         if (!h->nums) {
             name_hunk(&msg, c, d, k);
-            kevo__buf_puts(&msg, " of the diff has no context or removed "
-                                 "lines and no line numbers, so it cannot be "
-                                 "placed");
+            kevo__llm_buf_puts(&msg,
+                               " of the diff has no context or removed "
+                               "lines and no line numbers, so it cannot be "
+                               "placed");
             return kevo__reply_fail_with(c, KEVO_REPLY_MALFORMED_EDIT, &msg);
         }
         *at = near < cl->n ? near : cl->n;
@@ -418,13 +419,13 @@ static kevo_reply_kind place_hunk(ctx *c, const diff *d, size_t k,
         kevo__reply_place(cur, cl, otext, ol->v, ol->n, *tolerant, near,
                           SIZE_MAX, &c->work, c->work_max, &p, &tie);
         if (c->work > c->work_max) {
-            kevo__buf_puts(&msg, "placing ");
+            kevo__llm_buf_puts(&msg, "placing ");
             name_hunk(&msg, c, d, k);
-            kevo__buf_printf(&msg,
-                             " of the diff takes more than %zu line "
-                             "comparisons (the reply or the parent is too "
-                             "repetitive)",
-                             c->work_max);
+            kevo__llm_buf_printf(&msg,
+                                 " of the diff takes more than %zu line "
+                                 "comparisons (the reply or the parent is too "
+                                 "repetitive)",
+                                 c->work_max);
             return kevo__reply_fail_with(c, KEVO_REPLY_TOO_LARGE, &msg);
         }
     }
@@ -442,33 +443,33 @@ static kevo_reply_kind place_hunk(ctx *c, const diff *d, size_t k,
     }
     name_hunk(&msg, c, d, k);
     if (p.count == 0) {
-        kevo__buf_puts(&msg, " of the diff not found in the parent");
+        kevo__llm_buf_puts(&msg, " of the diff not found in the parent");
         if (k == 1)
-            kevo__buf_puts(&msg, " as changed by hunk 1");
+            kevo__llm_buf_puts(&msg, " as changed by hunk 1");
         else if (k > 1)
-            kevo__buf_printf(&msg, " as changed by hunks 1-%zu", k);
-        kevo__buf_puts(&msg, " (first line: ");
+            kevo__llm_buf_printf(&msg, " as changed by hunks 1-%zu", k);
+        kevo__llm_buf_puts(&msg, " (first line: ");
         kevo__reply_quote(&msg, first);
-        kevo__buf_puts(&msg, ")");
+        kevo__llm_buf_puts(&msg, ")");
         return kevo__reply_fail_with(c, KEVO_REPLY_EDIT_NOT_FOUND, &msg);
     }
-    kevo__buf_printf(&msg,
-                     " of the diff matches %zu places in the parent "
-                     "(lines ",
-                     p.count);
+    kevo__llm_buf_printf(&msg,
+                         " of the diff matches %zu places in the parent "
+                         "(lines ",
+                         p.count);
     for (size_t i = 0; i < p.count && i < 3; i++) {
         const char *sep = i == 0                             ? ""
                           : i + 1 == p.count && p.count <= 3 ? " and "
                                                              : ", ";
-        kevo__buf_printf(&msg, "%s%zu", sep, p.at[i] + 1);
+        kevo__llm_buf_printf(&msg, "%s%zu", sep, p.at[i] + 1);
     }
-    kevo__buf_puts(&msg,
-                   p.count > 3 ? ", ...; first line: " : "; first line: ");
+    kevo__llm_buf_puts(&msg,
+                       p.count > 3 ? ", ...; first line: " : "; first line: ");
     kevo__reply_quote(&msg, first);
-    kevo__buf_puts(&msg, h->nums ? "), as near to its line numbers as each "
-                                   "other: add context lines"
-                                 : ") and has no line numbers: add context "
-                                   "lines");
+    kevo__llm_buf_puts(&msg, h->nums ? "), as near to its line numbers as each "
+                                       "other: add context lines"
+                                     : ") and has no line numbers: add context "
+                                       "lines");
     return kevo__reply_fail_with(c, KEVO_REPLY_EDIT_AMBIGUOUS, &msg);
 }
 
@@ -479,12 +480,13 @@ static kevo_reply_kind check_cut(ctx *c, const diff *d)
     for (size_t k = 0; k < c->nfences; k++) {
         const fence *f = &c->fences[k];
         if (f->is_diff && !f->closed) {
-            kevo_buf msg = {0};
-            kevo__buf_printf(&msg, "the reply ends inside fence %zu of %zu (",
-                             k + 1, c->nfences);
+            llm_buf msg = {0};
+            kevo__llm_buf_printf(&msg,
+                                 "the reply ends inside fence %zu of %zu (",
+                                 k + 1, c->nfences);
             kevo__reply_fence_label(&msg, f);
-            kevo__buf_puts(&msg, "), so the diff's last hunk may be "
-                                 "incomplete");
+            kevo__llm_buf_puts(&msg, "), so the diff's last hunk may be "
+                                     "incomplete");
             return kevo__reply_fail_with(c, KEVO_REPLY_TRUNCATED, &msg);
         }
     }
@@ -502,13 +504,14 @@ static kevo_reply_kind check_cut(ctx *c, const diff *d)
         at_end = is_blank(line_span(c->text, &c->rl.v[i]));
     if (h->nums && at_end &&
         (old_seen < h->old_count || new_seen < h->new_count)) {
-        kevo_buf msg = {0};
-        kevo__buf_puts(&msg, "the reply ends inside ");
+        llm_buf msg = {0};
+        kevo__llm_buf_puts(&msg, "the reply ends inside ");
         name_hunk(&msg, c, d, d->n - 1);
-        kevo__buf_printf(&msg,
-                         " of the diff: it has %zu old and %zu new lines of "
-                         "the %zu and %zu its header counts",
-                         old_seen, new_seen, h->old_count, h->new_count);
+        kevo__llm_buf_printf(
+            &msg,
+            " of the diff: it has %zu old and %zu new lines of "
+            "the %zu and %zu its header counts",
+            old_seen, new_seen, h->old_count, h->new_count);
         return kevo__reply_fail_with(c, KEVO_REPLY_TRUNCATED, &msg);
     }
     if (c->flags & KEVO_REPLY_CUT_OFF)
@@ -522,20 +525,20 @@ static kevo_reply_kind check_cut(ctx *c, const diff *d)
 
 static kevo_reply_kind check_files(ctx *c, const diff *d)
 {
-    kevo_buf msg = {0};
+    llm_buf msg = {0};
     if (d->new_file) {
-        kevo__buf_puts(&msg, "the diff creates a new file (");
+        kevo__llm_buf_puts(&msg, "the diff creates a new file (");
         kevo__reply_quote(&msg, d->file);
-        kevo__buf_puts(&msg, " from /dev/null): give a whole kernel in a "
-                             "```cuda fence instead");
+        kevo__llm_buf_puts(&msg, " from /dev/null): give a whole kernel in a "
+                                 "```cuda fence instead");
         return kevo__reply_fail_with(c, KEVO_REPLY_MALFORMED_EDIT, &msg);
     }
     if (d->other.s) {
-        kevo__buf_puts(&msg, "the diff changes more than one file (");
+        kevo__llm_buf_puts(&msg, "the diff changes more than one file (");
         kevo__reply_quote(&msg, d->file);
-        kevo__buf_puts(&msg, " and ");
+        kevo__llm_buf_puts(&msg, " and ");
         kevo__reply_quote(&msg, d->other);
-        kevo__buf_puts(&msg, "), but the parent is a single source");
+        kevo__llm_buf_puts(&msg, "), but the parent is a single source");
         return kevo__reply_fail_with(c, KEVO_REPLY_MALFORMED_EDIT, &msg);
     }
     return KEVO_REPLY_OK;
@@ -545,7 +548,7 @@ kevo_reply_kind kevo__reply_apply_diff(ctx *c, char **child, size_t *child_len)
 {
     diff d = {0};
     lines cl = {0}, ol = {0};
-    kevo_buf cur = {0}, next = {0}, otext = {0};
+    llm_buf cur = {0}, next = {0}, otext = {0};
     size_t loose = 0, loose_at[4];
     long delta = 0;
     kevo_reply_kind kind = read_diff(c, &d);
@@ -568,12 +571,12 @@ kevo_reply_kind kevo__reply_apply_diff(ctx *c, char **child, size_t *child_len)
                                 d.n, d.n == 1 ? "" : "s");
         goto done;
     }
-    kevo__buf_append(&cur, c->parent, c->parent_len);
+    kevo__llm_buf_append(&cur, c->parent, c->parent_len);
     for (size_t k = 0; k < d.n; k++) {
         free(cl.v);
         free(ol.v);
         cl.v = ol.v = NULL;
-        kevo__buf_free(&otext);
+        kevo__llm_buf_free(&otext);
         span first;
         if (cur.failed ||
             !kevo__reply_split_lines(cur.data ? cur.data : "", cur.len, &cl) ||
@@ -617,37 +620,37 @@ kevo_reply_kind kevo__reply_apply_diff(ctx *c, char **child, size_t *child_len)
             int b = body_kind(dline(c, i, d.h[k].cut));
             delta += (b == BODY_ADD) - (b == BODY_DEL);
         }
-        kevo__buf_free(&cur);
+        kevo__llm_buf_free(&cur);
         cur = next;
-        next = (kevo_buf){0};
+        next = (llm_buf){0};
         if (tolerant) {
             if (loose < 4)
                 loose_at[loose] = k;
             loose++;
         }
     }
-    kevo__buf_printf(&c->note, "%zu hunk%s of a unified diff applied", d.n,
-                     d.n == 1 ? "" : "s");
+    kevo__llm_buf_printf(&c->note, "%zu hunk%s of a unified diff applied", d.n,
+                         d.n == 1 ? "" : "s");
     for (size_t i = 0; i < loose && i < 4; i++)
-        kevo__buf_printf(&c->note, "%shunk %zu", i ? ", " : " (",
-                         loose_at[i] + 1);
+        kevo__llm_buf_printf(&c->note, "%shunk %zu", i ? ", " : " (",
+                             loose_at[i] + 1);
     if (loose > 4)
-        kevo__buf_printf(&c->note, " and %zu more", loose - 4);
+        kevo__llm_buf_printf(&c->note, " and %zu more", loose - 4);
     if (loose)
-        kevo__buf_puts(&c->note,
-                       " ignoring indentation and trailing white space)");
+        kevo__llm_buf_puts(&c->note,
+                           " ignoring indentation and trailing white space)");
     c->out->nedits = d.n;
     c->out->form = KEVO_REPLY_FORM_DIFF;
     *child_len = cur.len;
-    *child = kevo__buf_take(&cur);
+    *child = kevo__llm_buf_take(&cur);
     if (!*child)
         kind = kevo__reply_nomem(c);
 done:
     free(d.h);
     free(cl.v);
     free(ol.v);
-    kevo__buf_free(&cur);
-    kevo__buf_free(&next);
-    kevo__buf_free(&otext);
+    kevo__llm_buf_free(&cur);
+    kevo__llm_buf_free(&next);
+    kevo__llm_buf_free(&otext);
     return kind;
 }

@@ -221,7 +221,7 @@ static size_t find_edit(ctx *c, const char *cur, size_t cur_len,
  * indentation, with the parent's line ending. */
 static void replace_lines(const ctx *c, const char *cur, size_t cur_len,
                           const lines *cl, const edit *e, const match *m,
-                          kevo_buf *b)
+                          llm_buf *b)
 {
     const rline *first = &cl->v[m->first];
     const rline *lastm = &cl->v[m->first + m->sn - 1];
@@ -234,36 +234,36 @@ static void replace_lines(const ctx *c, const char *cur, size_t cur_len,
             break;
         }
     }
-    kevo__buf_append(b, cur, first->off);
+    kevo__llm_buf_append(b, cur, first->off);
     for (size_t i = e->r0; i < e->r1; i++) {
         kevo__reply_put_reindented(b, line_span(c->text, &c->rl.v[i]), r);
-        kevo__buf_puts(b, eol);
+        kevo__llm_buf_puts(b, eol);
     }
     size_t rest = lastm->off + lastm->len + lastm->eol;
-    kevo__buf_append(b, cur + rest, cur_len - rest);
+    kevo__llm_buf_append(b, cur + rest, cur_len - rest);
 }
 
 static void replace_substring(const ctx *c, const char *cur, size_t cur_len,
-                              const edit *e, const match *m, kevo_buf *b)
+                              const edit *e, const match *m, llm_buf *b)
 {
     const rline *last = &c->rl.v[e->s1 - 1];
     size_t nlen = last->off + last->len - c->rl.v[e->s0].off;
-    kevo__buf_append(b, cur, m->first);
+    kevo__llm_buf_append(b, cur, m->first);
     if (e->r1 > e->r0) {
         size_t r0 = c->rl.v[e->r0].off;
         const rline *rl = &c->rl.v[e->r1 - 1];
-        kevo__buf_append(b, c->text + r0, rl->off + rl->len - r0);
+        kevo__llm_buf_append(b, c->text + r0, rl->off + rl->len - r0);
     }
-    kevo__buf_append(b, cur + m->first + nlen, cur_len - m->first - nlen);
+    kevo__llm_buf_append(b, cur + m->first + nlen, cur_len - m->first - nlen);
 }
 
 /* "first line: '...'" of an edit's SEARCH part. */
-static void first_search_line(kevo_buf *b, const ctx *c, const edit *e)
+static void first_search_line(llm_buf *b, const ctx *c, const edit *e)
 {
     for (size_t i = e->s0; i < e->s1; i++) {
         span t = line_span(c->text, &c->rl.v[i]);
         if (!is_blank(t)) {
-            kevo__buf_puts(b, "first line: ");
+            kevo__llm_buf_puts(b, "first line: ");
             kevo__reply_quote(b, t);
             return;
         }
@@ -275,7 +275,7 @@ kevo_reply_kind kevo__reply_apply_edits(ctx *c, char **child, size_t *child_len)
     edit *ed = NULL;
     size_t n = 0;
     lines cl = {0};
-    kevo_buf cur = {0}, next = {0}, msg = {0};
+    llm_buf cur = {0}, next = {0}, msg = {0};
     size_t loose = 0; /* edits not matched exactly */
     size_t loose_at[4];
     int loose_how[4];
@@ -299,7 +299,7 @@ kevo_reply_kind kevo__reply_apply_edits(ctx *c, char **child, size_t *child_len)
             n, n == 1 ? "" : "s", n == 1 ? "it" : "them");
         goto done;
     }
-    kevo__buf_append(&cur, c->parent, c->parent_len);
+    kevo__llm_buf_append(&cur, c->parent, c->parent_len);
     for (size_t k = 0; k < n; k++) {
         if (cur.failed) {
             kind = kevo__reply_nomem(c);
@@ -324,14 +324,14 @@ kevo_reply_kind kevo__reply_apply_edits(ctx *c, char **child, size_t *child_len)
             goto done;
         }
         if (count == 0) {
-            kevo__buf_printf(&msg,
-                             "SEARCH block %zu of %zu not found in the parent",
-                             k + 1, n);
+            kevo__llm_buf_printf(
+                &msg, "SEARCH block %zu of %zu not found in the parent", k + 1,
+                n);
             if (k == 1)
-                kevo__buf_puts(&msg, " as edited by block 1");
+                kevo__llm_buf_puts(&msg, " as edited by block 1");
             else if (k > 1)
-                kevo__buf_printf(&msg, " as edited by blocks 1-%zu", k);
-            kevo__buf_puts(&msg, " (");
+                kevo__llm_buf_printf(&msg, " as edited by blocks 1-%zu", k);
+            kevo__llm_buf_puts(&msg, " (");
             first_search_line(&msg, c, &ed[k]);
             if (k > 0) {
                 lines pl = {0};
@@ -341,16 +341,17 @@ kevo_reply_kind kevo__reply_apply_edits(ctx *c, char **child, size_t *child_len)
                     goto done;
                 }
                 if (find_edit(c, c->parent, c->parent_len, &pl, &ed[k], &pm))
-                    kevo__buf_puts(&msg, "; it matches the parent before the "
-                                         "earlier edits changed it");
+                    kevo__llm_buf_puts(&msg,
+                                       "; it matches the parent before the "
+                                       "earlier edits changed it");
                 free(pl.v);
             }
-            kevo__buf_puts(&msg, ")");
+            kevo__llm_buf_puts(&msg, ")");
             kind = kevo__reply_fail_with(c, KEVO_REPLY_EDIT_NOT_FOUND, &msg);
             goto done;
         }
         if (count > 1) {
-            kevo__buf_printf(
+            kevo__llm_buf_printf(
                 &msg,
                 "SEARCH block %zu of %zu matches %s%zu places in the "
                 "parent (lines",
@@ -359,11 +360,12 @@ kevo_reply_kind kevo__reply_apply_edits(ctx *c, char **child, size_t *child_len)
                 const char *sep = i == 0                         ? " "
                                   : i + 1 == count && count <= 3 ? " and "
                                                                  : ", ";
-                kevo__buf_printf(&msg, "%s%zu", sep, m.at[i]);
+                kevo__llm_buf_printf(&msg, "%s%zu", sep, m.at[i]);
             }
-            kevo__buf_puts(&msg, count > 3 ? ", ...; " : "; ");
+            kevo__llm_buf_puts(&msg, count > 3 ? ", ...; " : "; ");
             first_search_line(&msg, c, &ed[k]);
-            kevo__buf_puts(&msg, "): add lines around it to make it unique");
+            kevo__llm_buf_puts(&msg,
+                               "): add lines around it to make it unique");
             kind = kevo__reply_fail_with(c, KEVO_REPLY_EDIT_AMBIGUOUS, &msg);
             goto done;
         }
@@ -383,9 +385,9 @@ kevo_reply_kind kevo__reply_apply_edits(ctx *c, char **child, size_t *child_len)
                 k + 1, n, next.len, c->max_child);
             goto done;
         }
-        kevo__buf_free(&cur);
+        kevo__llm_buf_free(&cur);
         cur = next;
-        next = (kevo_buf){0};
+        next = (llm_buf){0};
         if (m.how != HOW_EXACT) {
             if (loose < 4) {
                 loose_at[loose] = k;
@@ -394,14 +396,14 @@ kevo_reply_kind kevo__reply_apply_edits(ctx *c, char **child, size_t *child_len)
             loose++;
         }
     }
-    kevo__buf_printf(&c->note, "%zu edit%s applied", n, n == 1 ? "" : "s");
+    kevo__llm_buf_printf(&c->note, "%zu edit%s applied", n, n == 1 ? "" : "s");
     for (size_t i = 0; i < loose && i < 4; i++)
-        kevo__buf_printf(&c->note, "%sedit %zu %s", i ? ", " : " (",
-                         loose_at[i] + 1, how_names[loose_how[i]]);
+        kevo__llm_buf_printf(&c->note, "%sedit %zu %s", i ? ", " : " (",
+                             loose_at[i] + 1, how_names[loose_how[i]]);
     if (loose > 4)
-        kevo__buf_printf(&c->note, " and %zu more not exactly", loose - 4);
+        kevo__llm_buf_printf(&c->note, " and %zu more not exactly", loose - 4);
     if (loose)
-        kevo__buf_puts(&c->note, ")");
+        kevo__llm_buf_puts(&c->note, ")");
     c->out->nedits = n;
     c->out->form = KEVO_REPLY_FORM_EDITS;
     if (cur.failed) {
@@ -409,14 +411,14 @@ kevo_reply_kind kevo__reply_apply_edits(ctx *c, char **child, size_t *child_len)
         goto done;
     }
     *child_len = cur.len;
-    *child = kevo__buf_take(&cur);
+    *child = kevo__llm_buf_take(&cur);
     if (!*child)
         kind = kevo__reply_nomem(c);
 done:
     free(ed);
     free(cl.v);
-    kevo__buf_free(&cur);
-    kevo__buf_free(&next);
-    kevo__buf_free(&msg);
+    kevo__llm_buf_free(&cur);
+    kevo__llm_buf_free(&next);
+    kevo__llm_buf_free(&msg);
     return kind;
 }

@@ -34,7 +34,7 @@ static bool c_family_label(const char *label)
         "cxx", "cc",   "hpp", "hxx", "cuda-c++", "cuda_c++", "hh"};
     static const char *const exts[] = {".cu", ".cuh", ".c",   ".h",
                                        ".cc", ".cpp", ".cxx", ".hpp"};
-    for (size_t k = 0; k < KEVO_ARRAY_SIZE(words); k++) {
+    for (size_t k = 0; k < LLM_ARRAY_SIZE(words); k++) {
         if (strcmp(label, words[k]) == 0)
             return true;
     }
@@ -47,10 +47,10 @@ static bool c_family_label(const char *label)
     return false;
 }
 
-void kevo__reply_fence_label(kevo_buf *b, const fence *f)
+void kevo__reply_fence_label(llm_buf *b, const fence *f)
 {
-    kevo__buf_printf(b, "%c%c%c%s, %zu line%s", f->ch, f->ch, f->ch, f->label,
-                     f->nlines, f->nlines == 1 ? "" : "s");
+    kevo__llm_buf_printf(b, "%c%c%c%s, %zu line%s", f->ch, f->ch, f->ch,
+                         f->label, f->nlines, f->nlines == 1 ? "" : "s");
 }
 
 void kevo__reply_fences_free(ctx *c)
@@ -103,7 +103,7 @@ kevo_reply_kind kevo__reply_read_fences(ctx *c)
         }
         f->label[w] = '\0';
         f->c_family = c_family_label(f->label);
-        kevo_buf code = {0};
+        llm_buf code = {0};
         size_t j = i + 1;
         for (; j < c->rl.n; j++) {
             span u = line_span(c->text, &c->rl.v[j]);
@@ -120,8 +120,8 @@ kevo_reply_kind kevo__reply_read_fences(ctx *c)
                    (u.s[cut] == ' ' || u.s[cut] == '\t'))
                 cut++;
             if (f->c_family) {
-                kevo__buf_append(&code, u.s + cut, u.n - cut);
-                kevo__buf_puts(&code, "\n");
+                kevo__llm_buf_append(&code, u.s + cut, u.n - cut);
+                kevo__llm_buf_puts(&code, "\n");
             }
             f->nlines++;
         }
@@ -135,17 +135,18 @@ kevo_reply_kind kevo__reply_read_fences(ctx *c)
             f->c_family = false;
         }
         if (!f->c_family) {
-            kevo__buf_free(&code);
+            kevo__llm_buf_free(&code);
             continue;
         }
         f->code_len = code.len;
-        f->code = kevo__buf_take(&code);
+        f->code = kevo__llm_buf_take(&code);
         if (!f->code || !kevo__reply_scan(&f->sc, f->code, f->code_len))
             return kevo__reply_nomem(c);
         f->has_global = false;
         for (size_t k = 0; k < f->sc.nt; k++)
             f->has_global = f->has_global || tok_is(&f->sc, k, "__global__");
-        f->has_launch = kevo__reply_find_blocks(&f->sc).found[TAG_LAUNCH];
+        f->has_launch =
+            kevo__reply_blocks(c, f->code, f->code_len).found[TAG_LAUNCH];
         f->complete = kevo__reply_scan_complete(&f->sc);
     }
     return KEVO_REPLY_OK;
@@ -178,7 +179,7 @@ static bool looks_like_code(span t)
     t = trim(t);
     if (starts_with(t, "#") || starts_with(t, "//") || starts_with(t, "/*"))
         return true;
-    for (size_t k = 0; k < KEVO_ARRAY_SIZE(words); k++) {
+    for (size_t k = 0; k < LLM_ARRAY_SIZE(words); k++) {
         if (starts_with_word(t, words[k]))
             return true;
     }
@@ -196,20 +197,20 @@ static kevo_reply_kind cut_off(ctx *c)
         return KEVO_REPLY_OK;
     const fence *last = &c->fences[c->nfences - 1];
     size_t n = (size_t)(last - c->fences) + 1;
-    kevo_buf msg = {0};
+    llm_buf msg = {0};
     if (!last->closed) {
-        kevo__buf_printf(&msg,
-                         "the reply was cut off at its token limit inside "
-                         "fence %zu of %zu (",
-                         n, c->nfences);
+        kevo__llm_buf_printf(&msg,
+                             "the reply was cut off at its token limit inside "
+                             "fence %zu of %zu (",
+                             n, c->nfences);
         kevo__reply_fence_label(&msg, last);
-        kevo__buf_printf(&msg, ", opened at line %zu of the reply)",
-                         last->open + 1);
+        kevo__llm_buf_printf(&msg, ", opened at line %zu of the reply)",
+                             last->open + 1);
         if (last->c_family && last->complete)
-            kevo__buf_puts(&msg, ": its brackets balance, but its code may "
-                                 "stop early");
+            kevo__llm_buf_puts(&msg, ": its brackets balance, but its code may "
+                                     "stop early");
         else if (last->c_family) {
-            kevo__buf_puts(&msg, ": ");
+            kevo__llm_buf_puts(&msg, ": ");
             kevo__reply_describe_incomplete(&msg, &last->sc);
         }
         return kevo__reply_fail_with(c, KEVO_REPLY_TRUNCATED, &msg);
@@ -218,12 +219,12 @@ static kevo_reply_kind cut_off(ctx *c)
         if (!is_blank(line_span(c->text, &c->rl.v[i])))
             return KEVO_REPLY_OK;
     }
-    kevo__buf_printf(&msg,
-                     "the reply was cut off at its token limit right after "
-                     "fence %zu of %zu (",
-                     n, c->nfences);
+    kevo__llm_buf_printf(&msg,
+                         "the reply was cut off at its token limit right after "
+                         "fence %zu of %zu (",
+                         n, c->nfences);
     kevo__reply_fence_label(&msg, last);
-    kevo__buf_puts(&msg, "), so what it meant to give after it is unknown");
+    kevo__llm_buf_puts(&msg, "), so what it meant to give after it is unknown");
     return kevo__reply_fail_with(c, KEVO_REPLY_TRUNCATED, &msg);
 }
 
@@ -257,10 +258,11 @@ kevo_reply_kind kevo__reply_whole_kernel(ctx *c, char **child,
             memcpy(*child, from, len);
             (*child)[len] = '\0';
             *child_len = len;
-            kevo__buf_printf(&c->note,
-                             "whole kernel from the reply's text, which has no "
-                             "fences (%zu lines)",
-                             c->rl.n - first);
+            kevo__llm_buf_printf(
+                &c->note,
+                "whole kernel from the reply's text, which has no "
+                "fences (%zu lines)",
+                c->rl.n - first);
             c->out->form = KEVO_REPLY_FORM_WHOLE;
             return KEVO_REPLY_OK;
         }
@@ -307,35 +309,36 @@ kevo_reply_kind kevo__reply_whole_kernel(ctx *c, char **child,
     }
     /* A cut-off fence that was the answer being written. */
     if (cut && (cut->has_global || cut->has_launch || best == SIZE_MAX)) {
-        kevo_buf msg = {0};
-        kevo__buf_printf(&msg, "the reply ends inside fence %zu of %zu (",
-                         (size_t)(cut - c->fences) + 1, c->nfences);
+        llm_buf msg = {0};
+        kevo__llm_buf_printf(&msg, "the reply ends inside fence %zu of %zu (",
+                             (size_t)(cut - c->fences) + 1, c->nfences);
         kevo__reply_fence_label(&msg, cut);
-        kevo__buf_printf(&msg,
-                         ", opened at line %zu of the reply) and its code is "
-                         "incomplete: ",
-                         cut->open + 1);
+        kevo__llm_buf_printf(
+            &msg,
+            ", opened at line %zu of the reply) and its code is "
+            "incomplete: ",
+            cut->open + 1);
         kevo__reply_describe_incomplete(&msg, &cut->sc);
         return kevo__reply_fail_with(c, KEVO_REPLY_TRUNCATED, &msg);
     }
     if (best == SIZE_MAX) {
-        kevo_buf msg = {0};
+        llm_buf msg = {0};
         bool launch_only = false;
         for (size_t k = 0; k < c->nfences; k++)
             launch_only = launch_only || c->fences[k].has_launch;
         if (c->nfences == 1)
-            kevo__buf_puts(&msg, "the reply's only fenced block (");
+            kevo__llm_buf_puts(&msg, "the reply's only fenced block (");
         else
-            kevo__buf_printf(&msg, "none of the reply's %zu fenced blocks (",
-                             c->nfences);
+            kevo__llm_buf_printf(
+                &msg, "none of the reply's %zu fenced blocks (", c->nfences);
         for (size_t k = 0; k < c->nfences && k < 5; k++) {
             if (k)
-                kevo__buf_puts(&msg, "; ");
+                kevo__llm_buf_puts(&msg, "; ");
             kevo__reply_fence_label(&msg, &c->fences[k]);
         }
         if (c->nfences > 5)
-            kevo__buf_puts(&msg, "; ...");
-        kevo__buf_printf(
+            kevo__llm_buf_puts(&msg, "; ...");
+        kevo__llm_buf_printf(
             &msg, ") holds %s__global__ kernel%s",
             c->nfences == 1 ? "no " : "a ",
             launch_only ? " (a kevo:launch block alone is not a kernel)" : "");
@@ -352,24 +355,26 @@ kevo_reply_kind kevo__reply_whole_kernel(ctx *c, char **child,
     for (size_t k = 0; k < c->nfences; k++)
         ncode += c->fences[k].has_global;
     if (c->nfences == 1)
-        kevo__buf_puts(&c->note,
-                       "whole kernel from the reply's fenced block (");
+        kevo__llm_buf_puts(&c->note,
+                           "whole kernel from the reply's fenced block (");
     else
-        kevo__buf_printf(&c->note, "whole kernel from fence %zu of %zu (",
-                         best + 1, c->nfences);
+        kevo__llm_buf_printf(&c->note, "whole kernel from fence %zu of %zu (",
+                             best + 1, c->nfences);
     kevo__reply_fence_label(&c->note, f);
-    kevo__buf_puts(&c->note, ")");
+    kevo__llm_buf_puts(&c->note, ")");
     if (ncode > 1)
-        kevo__buf_printf(
+        kevo__llm_buf_printf(
             &c->note, ", the largest of %zu with a __global__ kernel", ncode);
     if (!f->closed) {
-        kevo__buf_puts(&c->note, "; the fence is not closed, but its code is "
-                                 "complete");
+        kevo__llm_buf_puts(&c->note,
+                           "; the fence is not closed, but its code is "
+                           "complete");
         c->out->fence_unterminated = true;
     }
     if (c->flags & KEVO_REPLY_CUT_OFF)
-        kevo__buf_puts(&c->note, "; the reply was cut off at its token limit "
-                                 "in the text after its last fence");
+        kevo__llm_buf_puts(&c->note,
+                           "; the reply was cut off at its token limit "
+                           "in the text after its last fence");
     c->out->form = KEVO_REPLY_FORM_WHOLE;
     return KEVO_REPLY_OK;
 }

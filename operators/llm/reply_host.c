@@ -5,27 +5,17 @@
 
 #include <stdlib.h>
 
-#include "proc/include_scan.h"
 #include "reply_items.h"
 
-bool kevo__reply_include_allowed(span header, bool angle)
+bool kevo__reply_include_allowed(ctx *c, span header, bool angle)
 {
-    /* lib/proc/include_scan.c's kevo__include_allowed (test-reply checks that
-     * the two agree). */
-    static const char *const allowed[] = {"cuda_fp16.h",
-                                          "cuda_bf16.h",
-                                          "cuda_pipeline.h",
-                                          "cooperative_groups.h",
-                                          "cooperative_groups/reduce.h",
-                                          "mma.h"};
-    if (!angle)
+    /* A header name longer than this is no header a kernel may have. */
+    char name[256];
+    if (!angle || header.n == 0 || header.n >= sizeof name)
         return false;
-    for (size_t k = 0; k < KEVO_ARRAY_SIZE(allowed); k++) {
-        if (span_is(header, allowed[k]))
-            return true;
-    }
-    return header.n > strlen(KEVO__INCLUDE_ALLOWED_PREFIX) &&
-           starts_with(header, KEVO__INCLUDE_ALLOWED_PREFIX);
+    memcpy(name, header.s, header.n);
+    name[header.n] = '\0';
+    return c->host->api->include_allowed(c->host->ctx, name) != 0;
 }
 
 /* What makes code host code: a call of a host API, a launch, or a name of
@@ -43,13 +33,13 @@ static bool host_marker(const cscan *sc, size_t k)
         return true;
     if (!is_ident_start(t.s[0]))
         return false;
-    for (size_t a = 0; a < KEVO_ARRAY_SIZE(apis); a++) {
+    for (size_t a = 0; a < LLM_ARRAY_SIZE(apis); a++) {
         size_t n = strlen(apis[a]);
         if (t.n > n && memcmp(t.s, apis[a], n) == 0 && t.s[n] >= 'A' &&
             t.s[n] <= 'Z' && k + 1 < sc->nt && tok_is(sc, k + 1, "("))
             return true;
     }
-    for (size_t w = 0; w < KEVO_ARRAY_SIZE(words); w++) {
+    for (size_t w = 0; w < LLM_ARRAY_SIZE(words); w++) {
         if (span_is(t, words[w]))
             return true;
     }
@@ -67,7 +57,7 @@ static const char *swap_for(span header)
                                            {"stdint.h", "cuda/std/cstdint"},
                                            {"climits", "cuda/std/climits"},
                                            {"limits.h", "cuda/std/climits"}};
-    for (size_t k = 0; k < KEVO_ARRAY_SIZE(swaps); k++) {
+    for (size_t k = 0; k < LLM_ARRAY_SIZE(swaps); k++) {
         if (span_is(header, swaps[k][0]))
             return swaps[k][1];
     }
@@ -176,7 +166,7 @@ static void decide(hosting *h)
         if (!leaf(it))
             h->fate[i] = KEEP;
         else if (it->kind == ITEM_INCLUDE && it->header.s &&
-                 !kevo__reply_include_allowed(it->header, it->angle))
+                 !kevo__reply_include_allowed(h->c, it->header, it->angle))
             h->fate[i] =
                 it->angle && swap_for(it->header) ? SWAP_INCLUDE : DROP_INCLUDE;
         else
@@ -309,10 +299,10 @@ static bool mark(hosting *h)
 }
 
 /* "line 3 of the kernel's code, '...'" for the line at off. */
-static void name_line(kevo_buf *b, const hosting *h, size_t off)
+static void name_line(llm_buf *b, const hosting *h, size_t off)
 {
-    kevo__buf_printf(b, "line %zu of the kernel's code, ",
-                     kevo__reply_line_of(h->s, off));
+    kevo__llm_buf_printf(b, "line %zu of the kernel's code, ",
+                         kevo__reply_line_of(h->s, off));
     kevo__reply_quote(b, line_at(h->s, h->n, off));
 }
 
@@ -320,7 +310,7 @@ static void name_line(kevo_buf *b, const hosting *h, size_t off)
  * comment runs across where dropped lines would cut it. */
 static kevo_reply_kind check(hosting *h)
 {
-    kevo_buf msg = {0};
+    llm_buf msg = {0};
     for (size_t k = 0; k < h->ndropped && h->c->work <= h->c->work_max; k++) {
         size_t i = h->dropped[k];
         const item *it = &h->it.v[i];
@@ -331,12 +321,13 @@ static kevo_reply_kind check(hosting *h)
         if (!u)
             continue;
         name_line(&msg, h, u->start);
-        kevo__buf_printf(&msg, ", uses '%.*s', which is host code (line %zu, ",
-                         (int)it->name.n, it->name.s,
-                         kevo__reply_line_of(h->s, it->start));
+        kevo__llm_buf_printf(
+            &msg, ", uses '%.*s', which is host code (line %zu, ",
+            (int)it->name.n, it->name.s, kevo__reply_line_of(h->s, it->start));
         kevo__reply_quote(&msg, line_at(h->s, h->n, it->start));
-        kevo__buf_puts(&msg, "): kernels compile without the host's "
-                             "headers and libraries, so keep host code out");
+        kevo__llm_buf_puts(&msg,
+                           "): kernels compile without the host's "
+                           "headers and libraries, so keep host code out");
         return kevo__reply_fail_with(h->c, KEVO_REPLY_HOST_CODE, &msg);
     }
     if (h->c->work > h->c->work_max)
@@ -354,9 +345,9 @@ static kevo_reply_kind check(hosting *h)
         for (size_t l = line_index(h, a); l <= line_index(h, b - 1); l++) {
             if (h->kept_at[l]) {
                 name_line(&msg, h, h->kept_at[l] - 1);
-                kevo__buf_puts(&msg, ", holds host code and kernel code "
-                                     "together: put each on lines of its "
-                                     "own");
+                kevo__llm_buf_puts(&msg, ", holds host code and kernel code "
+                                         "together: put each on lines of its "
+                                         "own");
                 return kevo__reply_fail_with(h->c, KEVO_REPLY_HOST_CODE, &msg);
             }
         }
@@ -367,8 +358,9 @@ static kevo_reply_kind check(hosting *h)
             if (k == h->sc.nc || h->sc.c[k].start >= at)
                 continue;
             name_line(&msg, h, edge ? b - 1 : a);
-            kevo__buf_puts(&msg, ", holds host code and a comment that goes "
-                                 "on past it: put each on lines of its own");
+            kevo__llm_buf_puts(&msg,
+                               ", holds host code and a comment that goes "
+                               "on past it: put each on lines of its own");
             return kevo__reply_fail_with(h->c, KEVO_REPLY_HOST_CODE, &msg);
         }
     }
@@ -378,7 +370,7 @@ static kevo_reply_kind check(hosting *h)
 /* The child without the dropped lines, and blank lines where they were
  * squeezed to one. A kevo block on lines of its own inside dropped code
  * stays. */
-static bool rebuild(const hosting *h, kevo_buf *out)
+static bool rebuild(const hosting *h, llm_buf *out)
 {
     /* Where dropped ranges start and end, then how many cover each
      * byte. */
@@ -425,7 +417,7 @@ static bool rebuild(const hosting *h, kevo_buf *out)
         bool blank = is_blank((span){h->s + i, e - i});
         e += e < h->n;
         if (gone[i] && swap[line]) {
-            kevo__buf_printf(out, "#include <%s>\n", swap[line]);
+            kevo__llm_buf_printf(out, "#include <%s>\n", swap[line]);
             after_gone = false;
             continue;
         }
@@ -439,7 +431,7 @@ static bool rebuild(const hosting *h, kevo_buf *out)
               out->data[out->len - 2] == '\n')))
             continue;
         after_gone = after_gone && blank;
-        kevo__buf_append(out, h->s + i, e - i);
+        kevo__llm_buf_append(out, h->s + i, e - i);
     }
     while (out->len >= 2 && out->data[out->len - 1] == '\n' &&
            out->data[out->len - 2] == '\n')
@@ -449,60 +441,60 @@ static bool rebuild(const hosting *h, kevo_buf *out)
     return !out->failed;
 }
 
-static void name_of(kevo_buf *b, const hosting *h, const item *it)
+static void name_of(llm_buf *b, const hosting *h, const item *it)
 {
     if (it->name.s && it->defines)
-        kevo__buf_printf(b, "'%.*s'", (int)it->name.n, it->name.s);
+        kevo__llm_buf_printf(b, "'%.*s'", (int)it->name.n, it->name.s);
     else
-        kevo__buf_printf(b, "the statement at line %zu",
-                         kevo__reply_line_of(h->s, it->start));
+        kevo__llm_buf_printf(b, "the statement at line %zu",
+                             kevo__reply_line_of(h->s, it->start));
 }
 
 /* "; host code dropped: ..." */
 static void note(const hosting *h)
 {
-    kevo_buf *b = &h->c->note;
+    llm_buf *b = &h->c->note;
     size_t nin = 0, nhost = 0, shown = 0;
     for (size_t i = 0; i < h->it.n; i++) {
         const item *it = &h->it.v[i];
         nin += h->fate[i] == DROP_INCLUDE;
         nhost += h->fate[i] == DROP_HOST || h->fate[i] == DROP_UNUSED;
         if (h->fate[i] == SWAP_INCLUDE && shown++ < 4) {
-            kevo__buf_puts(b, "; #include <");
+            kevo__llm_buf_puts(b, "; #include <");
             kevo__reply_put_clean(b, it->header);
-            kevo__buf_printf(b, "> became <%s>", swap_for(it->header));
+            kevo__llm_buf_printf(b, "> became <%s>", swap_for(it->header));
         }
     }
     shown = 0;
     if (nin + nhost == 0)
         return;
-    kevo__buf_puts(b, "; host code dropped: ");
+    kevo__llm_buf_puts(b, "; host code dropped: ");
     for (size_t i = 0; i < h->it.n && nin; i++) {
         const item *it = &h->it.v[i];
         if (h->fate[i] != DROP_INCLUDE)
             continue;
         if (shown == 6) {
-            kevo__buf_printf(b, " and %zu more", nin - shown);
+            kevo__llm_buf_printf(b, " and %zu more", nin - shown);
             break;
         }
-        kevo__buf_printf(b, "%s%c", shown ? ", " : "#include ",
-                         it->angle ? '<' : '"');
+        kevo__llm_buf_printf(b, "%s%c", shown ? ", " : "#include ",
+                             it->angle ? '<' : '"');
         kevo__reply_put_clean(b, it->header);
-        kevo__buf_puts(b, it->angle ? ">" : "\"");
+        kevo__llm_buf_puts(b, it->angle ? ">" : "\"");
         shown++;
     }
     if (nin)
-        kevo__buf_puts(
-            b, " (a kernel may include only " KEVO__INCLUDE_ALLOWED_TEXT ")");
+        kevo__llm_buf_printf(b, " (a kernel may include only %s)",
+                             h->c->host->api->include_rule(h->c->host->ctx));
     shown = 0;
     for (size_t i = 0; i < h->it.n && nhost; i++) {
         if (h->fate[i] != DROP_HOST && h->fate[i] != DROP_UNUSED)
             continue;
         if (shown == 6) {
-            kevo__buf_printf(b, " and %zu more", nhost - shown);
+            kevo__llm_buf_printf(b, " and %zu more", nhost - shown);
             break;
         }
-        kevo__buf_puts(b, shown ? ", " : nin ? "; " : "");
+        kevo__llm_buf_puts(b, shown ? ", " : nin ? "; " : "");
         name_of(b, h, &h->it.v[i]);
         shown++;
     }
@@ -512,14 +504,14 @@ kevo_reply_kind kevo__reply_drop_host_code(ctx *c, char **child,
                                            size_t *child_len)
 {
     hosting h = {.c = c, .s = *child, .n = *child_len};
-    kevo_buf out = {0};
+    llm_buf out = {0};
     kevo_reply_kind kind = KEVO_REPLY_OK;
     if (!kevo__reply_scan(&h.sc, h.s, h.n) ||
         !kevo__reply_items(&h.sc, &h.it)) {
         kind = kevo__reply_nomem(c);
         goto done;
     }
-    h.bl = kevo__reply_find_blocks(&h.sc);
+    h.bl = kevo__reply_blocks(c, h.s, h.n);
     h.fate = calloc(h.it.n + 1, sizeof *h.fate);
     h.kept = calloc(h.it.n + 1, sizeof *h.kept);
     h.dropped = calloc(h.it.n + 1, sizeof *h.dropped);
@@ -549,7 +541,7 @@ kevo_reply_kind kevo__reply_drop_host_code(ctx *c, char **child,
     note(&h);
     free(*child);
     *child_len = out.len;
-    *child = kevo__buf_take(&out);
+    *child = kevo__llm_buf_take(&out);
     if (!*child)
         kind = kevo__reply_nomem(c);
 done:
@@ -561,6 +553,6 @@ done:
     free(h.dropped);
     kevo__reply_items_free(&h.it);
     kevo__reply_scan_free(&h.sc);
-    kevo__buf_free(&out);
+    kevo__llm_buf_free(&out);
     return kind;
 }

@@ -6,7 +6,8 @@
  * through its kevo:launch block.
  *
  * Dropped, whatever the kernel: every #include of a header a kernel may
- * not include (kevo allows only <cuda_fp16.h>, <cuda_bf16.h>,
+ * not include (kevo says which, through the host table's
+ * include_allowed(); it allows only <cuda_fp16.h>, <cuda_bf16.h>,
  * <cuda_pipeline.h>, <cooperative_groups.h>, <cooperative_groups/reduce.h>,
  * <mma.h> and <cuda/std/...>), except that <cstdint> and <stdint.h> become
  * <cuda/std/cstdint>, <climits> and <limits.h> <cuda/std/climits>, which
@@ -32,8 +33,8 @@
 
 /* A header a kernel may include: header is the name between the brackets
  * of an #include, angle whether they were <> (a "..." include is never
- * allowed). The list is lib/proc/include_scan.c's. */
-bool kevo__reply_include_allowed(span header, bool angle);
+ * allowed). kevo says which (the host table's include_allowed()). */
+bool kevo__reply_include_allowed(ctx *c, span header, bool angle);
 
 /* Drops host code from *child (replacing it, *child_len updated) and says
  * what in c->note. Fails as host_code or nomem. */

@@ -62,7 +62,7 @@ static bool keyword(span t)
                                         "operator",
                                         "decltype",
                                         "sizeof"};
-    for (size_t k = 0; k < KEVO_ARRAY_SIZE(words); k++) {
+    for (size_t k = 0; k < LLM_ARRAY_SIZE(words); k++) {
         if (span_is(t, words[k]))
             return true;
     }
@@ -226,7 +226,7 @@ static void declaration(const cscan *sc, item *it, bool braces)
     }
     for (size_t k = a; braces && k < b && !tok_char(sc, k, '{'); k++) {
         static const char *const tags[] = {"struct", "class", "union", "enum"};
-        for (size_t t = 0; t < KEVO_ARRAY_SIZE(tags); t++) {
+        for (size_t t = 0; t < LLM_ARRAY_SIZE(tags); t++) {
             if (!tok_is(sc, k, tags[t]))
                 continue;
             it->name = declarator(sc, k + 1, b, "{:;", &at);
@@ -268,7 +268,7 @@ static int brace_opens(const cscan *sc, size_t a, size_t k, bool eq)
         return 0;
     if (tok_char(sc, k - 1, ')'))
         return 1;
-    for (size_t q = 0; q < KEVO_ARRAY_SIZE(after); q++) {
+    for (size_t q = 0; q < LLM_ARRAY_SIZE(after); q++) {
         if (!tok_is(sc, k - 1, after[q]))
             continue;
         for (size_t j = a; j < k; j++) {

@@ -58,17 +58,16 @@ static bool defined(joining *j, span name)
 
 static void join(joining *j, size_t k)
 {
-    const cscan *sc = &j->c->fences[k].sc;
-    blocks bl = kevo__reply_find_blocks(sc);
+    const fence *f = &j->c->fences[k];
+    blocks bl = kevo__reply_blocks(j->c, f->code, f->code_len);
     j->joined[k] = true;
     j->order[j->njoined++] = k;
     for (int t = 0; t < 2; t++)
         j->blocks[t] = j->blocks[t] || bl.found[t];
-    if (bl.found[TAG_LAUNCH])
-        kevo__reply_launch_kernels(
-            (span){sc->s + bl.start[TAG_LAUNCH],
-                   bl.end[TAG_LAUNCH] - bl.start[TAG_LAUNCH]},
-            &j->launched);
+    const names *launched = &bl.names[TAG_LAUNCH];
+    for (size_t i = 0; i < launched->n; i++)
+        kevo__reply_names_add(&j->launched,
+                              (span){launched->v[i], strlen(launched->v[i])});
 }
 
 /* What fence k would join for (a name the joined fences need), and what
@@ -91,7 +90,8 @@ static void weigh(joining *j, size_t k, span *need, span *dup,
         if (d->defines && d->name.s && defined(j, d->name))
             *dup = d->name;
     }
-    blocks bl = kevo__reply_find_blocks(&j->c->fences[k].sc);
+    const fence *f = &j->c->fences[k];
+    blocks bl = kevo__reply_blocks(j->c, f->code, f->code_len);
     if (bl.found[TAG_LAUNCH] && j->blocks[TAG_LAUNCH])
         *block = "kevo:launch";
     else if (bl.found[TAG_PARAM] && j->blocks[TAG_PARAM])
@@ -99,27 +99,27 @@ static void weigh(joining *j, size_t k, span *need, span *dup,
 }
 
 /* "fence 1", "fences 1 and 3", "fences 1, 2 and 4" */
-static void list_fences(kevo_buf *b, const bool *set, size_t n)
+static void list_fences(llm_buf *b, const bool *set, size_t n)
 {
     size_t count = 0, seen = 0;
     for (size_t k = 0; k < n; k++)
         count += set[k];
-    kevo__buf_puts(b, count == 1 ? "fence " : "fences ");
+    kevo__llm_buf_puts(b, count == 1 ? "fence " : "fences ");
     for (size_t k = 0; k < n; k++) {
         if (!set[k])
             continue;
         seen++;
-        kevo__buf_printf(b, "%s%zu",
-                         seen == 1       ? ""
-                         : seen == count ? " and "
-                                         : ", ",
-                         k + 1);
+        kevo__llm_buf_printf(b, "%s%zu",
+                             seen == 1       ? ""
+                             : seen == count ? " and "
+                                             : ", ",
+                             k + 1);
     }
 }
 
 /* Decides which fences join; the note's parts go to *why and *left.
  * Returns false when out of memory. */
-static bool choose(joining *j, size_t chosen, kevo_buf *why, kevo_buf *left)
+static bool choose(joining *j, size_t chosen, llm_buf *why, llm_buf *left)
 {
     ctx *c = j->c;
     size_t nwhy = 0;
@@ -142,24 +142,25 @@ static bool choose(joining *j, size_t chosen, kevo_buf *why, kevo_buf *left)
                 continue;
             if (dup.s || block) {
                 refused[k] = true;
-                kevo__buf_printf(left,
-                                 "; fence %zu, which defines '%.*s', "
-                                 "is not joined: ",
-                                 k + 1, (int)need.n, need.s);
+                kevo__llm_buf_printf(left,
+                                     "; fence %zu, which defines '%.*s', "
+                                     "is not joined: ",
+                                     k + 1, (int)need.n, need.s);
                 if (dup.s)
-                    kevo__buf_printf(left, "it defines '%.*s' again",
-                                     (int)dup.n, dup.s);
+                    kevo__llm_buf_printf(left, "it defines '%.*s' again",
+                                         (int)dup.n, dup.s);
                 else
-                    kevo__buf_printf(left, "it holds a second %s block", block);
+                    kevo__llm_buf_printf(left, "it holds a second %s block",
+                                         block);
                 continue;
             }
             join(j, k);
             changed = true;
             if (nwhy < 4)
-                kevo__buf_printf(why, "%s'%.*s'", nwhy ? ", " : "", (int)need.n,
-                                 need.s);
+                kevo__llm_buf_printf(why, "%s'%.*s'", nwhy ? ", " : "",
+                                     (int)need.n, need.s);
             else if (nwhy == 4)
-                kevo__buf_puts(why, ", ...");
+                kevo__llm_buf_puts(why, ", ...");
             nwhy++;
         }
     }
@@ -173,7 +174,7 @@ kevo_reply_kind kevo__reply_join_helpers(ctx *c, size_t chosen, char **child,
     if (c->nfences < 2)
         return KEVO_REPLY_OK;
     kevo_reply_kind kind = KEVO_REPLY_OK;
-    kevo_buf why = {0}, left = {0}, code = {0};
+    llm_buf why = {0}, left = {0}, code = {0};
     joining j = {.c = c};
     j.it = calloc(c->nfences, sizeof *j.it);
     j.usable = calloc(c->nfences, sizeof *j.usable);
@@ -206,28 +207,29 @@ kevo_reply_kind kevo__reply_join_helpers(ctx *c, size_t chosen, char **child,
         for (size_t k = 0; k < c->nfences; k++) {
             if (!j.joined[k] || k == chosen)
                 continue;
-            kevo__buf_append(&code, c->fences[k].code, c->fences[k].code_len);
-            kevo__buf_puts(&code, "\n");
+            kevo__llm_buf_append(&code, c->fences[k].code,
+                                 c->fences[k].code_len);
+            kevo__llm_buf_puts(&code, "\n");
         }
-        kevo__buf_append(&code, *child, *child_len);
+        kevo__llm_buf_append(&code, *child, *child_len);
         j.joined[chosen] = false;
-        kevo__buf_puts(&c->note, "; ");
+        kevo__llm_buf_puts(&c->note, "; ");
         list_fences(&c->note, j.joined, c->nfences);
-        kevo__buf_printf(&c->note, " joined before it, for %s", why.data);
+        kevo__llm_buf_printf(&c->note, " joined before it, for %s", why.data);
         if (code.failed) {
             kind = kevo__reply_nomem(c);
             goto done;
         }
         free(*child);
         *child_len = code.len;
-        *child = kevo__buf_take(&code);
+        *child = kevo__llm_buf_take(&code);
         if (!*child) {
             kind = kevo__reply_nomem(c);
             goto done;
         }
     }
     if (left.len > 0)
-        kevo__buf_append(&c->note, left.data, left.len);
+        kevo__llm_buf_append(&c->note, left.data, left.len);
 done:
     for (size_t k = 0; j.it && k < c->nfences; k++)
         kevo__reply_items_free(&j.it[k]);
@@ -235,8 +237,8 @@ done:
     free(j.usable);
     free(j.joined);
     free(j.order);
-    kevo__buf_free(&why);
-    kevo__buf_free(&left);
-    kevo__buf_free(&code);
+    kevo__llm_buf_free(&why);
+    kevo__llm_buf_free(&left);
+    kevo__llm_buf_free(&code);
     return kind;
 }

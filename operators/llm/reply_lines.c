@@ -19,7 +19,7 @@ bool kevo__reply_has_word(span t, const char *name)
     return false;
 }
 
-void kevo__reply_put_clean(kevo_buf *b, span t)
+void kevo__reply_put_clean(llm_buf *b, span t)
 {
     t = trim(t);
     size_t n = t.n;
@@ -34,17 +34,17 @@ void kevo__reply_put_clean(kevo_buf *b, span t)
         char c = t.s[i];
         if ((unsigned char)c < 0x20 || c == 0x7f)
             c = '?';
-        kevo__buf_append(b, &c, 1);
+        kevo__llm_buf_append(b, &c, 1);
     }
     if (cut)
-        kevo__buf_puts(b, "...");
+        kevo__llm_buf_puts(b, "...");
 }
 
-void kevo__reply_quote(kevo_buf *b, span t)
+void kevo__reply_quote(llm_buf *b, span t)
 {
-    kevo__buf_puts(b, "'");
+    kevo__llm_buf_puts(b, "'");
     kevo__reply_put_clean(b, t);
-    kevo__buf_puts(b, "'");
+    kevo__llm_buf_puts(b, "'");
 }
 
 bool kevo__reply_split_lines(const char *s, size_t len, lines *out)
@@ -144,15 +144,15 @@ reindent kevo__reply_reindent(span wanted, span matched)
     return r;
 }
 
-void kevo__reply_put_reindented(kevo_buf *b, span t, reindent r)
+void kevo__reply_put_reindented(llm_buf *b, span t, reindent r)
 {
     if (!is_blank(t)) {
         if (r.add.n)
-            kevo__buf_append(b, r.add.s, r.add.n);
+            kevo__llm_buf_append(b, r.add.s, r.add.n);
         size_t w = indent_of(t).n;
         size_t cut = w < r.remove ? w : r.remove;
         t.s += cut;
         t.n -= cut;
     }
-    kevo__buf_append(b, t.s, t.n);
+    kevo__llm_buf_append(b, t.s, t.n);
 }

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "core/kevo_private.h"
+#include "buf.h"
 
 /* ---- characters and spans ------------------------------------------------ */
 
@@ -101,10 +101,10 @@ bool kevo__reply_has_word(span t, const char *name);
 
 /* Appends text for a message: trimmed, control characters as '?', cut
  * after 60 bytes (at a character boundary, then "..."). */
-void kevo__reply_put_clean(kevo_buf *b, span t);
+void kevo__reply_put_clean(llm_buf *b, span t);
 
 /* The same in single quotes. */
-void kevo__reply_quote(kevo_buf *b, span t);
+void kevo__reply_quote(llm_buf *b, span t);
 
 /* ---- lines --------------------------------------------------------------- */
 
@@ -168,6 +168,6 @@ typedef struct reindent {
 reindent kevo__reply_reindent(span wanted, span matched);
 
 /* Appends t, re-indented (a blank line as it is). */
-void kevo__reply_put_reindented(kevo_buf *b, span t, reindent r);
+void kevo__reply_put_reindented(llm_buf *b, span t, reindent r);
 
 #endif

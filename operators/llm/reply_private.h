@@ -45,6 +45,7 @@ typedef struct reasoning {
 } reasoning;
 
 typedef struct ctx {
+    const kevo_reply_host *host; /* the rules and block finder of kevo */
     const char *parent;
     size_t parent_len;
     size_t max_child;
@@ -57,8 +58,8 @@ typedef struct ctx {
     size_t *fence_of; /* per line: 1 + the fence it is part of, or 0 */
     reasoning thought;
     kevo_reply_result *out;
-    kevo_buf why;  /* the failure's reason */
-    kevo_buf note; /* what was done */
+    llm_buf why;  /* the failure's reason */
+    llm_buf note; /* what was done */
     bool nomem;
     size_t work;     /* comparisons made placing edits and joining fences */
     size_t work_max; /* WORK_PER_BYTE for each byte of max_child */
@@ -75,13 +76,17 @@ kevo_reply_kind kevo__reply_fail(ctx *c, kevo_reply_kind kind, const char *fmt,
                                  ...) REPLY_PRINTF(3, 4);
 
 /* The same with the reason built in *b, which the context takes. */
-kevo_reply_kind kevo__reply_fail_with(ctx *c, kevo_reply_kind kind,
-                                      kevo_buf *b);
+kevo_reply_kind kevo__reply_fail_with(ctx *c, kevo_reply_kind kind, llm_buf *b);
 
 /* Out of memory: returns KEVO_REPLY_NOMEM. */
 kevo_reply_kind kevo__reply_nomem(ctx *c);
 
+/* Where the blocks of n bytes of s are, as kevo finds them (the host's
+ * find_blocks()), with the names they hold; none, with c->nomem set, when
+ * memory runs out. */
+blocks kevo__reply_blocks(ctx *c, const char *s, size_t n);
+
 /* "```cuda, 12 lines" for a fence. */
-void kevo__reply_fence_label(kevo_buf *b, const fence *f);
+void kevo__reply_fence_label(llm_buf *b, const fence *f);
 
 #endif

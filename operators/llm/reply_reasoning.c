@@ -16,7 +16,7 @@ static size_t tag_at(const char *s, size_t n, size_t i, bool *closing,
     size_t j = i + 1;
     *closing = j < n && s[j] == '/';
     j += *closing;
-    for (size_t k = 0; k < KEVO_ARRAY_SIZE(tag_names); k++) {
+    for (size_t k = 0; k < LLM_ARRAY_SIZE(tag_names); k++) {
         size_t len = strlen(tag_names[k]), m = 0;
         while (m < len && j + m < n && lower(s[j + m]) == tag_names[k][m])
             m++;
@@ -50,12 +50,12 @@ static void record(ctx *c, size_t first, size_t last, size_t name, bool lone)
 }
 
 /* "line 3" or "lines 1-40" */
-static void put_lines(kevo_buf *b, size_t first, size_t last)
+static void put_lines(llm_buf *b, size_t first, size_t last)
 {
     if (first == last)
-        kevo__buf_printf(b, "line %zu", first);
+        kevo__llm_buf_printf(b, "line %zu", first);
     else
-        kevo__buf_printf(b, "lines %zu-%zu", first, last);
+        kevo__llm_buf_printf(b, "lines %zu-%zu", first, last);
 }
 
 kevo_reply_kind kevo__reply_strip_reasoning(ctx *c)
@@ -127,10 +127,10 @@ kevo_reply_kind kevo__reply_strip_reasoning(ctx *c)
     for (size_t i = 0; i < w && blank; i++)
         blank = is_space(s[i]) || s[i] == '\n';
     if (blank && c->thought.count > 0) {
-        kevo_buf msg = {0};
-        kevo__buf_puts(&msg, "the reply holds only reasoning (");
+        llm_buf msg = {0};
+        kevo__llm_buf_puts(&msg, "the reply holds only reasoning (");
         put_lines(&msg, c->thought.first, c->thought.last);
-        kevo__buf_puts(&msg, "), and no answer after it");
+        kevo__llm_buf_puts(&msg, "), and no answer after it");
         return kevo__reply_fail_with(c, KEVO_REPLY_NO_CODE, &msg);
     }
     return KEVO_REPLY_OK;
@@ -142,12 +142,13 @@ void kevo__reply_note_reasoning(ctx *c)
     if (r->count == 0)
         return;
     if (r->count == 1 && r->lone_close)
-        kevo__buf_printf(&c->note, "; the reasoning before '</%s>' (", r->tag);
+        kevo__llm_buf_printf(&c->note, "; the reasoning before '</%s>' (",
+                             r->tag);
     else if (r->count == 1)
-        kevo__buf_printf(&c->note, "; the reasoning in '<%s>' (", r->tag);
+        kevo__llm_buf_printf(&c->note, "; the reasoning in '<%s>' (", r->tag);
     else
-        kevo__buf_printf(&c->note, "; %zu reasoning sections (", r->count);
+        kevo__llm_buf_printf(&c->note, "; %zu reasoning sections (", r->count);
     put_lines(&c->note, r->first, r->last);
-    kevo__buf_puts(&c->note,
-                   r->count == 1 ? ") was set aside" : ") were set aside");
+    kevo__llm_buf_puts(&c->note,
+                       r->count == 1 ? ") was set aside" : ") were set aside");
 }

@@ -1,8 +1,10 @@
 /*
  * reply_scan.c: a scanner of C/CUDA source, and the kevo:launch and
- * kevo:param blocks it finds (see reply_scan.h).
+ * kevo:param blocks kevo finds in it (see reply_scan.h).
  */
 #include "reply_scan.h"
+
+#include "reply_private.h"
 
 #include <stdlib.h>
 
@@ -117,7 +119,7 @@ static size_t skip_number(const cscan *sc, size_t i)
 static bool is_raw_prefix(const char *s, size_t n)
 {
     static const char *const prefixes[] = {"R", "u8R", "uR", "UR", "LR"};
-    for (size_t k = 0; k < KEVO_ARRAY_SIZE(prefixes); k++) {
+    for (size_t k = 0; k < LLM_ARRAY_SIZE(prefixes); k++) {
         if (strlen(prefixes[k]) == n && memcmp(prefixes[k], s, n) == 0)
             return true;
     }
@@ -239,105 +241,53 @@ bool kevo__reply_scan_complete(const cscan *sc)
            sc->depth[1] == 0 && sc->depth[2] == 0;
 }
 
-void kevo__reply_describe_incomplete(kevo_buf *b, const cscan *sc)
+void kevo__reply_describe_incomplete(llm_buf *b, const cscan *sc)
 {
     static const char *const opener[] = {"'{'", "'('", "'['"};
     const char *sep = "";
     for (int k = 0; k < 3; k++) {
         if (sc->depth[k] > 0)
-            kevo__buf_printf(b, "%s%ld unclosed %s", sep, sc->depth[k],
-                             opener[k]);
+            kevo__llm_buf_printf(b, "%s%ld unclosed %s", sep, sc->depth[k],
+                                 opener[k]);
         else if (sc->depth[k] < 0)
-            kevo__buf_printf(b, "%s%ld unmatched closing of %s", sep,
-                             -sc->depth[k], opener[k]);
+            kevo__llm_buf_printf(b, "%s%ld unmatched closing of %s", sep,
+                                 -sc->depth[k], opener[k]);
         else
             continue;
         sep = ", ";
     }
     if (sc->open_comment) {
-        kevo__buf_printf(b, "%san unterminated comment", sep);
+        kevo__llm_buf_printf(b, "%san unterminated comment", sep);
         sep = ", ";
     }
     if (sc->open_string)
-        kevo__buf_printf(b, "%san unterminated string or character literal",
-                         sep);
+        kevo__llm_buf_printf(b, "%san unterminated string or character literal",
+                             sep);
 }
 
 /* ---- kevo:launch and kevo:param blocks ----------------------------------- */
 
-static const char *const tag_names[] = {"kevo:launch", "kevo:param"};
-
-int kevo__reply_tag_of(span t)
+blocks kevo__reply_blocks(ctx *c, const char *s, size_t n)
 {
-    t = trim(t);
-    for (int k = 0; k < 2; k++) {
-        size_t n = strlen(tag_names[k]);
-        if (starts_with(t, tag_names[k]) && (t.n == n || is_space(t.s[n])))
-            return k;
+    blocks bl;
+    memset(&bl, 0, sizeof bl);
+    const kevo_host_api *api = c->host->api;
+    kevo_operator_blocks ob = {.size = sizeof ob};
+    if (api->find_blocks(c->host->ctx, s, n, &ob) != KEVO_OK) {
+        c->nomem = true;
+        return bl;
     }
-    return TAG_NONE;
-}
-
-/* The text of a comment between its delimiters. */
-static span cmt_text(const cscan *sc, const cmt *cm)
-{
-    size_t end = cm->is_block && cm->terminated ? cm->end - 2 : cm->end;
-    return (span){sc->s + cm->start + 2, end - (cm->start + 2)};
-}
-
-/* The tag a comment starts with: for a slash-star comment its first
- * non-blank line without one leading '*', for a line comment its first
- * line. */
-static int cmt_tag(const cscan *sc, const cmt *cm)
-{
-    span t = cmt_text(sc, cm);
-    while (t.n > 0) {
-        const char *nl = memchr(t.s, '\n', t.n);
-        size_t len = nl ? (size_t)(nl - t.s) : t.n;
-        span piece = trim((span){t.s, len});
-        if (cm->is_block && piece.n > 0 && piece.s[0] == '*') {
-            piece.s++;
-            piece.n--;
-            piece = trim(piece);
-        }
-        if (piece.n > 0 || !cm->is_block)
-            return kevo__reply_tag_of(piece);
-        if (!nl)
-            break;
-        t.s += len + 1;
-        t.n -= len + 1;
-    }
-    return TAG_NONE;
-}
-
-blocks kevo__reply_find_blocks(const cscan *sc)
-{
-    blocks bl = {{false, false}, {false, false}, {0, 0}, {0, 0}};
-    for (size_t k = 0; k < sc->nc; k++) {
-        const cmt *cm = &sc->c[k];
-        int tag = cmt_tag(sc, cm);
-        if (tag == TAG_NONE)
-            continue;
-        size_t end = cm->end;
-        if (!cm->is_block) {
-            /* The run of line comments, each alone on the next line. */
-            size_t last = cm->end_line;
-            while (k + 1 < sc->nc) {
-                const cmt *nx = &sc->c[k + 1];
-                if (nx->is_block || !nx->own_line || nx->line != last + 1 ||
-                    cmt_tag(sc, nx) != TAG_NONE)
-                    break;
-                end = nx->end;
-                last = nx->end_line;
-                k++;
-            }
-        }
-        if (!bl.found[tag]) {
-            bl.found[tag] = true;
-            bl.whole[tag] = cm->terminated;
-            bl.start[tag] = cm->start;
-            bl.end[tag] = end;
-        }
+    const kevo_operator_block *b[2] = {&ob.launch, &ob.param};
+    for (int t = 0; t < 2; t++) {
+        bl.found[t] = b[t]->found;
+        bl.whole[t] = b[t]->closed;
+        bl.start[t] = b[t]->start;
+        bl.end[t] = b[t]->end;
+        /* A name a line. */
+        for (const char *p = b[t]->names, *nl; p && (nl = strchr(p, '\n'));
+             p = nl + 1)
+            kevo__reply_names_add(&bl.names[t], (span){p, (size_t)(nl - p)});
+        api->free(c->host->ctx, b[t]->names);
     }
     return bl;
 }
@@ -368,64 +318,12 @@ bool kevo__reply_names_has(const names *ns, const char *name)
     return false;
 }
 
-void kevo__reply_names_list(kevo_buf *b, const names *ns)
+void kevo__reply_names_list(llm_buf *b, const names *ns)
 {
     for (size_t k = 0; k < ns->n; k++)
-        kevo__buf_printf(b, "%s%s", k ? ", " : "", ns->v[k]);
+        kevo__llm_buf_printf(b, "%s%s", k ? ", " : "", ns->v[k]);
     if (ns->overflow)
-        kevo__buf_puts(b, ", ...");
-}
-
-/* The kernels a launch block launches: each identifier before a '<<<'. */
-void kevo__reply_launch_kernels(span block, names *ns)
-{
-    for (size_t i = 0; i + 3 <= block.n; i++) {
-        if (memcmp(block.s + i, "<<<", 3) != 0)
-            continue;
-        size_t e = i;
-        while (e > 0 && is_space(block.s[e - 1]))
-            e--;
-        size_t b = e;
-        while (b > 0 && is_ident_char(block.s[b - 1]))
-            b--;
-        if (b < e && is_ident_start(block.s[b]))
-            kevo__reply_names_add(ns, (span){block.s + b, e - b});
-        while (i + 1 < block.n && block.s[i + 1] == '<')
-            i++;
-    }
-}
-
-/* The parameters a param block declares: each 'NAME in ...' line. */
-void kevo__reply_param_names(span block, names *ns)
-{
-    size_t i = 0;
-    while (i < block.n) {
-        const char *nl = memchr(block.s + i, '\n', block.n - i);
-        size_t len = nl ? (size_t)(nl - (block.s + i)) : block.n - i;
-        span t = trim((span){block.s + i, len});
-        i += len + 1;
-        if (starts_with(t, "//") || starts_with(t, "/*")) {
-            t.s += 2;
-            t.n -= 2;
-        } else if (starts_with(t, "*") && !starts_with(t, "*/")) {
-            t.s++;
-            t.n--;
-        }
-        t = trim(t);
-        if (kevo__reply_tag_of(t) == TAG_PARAM) {
-            size_t n = strlen(tag_names[TAG_PARAM]);
-            t = trim((span){t.s + n, t.n - n});
-        }
-        size_t w = 0;
-        while (w < t.n && is_ident_char(t.s[w]))
-            w++;
-        if (w == 0 || !is_ident_start(t.s[0]))
-            continue;
-        span rest = trim((span){t.s + w, t.n - w});
-        if (starts_with(rest, "in") &&
-            (rest.n == 2 || is_space(rest.s[2]) || rest.s[2] == '{'))
-            kevo__reply_names_add(ns, (span){t.s, w});
-    }
+        kevo__llm_buf_puts(b, ", ...");
 }
 
 bool kevo__reply_is_attribute(span t)
@@ -434,7 +332,7 @@ bool kevo__reply_is_attribute(span t)
         "__launch_bounds__", "__launch_bounds", "__cluster_dims__",
         "__maxnreg__",       "__attribute__",   "__declspec",
         "alignas",           "__align__",       "__nv_pure__"};
-    for (size_t a = 0; a < KEVO_ARRAY_SIZE(attrs); a++) {
+    for (size_t a = 0; a < LLM_ARRAY_SIZE(attrs); a++) {
         if (span_is(t, attrs[a]))
             return true;
     }

@@ -2,13 +2,10 @@
  * reply_scan.h: a small scanner of C/CUDA source for the reply parser. It
  * records the comments, the identifiers and a few punctuators of a source,
  * skips literals, and counts open brackets, so the parser can tell whether
- * code is complete, which __global__ kernels it defines, where its
- * kevo:launch and kevo:param blocks are, and which names those blocks use.
- *
- * lib/model/srcscan.c reads the same blocks for kevo itself, but as stripped
- * lines for its own parser, through kevo_error, on NUL-terminated text; the
- * parser needs byte ranges to copy blocks verbatim, tokens and bracket
- * depths, on text that may hold anything, so it keeps this scanner.
+ * code is complete and which __global__ kernels it defines. Where a
+ * source's kevo:launch and kevo:param blocks are, and which names they
+ * hold, kevo itself says (kevo__reply_blocks(), through the host table's
+ * find_blocks()): the parser keeps no block scanner of its own.
  */
 #ifndef KEVO_LLM_REPLY_SCAN_H
 #define KEVO_LLM_REPLY_SCAN_H
@@ -66,24 +63,11 @@ bool kevo__reply_has_ident(const cscan *sc, size_t from, size_t to, span name);
 bool kevo__reply_scan_complete(const cscan *sc);
 
 /* Appends why the code is not complete ("2 unclosed '{'", ...). */
-void kevo__reply_describe_incomplete(kevo_buf *b, const cscan *sc);
+void kevo__reply_describe_incomplete(llm_buf *b, const cscan *sc);
 
 /* ---- kevo:launch and kevo:param blocks ----------------------------------- */
 
-enum { TAG_NONE = -1, TAG_LAUNCH = 0, TAG_PARAM = 1 };
-
-/* The tag that t (trimmed) starts with. */
-int kevo__reply_tag_of(span t);
-
-/* Where a source's blocks are: the first of each tag, as [start, end) of
- * its whole comment (a run of line comments included). */
-typedef struct blocks {
-    bool found[2];
-    bool whole[2]; /* not a slash-star comment left open */
-    size_t start[2], end[2];
-} blocks;
-
-blocks kevo__reply_find_blocks(const cscan *sc);
+enum { TAG_LAUNCH = 0, TAG_PARAM = 1 };
 
 /* A short list of names, each at most 63 characters. */
 #define NAME_MAX_LEN 63
@@ -94,16 +78,21 @@ typedef struct names {
     bool overflow;
 } names;
 
+/* Where a source's blocks are: the first of each tag, as [start, end) of
+ * its whole comment (a run of line comments included), and the names each
+ * holds: the kernels the launch block launches, the parameters the param
+ * block declares. */
+typedef struct blocks {
+    bool found[2];
+    bool whole[2]; /* not a slash-star comment left open */
+    size_t start[2], end[2];
+    names names[2];
+} blocks;
+
 void kevo__reply_names_add(names *ns, span w);
 bool kevo__reply_names_has(const names *ns, const char *name);
 /* Appends "a, b, c" (", ..." when names were left out). */
-void kevo__reply_names_list(kevo_buf *b, const names *ns);
-
-/* The kernels a launch block launches: each identifier before a '<<<'. */
-void kevo__reply_launch_kernels(span block, names *ns);
-
-/* The parameters a param block declares: each 'NAME in ...' line. */
-void kevo__reply_param_names(span block, names *ns);
+void kevo__reply_names_list(llm_buf *b, const names *ns);
 
 /* t is an attribute that takes parenthesised arguments before a
  * declarator (__launch_bounds__, alignas, ...). */

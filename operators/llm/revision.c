@@ -12,7 +12,6 @@
 #include <strings.h>
 
 #include <jansson.h>
-#include <kevo/promptpool.h>
 
 #include "buf.h"
 #include "revision.h"
@@ -35,11 +34,23 @@ const char *kevo__llm_revision_kind_name(llm_revision_kind kind)
     return "unknown";
 }
 
+/* Frees the revised sections of r. */
+static void sections_free(llm_revision_result *r)
+{
+    for (size_t i = 0; i < r->n_sections; i++) {
+        free((char *)r->sections[i].name);
+        free((char *)r->sections[i].text);
+    }
+    free(r->sections);
+    r->sections = NULL;
+    r->n_sections = 0;
+}
+
 void kevo__llm_revision_result_free(llm_revision_result *r)
 {
     if (!r)
         return;
-    free(r->sections_json);
+    sections_free(r);
     free(r->reason);
     memset(r, 0, sizeof(*r));
 }
@@ -163,15 +174,15 @@ static void find_fences(const char *s, size_t len, scan *sc)
 /* ---- checking the sections ---------------------------------------------- */
 
 /* Appends 'name' to b, cut and with control characters as '?'. */
-static void put_name(kevo_buf *b, const char *name)
+static void put_name(llm_buf *b, const char *name)
 {
     size_t n = strlen(name);
-    kevo__buf_puts(b, "'");
+    kevo__llm_buf_puts(b, "'");
     for (size_t i = 0; i < n && i < NAME_SHOWN; i++) {
         char c = name[i];
-        kevo__buf_append(b, (unsigned char)c < 0x20 ? "?" : &c, 1);
+        kevo__llm_buf_append(b, (unsigned char)c < 0x20 ? "?" : &c, 1);
     }
-    kevo__buf_puts(b, n > NAME_SHOWN ? "...'" : "'");
+    kevo__llm_buf_puts(b, n > NAME_SHOWN ? "...'" : "'");
 }
 
 static bool is_conventional(const char *name)
@@ -190,14 +201,14 @@ static char *trimmed(const char *s, size_t n)
         a++;
     while (n > a && is_blank(s[n - 1]))
         n--;
-    return kevo__strndup(s + a, n - a);
+    return kevo__llm_strndup(s + a, n - a);
 }
 
 typedef struct checker {
     json_t *orig;  /* the original sections (an object) */
     json_t *sects; /* the reply's sections */
     json_t *out;   /* the revised sections */
-    kevo_buf why;
+    llm_buf why;
     size_t changed;
 } checker;
 
@@ -207,42 +218,43 @@ static llm_revision_kind check_names(checker *k)
     const char *key;
     json_t *v;
     size_t unknown = 0;
-    kevo_buf names = {0};
+    llm_buf names = {0};
     json_object_foreach (k->sects, key, v) {
         if (json_object_get(k->orig, key) || is_conventional(key))
             continue;
-        kevo__buf_puts(&names, unknown++ ? ", " : "");
+        kevo__llm_buf_puts(&names, unknown++ ? ", " : "");
         put_name(&names, key);
     }
     if (unknown) {
-        kevo__buf_printf(&k->why,
-                         "the reply has %s %s that the prompt does not "
-                         "have (allowed: the prompt's own and analysis, "
-                         "pitfalls, strategy)",
-                         unknown == 1 ? "a section" : "sections",
-                         names.data ? names.data : "");
-        kevo__buf_free(&names);
+        kevo__llm_buf_printf(&k->why,
+                             "the reply has %s %s that the prompt does not "
+                             "have (allowed: the prompt's own and analysis, "
+                             "pitfalls, strategy)",
+                             unknown == 1 ? "a section" : "sections",
+                             names.data ? names.data : "");
+        kevo__llm_buf_free(&names);
         return LLM_REVISION_UNKNOWN;
     }
     if (json_object_size(k->sects) > KEVO_PROMPT_SECTIONS_MAX) {
-        kevo__buf_printf(&k->why,
-                         "the reply has %zu sections, more than "
-                         "the %d a prompt may have",
-                         json_object_size(k->sects), KEVO_PROMPT_SECTIONS_MAX);
+        kevo__llm_buf_printf(&k->why,
+                             "the reply has %zu sections, more than "
+                             "the %d a prompt may have",
+                             json_object_size(k->sects),
+                             KEVO_PROMPT_SECTIONS_MAX);
         return LLM_REVISION_TOO_LARGE;
     }
     size_t missing = 0;
     json_object_foreach (k->orig, key, v) {
         if (json_object_get(k->sects, key))
             continue;
-        kevo__buf_puts(&names, missing++ ? ", " : "");
+        kevo__llm_buf_puts(&names, missing++ ? ", " : "");
         put_name(&names, key);
     }
     if (missing)
-        kevo__buf_printf(&k->why, "the reply leaves out %s %s",
-                         missing == 1 ? "the section" : "the sections",
-                         names.data ? names.data : "");
-    kevo__buf_free(&names);
+        kevo__llm_buf_printf(&k->why, "the reply leaves out %s %s",
+                             missing == 1 ? "the section" : "the sections",
+                             names.data ? names.data : "");
+    kevo__llm_buf_free(&names);
     return missing ? LLM_REVISION_MISSING : LLM_REVISION_OK;
 }
 
@@ -251,14 +263,14 @@ static llm_revision_kind take_section(checker *k, const char *key)
 {
     json_t *v = json_object_get(k->sects, key);
     if (!json_is_string(v)) {
-        kevo__buf_puts(&k->why, "the section ");
+        kevo__llm_buf_puts(&k->why, "the section ");
         put_name(&k->why, key);
-        kevo__buf_printf(&k->why, " is %s, not a string",
-                         json_is_object(v)   ? "an object"
-                         : json_is_array(v)  ? "an array"
-                         : json_is_null(v)   ? "null"
-                         : json_is_number(v) ? "a number"
-                                             : "a boolean");
+        kevo__llm_buf_printf(&k->why, " is %s, not a string",
+                             json_is_object(v)   ? "an object"
+                             : json_is_array(v)  ? "an array"
+                             : json_is_null(v)   ? "null"
+                             : json_is_number(v) ? "a number"
+                                                 : "a boolean");
         return LLM_REVISION_BAD_TEXT;
     }
     char *text = trimmed(json_string_value(v), json_string_length(v));
@@ -267,17 +279,17 @@ static llm_revision_kind take_section(checker *k, const char *key)
     llm_revision_kind kind = LLM_REVISION_OK;
     size_t n = strlen(text);
     if (n == 0) {
-        kevo__buf_puts(&k->why, "the section ");
+        kevo__llm_buf_puts(&k->why, "the section ");
         put_name(&k->why, key);
-        kevo__buf_puts(&k->why, " is empty");
+        kevo__llm_buf_puts(&k->why, " is empty");
         kind = LLM_REVISION_BAD_TEXT;
     } else if (n > KEVO_PROMPT_TEXT_MAX) {
-        kevo__buf_puts(&k->why, "the section ");
+        kevo__llm_buf_puts(&k->why, "the section ");
         put_name(&k->why, key);
-        kevo__buf_printf(&k->why,
-                         " has %zu bytes, more than the %d a "
-                         "section may have",
-                         n, KEVO_PROMPT_TEXT_MAX);
+        kevo__llm_buf_printf(&k->why,
+                             " has %zu bytes, more than the %d a "
+                             "section may have",
+                             n, KEVO_PROMPT_TEXT_MAX);
         kind = LLM_REVISION_TOO_LARGE;
     } else {
         json_t *o = json_object_get(k->orig, key);
@@ -309,8 +321,8 @@ static llm_revision_kind check_sections(checker *k)
             kind = take_section(k, key);
     }
     if (kind == LLM_REVISION_OK && k->changed == 0) {
-        kevo__buf_puts(&k->why, "the reply gives the prompt back "
-                                "unchanged");
+        kevo__llm_buf_puts(&k->why, "the reply gives the prompt back "
+                                    "unchanged");
         kind = LLM_REVISION_UNCHANGED;
     }
     return kind;
@@ -319,48 +331,66 @@ static llm_revision_kind check_sections(checker *k)
 /* ---- the parse ----------------------------------------------------------- */
 
 static llm_revision_kind finish(llm_revision_result *out,
-                                llm_revision_kind kind, kevo_buf *why)
+                                llm_revision_kind kind, llm_buf *why)
 {
     out->kind = kind;
     if (kind == LLM_REVISION_NOMEM || why->failed) {
-        kevo__buf_free(why);
-        free(out->sections_json);
-        out->sections_json = NULL;
+        kevo__llm_buf_free(why);
+        sections_free(out);
         out->kind = LLM_REVISION_NOMEM;
         return out->kind;
     }
-    out->reason = kevo__buf_take(why);
+    out->reason = kevo__llm_buf_take(why);
     /* One line: jansson's messages may quote what they choked on. */
     for (char *p = out->reason; p && *p; p++)
         if ((unsigned char)*p < 0x20)
             *p = ' ';
     if (!out->reason) {
-        free(out->sections_json);
-        out->sections_json = NULL;
+        sections_free(out);
         out->kind = LLM_REVISION_NOMEM;
     }
     return out->kind;
 }
 
-llm_revision_kind kevo__llm_revision_parse(const char *reply, size_t len,
-                                           const char *original_json,
-                                           llm_revision_result *out)
+/* The sections of the object o as named texts in out, in o's order;
+ * false when out of memory. */
+static bool take_sections(llm_revision_result *out, json_t *o)
 {
-    kevo_buf where = {0};
+    out->sections = calloc(json_object_size(o) + 1, sizeof *out->sections);
+    if (!out->sections)
+        return false;
+    const char *key;
+    json_t *v;
+    json_object_foreach (o, key, v) {
+        kevo_operator_text *t = &out->sections[out->n_sections];
+        t->name = kevo__llm_strdup(key);
+        t->text = kevo__llm_strdup(json_string_value(v));
+        out->n_sections++;
+        if (!t->name || !t->text)
+            return false;
+    }
+    return true;
+}
+
+llm_revision_kind kevo__llm_revision_parse(const char *reply, size_t len,
+                                           const kevo_operator_text *original,
+                                           size_t n, llm_revision_result *out)
+{
+    llm_buf where = {0};
     checker k = {0};
     json_t *root = NULL;
     llm_revision_kind kind = LLM_REVISION_OK;
     memset(out, 0, sizeof(*out));
     if (len > LLM_REVISION_MAX_REPLY) {
-        kevo__buf_printf(&k.why,
-                         "the reply has %zu bytes, more than the "
-                         "%zu read",
-                         len, LLM_REVISION_MAX_REPLY);
+        kevo__llm_buf_printf(&k.why,
+                             "the reply has %zu bytes, more than the "
+                             "%zu read",
+                             len, LLM_REVISION_MAX_REPLY);
         kind = LLM_REVISION_TOO_LARGE;
         goto done;
     }
     if (rest_blank(reply, 0, len)) {
-        kevo__buf_puts(&k.why, "the reply is empty");
+        kevo__llm_buf_puts(&k.why, "the reply is empty");
         kind = LLM_REVISION_EMPTY;
         goto done;
     }
@@ -373,16 +403,17 @@ llm_revision_kind kevo__llm_revision_parse(const char *reply, size_t len,
     if (f) {
         start = f->start;
         end = f->end;
-        kevo__buf_printf(&where, "fence %zu of %zu (%s%s)", f->number,
-                         sc.nfences, f == &sc.json ? "```json" : "```",
-                         f->closed ? "" : ", never closed");
+        kevo__llm_buf_printf(&where, "fence %zu of %zu (%s%s)", f->number,
+                             sc.nfences, f == &sc.json ? "```json" : "```",
+                             f->closed ? "" : ", never closed");
     } else if (starts_object(reply, 0, len)) {
-        kevo__buf_puts(&where, "the reply's bare JSON");
+        kevo__llm_buf_puts(&where, "the reply's bare JSON");
     } else {
-        kevo__buf_printf(&k.why,
-                         "the reply has no ```json block%s and is not a "
-                         "JSON object",
-                         sc.nfences ? " (its fences hold no JSON object)" : "");
+        kevo__llm_buf_printf(&k.why,
+                             "the reply has no ```json block%s and is not a "
+                             "JSON object",
+                             sc.nfences ? " (its fences hold no JSON object)"
+                                        : "");
         kind = LLM_REVISION_NO_JSON;
         goto done;
     }
@@ -395,29 +426,33 @@ llm_revision_kind kevo__llm_revision_parse(const char *reply, size_t len,
             goto done;
         }
         bool cut = f && !f->closed;
-        kevo__buf_printf(&k.why, "%s in %s is %s: line %d, column %d: %s",
-                         cut ? "the JSON" : "the block",
-                         where.data ? where.data : "the reply",
-                         cut ? "cut off" : "not JSON", jerr.line, jerr.column,
-                         jerr.text);
+        kevo__llm_buf_printf(&k.why, "%s in %s is %s: line %d, column %d: %s",
+                             cut ? "the JSON" : "the block",
+                             where.data ? where.data : "the reply",
+                             cut ? "cut off" : "not JSON", jerr.line,
+                             jerr.column, jerr.text);
         kind = cut ? LLM_REVISION_TRUNCATED : LLM_REVISION_MALFORMED;
         goto done;
     }
     if (!json_is_object(root)) {
-        kevo__buf_printf(&k.why,
-                         "the JSON in %s is %s, not an object of named "
-                         "sections",
-                         where.data ? where.data : "the reply",
-                         json_is_array(root)    ? "an array"
-                         : json_is_string(root) ? "a string"
-                                                : "a scalar");
+        kevo__llm_buf_printf(&k.why,
+                             "the JSON in %s is %s, not an object of named "
+                             "sections",
+                             where.data ? where.data : "the reply",
+                             json_is_array(root)    ? "an array"
+                             : json_is_string(root) ? "a string"
+                                                    : "a scalar");
         kind = LLM_REVISION_NOT_OBJECT;
         goto done;
     }
-    k.orig = json_loads(original_json ? original_json : "{}", 0, NULL);
-    if (!json_is_object(k.orig)) {
-        json_decref(k.orig);
-        k.orig = json_object();
+    /* The original as an object, to hold against the reply's. */
+    k.orig = json_object();
+    for (size_t i = 0; k.orig && i < n; i++) {
+        if (json_object_set_new(k.orig, original[i].name,
+                                json_string(original[i].text)) != 0) {
+            kind = LLM_REVISION_NOMEM;
+            goto done;
+        }
     }
     k.out = json_object();
     if (!k.orig || !k.out) {
@@ -432,18 +467,17 @@ llm_revision_kind kevo__llm_revision_parse(const char *reply, size_t len,
     kind = check_sections(&k);
     if (kind != LLM_REVISION_OK)
         goto done;
-    out->sections_json = json_dumps(k.out, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    if (!out->sections_json) {
+    if (!take_sections(out, k.out)) {
         kind = LLM_REVISION_NOMEM;
         goto done;
     }
     out->changed = k.changed;
-    kevo__buf_printf(&k.why, "%zu section%s, %zu changed, from %s",
-                     json_object_size(k.out),
-                     json_object_size(k.out) == 1 ? "" : "s", k.changed,
-                     where.data ? where.data : "the reply");
+    kevo__llm_buf_printf(&k.why, "%zu section%s, %zu changed, from %s",
+                         json_object_size(k.out),
+                         json_object_size(k.out) == 1 ? "" : "s", k.changed,
+                         where.data ? where.data : "the reply");
 done:
-    kevo__buf_free(&where);
+    kevo__llm_buf_free(&where);
     json_decref(root);
     json_decref(k.orig);
     json_decref(k.out);

@@ -25,14 +25,18 @@
  * section for section, fails as unchanged. Nothing the reply holds can
  * crash the parser.
  *
- * Plain C and jansson, with no use of libkevo (only the limits of
- * <kevo/promptpool.h>), so it is built into the plugin and the tests alike.
+ * The original and the revised sections are named texts, as they cross
+ * the plugin boundary (ABI 1.3). Plain C and jansson, with no use of
+ * libkevo (only the limits and types of <kevo/operator.h>), so it is built
+ * into the plugin and the tests alike.
  */
 #ifndef KEVO_LLM_REVISION_H
 #define KEVO_LLM_REVISION_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include <kevo/operator.h>
 
 /* What became of a revision reply. Values are only ever appended. */
 typedef enum llm_revision_kind {
@@ -57,10 +61,11 @@ typedef enum llm_revision_kind {
  * kevo__llm_revision_result_free. */
 typedef struct llm_revision_result {
     llm_revision_kind kind;
-    /* On success, the revised sections as compact JSON text, the
-     * original's sections first in its order, texts trimmed (malloc).
-     * NULL on failure. */
-    char *sections_json;
+    /* On success, the revised sections, the original's first in its
+     * order, texts trimmed; names and texts owned (malloc). NULL and 0 on
+     * failure. */
+    kevo_operator_text *sections;
+    size_t n_sections;
     /* On failure, why, as one sentence without a trailing period; on
      * success, what was done ("3 sections, 2 changed, from fence 1 of 1
      * (```json)"). Never NULL unless kind is LLM_REVISION_NOMEM. */
@@ -68,12 +73,11 @@ typedef struct llm_revision_result {
     size_t changed; /* sections whose text changed, or that were added */
 } llm_revision_result;
 
-/* Parses a reply of len bytes against the original sections
- * (original_json, a JSON object of named texts) into *out (overwritten,
- * not freed). Returns out->kind. */
+/* Parses a reply of len bytes against the n original sections into *out
+ * (overwritten, not freed). Returns out->kind. */
 llm_revision_kind kevo__llm_revision_parse(const char *reply, size_t len,
-                                           const char *original_json,
-                                           llm_revision_result *out);
+                                           const kevo_operator_text *original,
+                                           size_t n, llm_revision_result *out);
 
 /* Frees what the result holds and zeroes it; NULL does nothing. */
 void kevo__llm_revision_result_free(llm_revision_result *r);

@@ -19,14 +19,14 @@ void kevo__llm_sse_init(llm_sse *sse, size_t max_event,
 
 void kevo__llm_sse_free(llm_sse *sse)
 {
-    kevo__buf_free(&sse->line);
-    kevo__buf_free(&sse->type);
-    kevo__buf_free(&sse->data);
+    kevo__llm_buf_free(&sse->line);
+    kevo__llm_buf_free(&sse->type);
+    kevo__llm_buf_free(&sse->data);
     memset(sse, 0, sizeof(*sse));
 }
 
 /* Empties a buffer and keeps its memory. */
-static void clear(kevo_buf *b)
+static void clear(llm_buf *b)
 {
     b->len = 0;
     if (b->data)
@@ -85,13 +85,13 @@ static int take_line(llm_sse *sse)
         if (name_len == 4 && memcmp(line, "data", 4) == 0) {
             if (sse->data.len + value_len + 1 > sse->max_event)
                 rc = stop(sse, LLM_SSE_TOO_LARGE);
-            else if (!kevo__buf_append(&sse->data, value, value_len) ||
-                     !kevo__buf_append(&sse->data, "\n", 1))
+            else if (!kevo__llm_buf_append(&sse->data, value, value_len) ||
+                     !kevo__llm_buf_append(&sse->data, "\n", 1))
                 rc = stop(sse, LLM_SSE_NOMEM);
             sse->has_data = true;
         } else if (name_len == 5 && memcmp(line, "event", 5) == 0) {
             clear(&sse->type);
-            if (!kevo__buf_append(&sse->type, value, value_len))
+            if (!kevo__llm_buf_append(&sse->type, value, value_len))
                 rc = stop(sse, LLM_SSE_NOMEM);
         }
         /* "id", "retry" and unknown fields mean nothing here. */
@@ -119,7 +119,7 @@ int kevo__llm_sse_feed(llm_sse *sse, const char *p, size_t n)
             q++;
         if (sse->line.len + (size_t)(q - p) > sse->max_event)
             return stop(sse, LLM_SSE_TOO_LARGE);
-        if (q > p && !kevo__buf_append(&sse->line, p, (size_t)(q - p)))
+        if (q > p && !kevo__llm_buf_append(&sse->line, p, (size_t)(q - p)))
             return stop(sse, LLM_SSE_NOMEM);
         if (q == end)
             break;

@@ -36,9 +36,9 @@ typedef struct llm_sse {
     llm_sse_event_fn on_event;
     void *ud;
     size_t max_event; /* the largest line or event data, in bytes */
-    kevo_buf line;    /* the line being read */
-    kevo_buf type;    /* the event's "event" field */
-    kevo_buf data;    /* its "data" lines, each followed by "\n" */
+    llm_buf line;     /* the line being read */
+    llm_buf type;     /* the event's "event" field */
+    llm_buf data;     /* its "data" lines, each followed by "\n" */
     bool has_data;    /* a "data" field came */
     bool skip_lf;     /* the last byte was a CR: an LF next is its pair */
     bool started;     /* past the byte-order mark, if any */

@@ -18,9 +18,9 @@ void kevo__llm_stream_init(llm_stream *s, llm_api api, size_t max_bytes)
 
 void kevo__llm_stream_free(llm_stream *s)
 {
-    kevo__buf_free(&s->text);
-    kevo__buf_free(&s->reasoning);
-    kevo__buf_free(&s->refusal);
+    kevo__llm_buf_free(&s->text);
+    kevo__llm_buf_free(&s->reasoning);
+    kevo__llm_buf_free(&s->refusal);
     memset(s, 0, sizeof(*s));
 }
 
@@ -33,7 +33,7 @@ void kevo__llm_stream_reset(llm_stream *s)
 }
 
 /* Appends a piece of text or reasoning, within the cap. */
-static llm_outcome add(llm_stream *s, kevo_buf *b, const char *sep,
+static llm_outcome add(llm_stream *s, llm_buf *b, const char *sep,
                        json_t *piece, char *why, size_t n)
 {
     size_t len = json_string_length(piece);
@@ -46,8 +46,8 @@ static llm_outcome add(llm_stream *s, kevo_buf *b, const char *sep,
         return LLM_TOO_LARGE;
     }
     if (sep && b->len && len)
-        kevo__buf_puts(b, sep);
-    if (!kevo__buf_append(b, json_string_value(piece), len)) {
+        kevo__llm_buf_puts(b, sep);
+    if (!kevo__llm_buf_append(b, json_string_value(piece), len)) {
         kevo__llm_errf(why, n, "out of memory for the streamed reply");
         return LLM_MALFORMED;
     }
@@ -148,9 +148,9 @@ static llm_outcome anthropic_event(llm_stream *s, json_t *root, char *why,
         bool thinking = strcmp(bt, "thinking") == 0;
         if (!text && !thinking)
             return LLM_OK; /* tool use and the like: not for us */
-        kevo_buf *b = text ? &s->text : &s->reasoning;
+        llm_buf *b = text ? &s->text : &s->reasoning;
         /* Blocks are joined by a line break, as in a whole reply. */
-        if (b->len && !kevo__buf_puts(b, "\n")) {
+        if (b->len && !kevo__llm_buf_puts(b, "\n")) {
             kevo__llm_errf(why, n, "out of memory for the streamed reply");
             return LLM_MALFORMED;
         }
@@ -225,12 +225,12 @@ llm_outcome kevo__llm_stream_event(llm_stream *s, const char *type,
 }
 
 /* Hands a buffer over as a string that is never NULL. */
-static char *take(kevo_buf *b, size_t *len)
+static char *take(llm_buf *b, size_t *len)
 {
     *len = b->len;
     if (b->failed)
         return NULL;
-    return kevo__buf_take(b);
+    return kevo__llm_buf_take(b);
 }
 
 llm_outcome kevo__llm_stream_finish(llm_stream *s, llm_wire_reply *out,

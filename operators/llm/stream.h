@@ -33,9 +33,9 @@
 typedef struct llm_stream {
     llm_api api;
     size_t max_bytes;    /* text and reasoning together, at most */
-    kevo_buf text;       /* the answer so far */
-    kevo_buf reasoning;  /* reasoning or thinking so far */
-    kevo_buf refusal;    /* OpenAI refusal pieces */
+    llm_buf text;        /* the answer so far */
+    llm_buf reasoning;   /* reasoning or thinking so far */
+    llm_buf refusal;     /* OpenAI refusal pieces */
     bool has_text;       /* content or a text block came */
     bool chunks;         /* OpenAI: a chunk with choices came */
     bool started;        /* Anthropic: message_start came */

@@ -76,12 +76,12 @@ static bool check_keys(cfg_parse *p, const char *path, json_t *obj,
         for (size_t i = 0; i < nknown && !found; i++)
             found = strcmp(key, known[i]) == 0;
         if (!found) {
-            kevo_buf b = {0};
+            llm_buf b = {0};
             for (size_t i = 0; i < nknown; i++)
-                kevo__buf_printf(&b, "%s%s", i ? ", " : "", known[i]);
+                kevo__llm_buf_printf(&b, "%s%s", i ? ", " : "", known[i]);
             bool r = fail(p, path, "unknown key \"%s\" (known keys: %s)", key,
                           b.data ? b.data : "");
-            kevo__buf_free(&b);
+            kevo__llm_buf_free(&b);
             return r;
         }
     }
@@ -141,7 +141,7 @@ static bool get_str(cfg_parse *p, const char *path, json_t *obj,
             return fail(p, path, "\"%s\" must not be empty", key);
     }
     *out = NULL;
-    if (s && !(*out = kevo__strdup(s)))
+    if (s && !(*out = kevo__llm_strdup(s)))
         return fail(p, path, "out of memory");
     return true;
 }
@@ -178,7 +178,7 @@ static bool env_secret(cfg_parse *p, const char *path, const char *what,
         if ((unsigned char)*c < 0x20 || *c == 0x7f)
             return fail(p, path, "the value of %s holds a control character",
                         env);
-    if (!(*out = kevo__strdup(v)))
+    if (!(*out = kevo__llm_strdup(v)))
         return fail(p, path, "out of memory");
     return true;
 }
@@ -228,7 +228,7 @@ static bool parse_headers(cfg_parse *p, const char *path, json_t *obj,
         if (!is_token(name))
             return fail(p, path, "%s: not a valid header name", what);
         llm_header *h = &m->headers[m->nheaders];
-        if (!(h->name = kevo__strdup(name)))
+        if (!(h->name = kevo__llm_strdup(name)))
             return fail(p, path, "out of memory");
         m->nheaders++;
         json_t *env = json_object_get(v, "env");
@@ -248,7 +248,7 @@ static bool parse_headers(cfg_parse *p, const char *path, json_t *obj,
             if (((unsigned char)*c < 0x20 && *c != '\t') || *c == 0x7f)
                 return fail(p, path, "%s holds a control character", what);
         h->secret = secret_header(name);
-        if (!(h->value = kevo__strdup(json_string_value(v))))
+        if (!(h->value = kevo__llm_strdup(json_string_value(v))))
             return fail(p, path, "out of memory");
     }
     return true;
@@ -295,7 +295,7 @@ static bool parse_request_settings(cfg_parse *p, const char *path, json_t *obj,
             return fail(p, path,
                         "\"reasoning_effort\" must be a word such as "
                         "\"low\", \"medium\" or \"high\"");
-        if (!(m->reasoning_effort = kevo__strdup(e)))
+        if (!(m->reasoning_effort = kevo__llm_strdup(e)))
             return fail(p, path, "out of memory");
     }
     json_t *eb = json_object_get(obj, "extra_body");

@@ -71,23 +71,23 @@ void kevo__llm_wire_usage(llm_api api, json_t *usage, llm_wire_reply *r)
 }
 
 /* Appends s to b, after sep when b is not empty. */
-static void join(kevo_buf *b, const char *sep, const char *s, size_t n)
+static void join(llm_buf *b, const char *sep, const char *s, size_t n)
 {
     if (b->len)
-        kevo__buf_puts(b, sep);
-    kevo__buf_append(b, s, n);
+        kevo__llm_buf_puts(b, sep);
+    kevo__llm_buf_append(b, s, n);
 }
 
 /* Hands a buffer over as a string that is never NULL ("" when empty); NULL
  * only when out of memory. */
-static char *take(kevo_buf *b, size_t *len)
+static char *take(llm_buf *b, size_t *len)
 {
     *len = b->len;
     if (b->failed) {
-        kevo__buf_free(b);
+        kevo__llm_buf_free(b);
         return NULL;
     }
-    return kevo__buf_take(b);
+    return kevo__llm_buf_take(b);
 }
 
 static void set_finish(llm_wire_reply *r, json_t *v)
@@ -118,23 +118,23 @@ static bool parse_openai(json_t *root, llm_wire_reply *out, char *why,
                        "null");
         return false;
     }
-    kevo_buf text = {0}, reasoning = {0};
+    llm_buf text = {0}, reasoning = {0};
     out->has_text = json_is_string(content);
     if (out->has_text)
-        kevo__buf_append(&text, json_string_value(content),
-                         json_string_length(content));
+        kevo__llm_buf_append(&text, json_string_value(content),
+                             json_string_length(content));
     /* DeepSeek and older vLLM say reasoning_content; vLLM now, and
      * OpenRouter, say reasoning. */
     json_t *r1 = json_object_get(msg, "reasoning_content");
     json_t *r2 = json_object_get(msg, "reasoning");
     if (json_is_string(r1))
-        kevo__buf_append(&reasoning, json_string_value(r1),
-                         json_string_length(r1));
+        kevo__llm_buf_append(&reasoning, json_string_value(r1),
+                             json_string_length(r1));
     if (json_is_string(r2) && !(json_is_string(r1) && json_equal(r1, r2)))
         join(&reasoning, "\n", json_string_value(r2), json_string_length(r2));
     json_t *refusal = json_object_get(msg, "refusal");
     if (json_is_string(refusal) && json_string_length(refusal) > 0 &&
-        !(out->refusal = kevo__strdup(json_string_value(refusal))))
+        !(out->refusal = kevo__llm_strdup(json_string_value(refusal))))
         text.failed = true;
     out->text = take(&text, &out->text_len);
     out->reasoning = take(&reasoning, &out->reasoning_len);
@@ -163,7 +163,7 @@ static bool parse_anthropic(json_t *root, llm_wire_reply *out, char *why,
         kevo__llm_errf(why, whylen, "the reply has no \"content\" array");
         return false;
     }
-    kevo_buf text = {0}, reasoning = {0};
+    llm_buf text = {0}, reasoning = {0};
     json_t *block;
     size_t i;
     json_array_foreach (content, i, block) {
@@ -190,7 +190,7 @@ static bool parse_anthropic(json_t *root, llm_wire_reply *out, char *why,
     json_t *expl =
         json_object_get(json_object_get(root, "stop_details"), "explanation");
     if (json_is_string(expl) &&
-        !(out->refusal = kevo__strdup(json_string_value(expl)))) {
+        !(out->refusal = kevo__llm_strdup(json_string_value(expl)))) {
         kevo__llm_errf(why, whylen, "out of memory");
         return false;
     }
@@ -224,54 +224,54 @@ bool kevo__llm_wire_classify(llm_wire_reply *r)
 {
     const char *f = r->finish;
     r->cut_off = strcmp(f, "length") == 0 || strcmp(f, "max_tokens") == 0;
-    kevo_buf b = {0};
+    llm_buf b = {0};
     if (strcmp(f, "content_filter") == 0 || strcmp(f, "refusal") == 0 ||
         r->refusal) {
         r->fail_kind = LLM_FAIL_REFUSED;
         if (strcmp(f, "content_filter") == 0)
-            kevo__buf_puts(&b, "a content filter stopped the reply "
-                               "(\"content_filter\")");
+            kevo__llm_buf_puts(&b, "a content filter stopped the reply "
+                                   "(\"content_filter\")");
         else if (strcmp(f, "refusal") == 0)
-            kevo__buf_puts(&b, "the model refused (\"refusal\")");
+            kevo__llm_buf_puts(&b, "the model refused (\"refusal\")");
         else
-            kevo__buf_puts(&b, "the model refused");
+            kevo__llm_buf_puts(&b, "the model refused");
         if (r->refusal)
-            kevo__buf_printf(&b, ": %.*s%s", REFUSAL_QUOTE_MAX, r->refusal,
-                             strlen(r->refusal) > REFUSAL_QUOTE_MAX ? "..."
-                                                                    : "");
-        kevo__buf_printf(&b, " after %zu bytes of text", r->text_len);
+            kevo__llm_buf_printf(&b, ": %.*s%s", REFUSAL_QUOTE_MAX, r->refusal,
+                                 strlen(r->refusal) > REFUSAL_QUOTE_MAX ? "..."
+                                                                        : "");
+        kevo__llm_buf_printf(&b, " after %zu bytes of text", r->text_len);
     } else if (strcmp(f, "model_context_window_exceeded") == 0) {
         r->fail_kind = LLM_FAIL_CONTEXT;
-        kevo__buf_printf(&b,
-                         "the reply filled the model's context window "
-                         "(\"%s\") after %zu bytes of text: the prompt is "
-                         "too long for this model",
-                         f, r->text_len);
+        kevo__llm_buf_printf(&b,
+                             "the reply filled the model's context window "
+                             "(\"%s\") after %zu bytes of text: the prompt is "
+                             "too long for this model",
+                             f, r->text_len);
     } else if (!r->has_text || (r->text_len == 0 && r->reasoning_len > 0)) {
         r->fail_kind = LLM_FAIL_NO_ANSWER;
-        kevo__buf_puts(&b, r->has_text ? "the reply's answer is empty"
-                                       : "the reply holds no answer text");
+        kevo__llm_buf_puts(&b, r->has_text ? "the reply's answer is empty"
+                                           : "the reply holds no answer text");
         if (r->reasoning_len)
-            kevo__buf_printf(&b, ", only %zu bytes of reasoning",
-                             r->reasoning_len);
+            kevo__llm_buf_printf(&b, ", only %zu bytes of reasoning",
+                                 r->reasoning_len);
         if (r->redacted_thinking)
-            kevo__buf_printf(&b, ", %zu redacted thinking block%s",
-                             r->redacted_thinking,
-                             r->redacted_thinking == 1 ? "" : "s");
+            kevo__llm_buf_printf(&b, ", %zu redacted thinking block%s",
+                                 r->redacted_thinking,
+                                 r->redacted_thinking == 1 ? "" : "s");
         if (r->cut_off)
-            kevo__buf_printf(&b,
-                             "; it stopped at max_tokens (\"%s\") before "
-                             "answering: raise max_tokens, or lower the "
-                             "reasoning effort or thinking budget",
-                             f);
+            kevo__llm_buf_printf(&b,
+                                 "; it stopped at max_tokens (\"%s\") before "
+                                 "answering: raise max_tokens, or lower the "
+                                 "reasoning effort or thinking budget",
+                                 f);
         else if (*f)
-            kevo__buf_printf(&b, " (it ended with \"%s\")", f);
+            kevo__llm_buf_printf(&b, " (it ended with \"%s\")", f);
     } else {
         return true;
     }
     free(r->fail_reason);
-    r->fail_reason = b.failed ? NULL : kevo__buf_take(&b);
-    kevo__buf_free(&b);
+    r->fail_reason = b.failed ? NULL : kevo__llm_buf_take(&b);
+    kevo__llm_buf_free(&b);
     return r->fail_reason != NULL;
 }
 
@@ -279,7 +279,7 @@ bool kevo__llm_wire_classify(llm_wire_reply *r)
 
 /* Appends text folded to one line: control characters and runs of white
  * space become one space; with html, <...> tags are dropped too. */
-static void fold(kevo_buf *b, const char *s, size_t n, bool html)
+static void fold(llm_buf *b, const char *s, size_t n, bool html)
 {
     bool space = b->len == 0 || b->data[b->len - 1] == ' ';
     bool in_tag = false;
@@ -299,21 +299,21 @@ static void fold(kevo_buf *b, const char *s, size_t n, bool html)
         }
         if (c < 0x20 || c == 0x7f || c == ' ') {
             if (!space)
-                kevo__buf_append(b, " ", 1);
+                kevo__llm_buf_append(b, " ", 1);
             space = true;
             continue;
         }
-        kevo__buf_append(b, (const char *)&c, 1);
+        kevo__llm_buf_append(b, (const char *)&c, 1);
         space = false;
     }
 }
 
 /* b bounded to LLM_ERROR_TEXT_MAX bytes (on a UTF-8 boundary), trailing
  * space dropped, as a new string; NULL when empty. */
-static char *bounded(kevo_buf *b)
+static char *bounded(llm_buf *b)
 {
     if (b->failed || b->len == 0) {
-        kevo__buf_free(b);
+        kevo__llm_buf_free(b);
         return NULL;
     }
     bool cut = b->len > LLM_ERROR_TEXT_MAX;
@@ -327,17 +327,17 @@ static char *bounded(kevo_buf *b)
         b->len--;
     b->data[b->len] = '\0';
     if (cut)
-        kevo__buf_puts(b, "...");
+        kevo__llm_buf_puts(b, "...");
     if (b->len == 0 || b->failed) {
-        kevo__buf_free(b);
+        kevo__llm_buf_free(b);
         return NULL;
     }
-    return kevo__buf_take(b);
+    return kevo__llm_buf_take(b);
 }
 
 /* The "type: message" of an error object (vLLM's older body is one at the
  * top level). */
-static void error_object(kevo_buf *b, json_t *e)
+static void error_object(llm_buf *b, json_t *e)
 {
     json_t *type = json_object_get(e, "type");
     json_t *code = json_object_get(e, "code");
@@ -347,7 +347,7 @@ static void error_object(kevo_buf *b, json_t *e)
         label = json_string_value(code);
     if (label && strcmp(label, "error") != 0) {
         fold(b, label, strlen(label), false);
-        kevo__buf_puts(b, ": ");
+        kevo__llm_buf_puts(b, ": ");
     }
     if (json_is_string(msg)) {
         fold(b, json_string_value(msg), json_string_length(msg), false);
@@ -368,7 +368,7 @@ char *kevo__llm_wire_error_text(const char *body, size_t len)
         return t;
     }
     /* Plain text, or a proxy's HTML page. */
-    kevo_buf b = {0};
+    llm_buf b = {0};
     size_t i = 0;
     while (i < len && isspace((unsigned char)body[i]))
         i++;
@@ -379,7 +379,7 @@ char *kevo__llm_wire_error_text(const char *body, size_t len)
 
 char *kevo__llm_wire_error_json(json_t *root)
 {
-    kevo_buf b = {0};
+    llm_buf b = {0};
     if (json_is_object(root)) {
         json_t *e = json_object_get(root, "error");
         json_t *detail = json_object_get(root, "detail");

@@ -40,16 +40,16 @@ char *kevo__llm_wire_url(const llm_model *m)
         else
             tail = ends_with(base, n, "/v1") ? "/messages" : "/v1/messages";
     }
-    kevo_buf b = {0};
-    kevo__buf_append(&b, base, n);
-    kevo__buf_puts(&b, tail);
+    llm_buf b = {0};
+    kevo__llm_buf_append(&b, base, n);
+    kevo__llm_buf_puts(&b, tail);
     if (query)
-        kevo__buf_puts(&b, query);
+        kevo__llm_buf_puts(&b, query);
     if (b.failed) {
-        kevo__buf_free(&b);
+        kevo__llm_buf_free(&b);
         return NULL;
     }
-    return kevo__buf_take(&b);
+    return kevo__llm_buf_take(&b);
 }
 
 void kevo__llm_wire_request_free(llm_wire_request *r)

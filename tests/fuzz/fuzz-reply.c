@@ -9,16 +9,28 @@
  * a kevo:launch block. The same input parses the same way twice, and a
  * whole-kernel child sent back in a fence, with no parent, comes back
  * unchanged. Parsed again as cut off at the token limit, the input gives
- * no child, or the same whole kernel.
+ * no child, or the same whole kernel. What the parser asks kevo, a real
+ * operator host answers (tests/plugin_host.c).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "plugin_host.h"
 #include "reply.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The host the parser asks, opened at the first input and closed at
+ * exit. */
+static plugin_host host;
+static kevo_reply_host reply_host;
+
+static void close_host(void)
+{
+    plugin_host_close(&host);
+}
 
 #define MAX_CHILD 4096
 
@@ -123,8 +135,8 @@ static void round_trip(const kevo_reply_result *r)
     }
     lf[w] = '\0';
     kevo_reply_result again;
-    kevo_reply_kind kind =
-        kevo__reply_parse(reply, n + 12, NULL, MAX_CHILD, 0, &again);
+    kevo_reply_kind kind = kevo__reply_parse(reply, n + 12, NULL, MAX_CHILD, 0,
+                                             &reply_host, &again);
     if (kind != KEVO_REPLY_NOMEM &&
         (kind != KEVO_REPLY_OK || !same(again.child, lf)))
         abort();
@@ -136,6 +148,12 @@ static void round_trip(const kevo_reply_result *r)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char sep[] = "\n@@parent@@\n";
+    if (!reply_host.api) {
+        if (plugin_host_open(&host) != KEVO_OK)
+            abort();
+        reply_host = (kevo_reply_host){host.api, host.ctx};
+        atexit(close_host);
+    }
     const char *text = (const char *)data;
     const char *reply = text;
     size_t reply_len = size;
@@ -162,11 +180,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     kevo_reply_result r, r2;
-    kevo_reply_kind kind =
-        kevo__reply_parse(reply, reply_len, parent, MAX_CHILD, 0, &r);
+    kevo_reply_kind kind = kevo__reply_parse(reply, reply_len, parent,
+                                             MAX_CHILD, 0, &reply_host, &r);
     check(&r, kind, parent);
-    kevo_reply_kind kind2 =
-        kevo__reply_parse(reply, reply_len, parent, MAX_CHILD, 0, &r2);
+    kevo_reply_kind kind2 = kevo__reply_parse(reply, reply_len, parent,
+                                              MAX_CHILD, 0, &reply_host, &r2);
     if (kind != KEVO_REPLY_NOMEM && kind2 != KEVO_REPLY_NOMEM &&
         (kind2 != kind || !same(r.child, r2.child) ||
          !same(r.reason, r2.reason)))
@@ -174,8 +192,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (kind == KEVO_REPLY_OK)
         round_trip(&r);
     kevo_reply_result cut;
-    kevo_reply_kind kind3 = kevo__reply_parse(
-        reply, reply_len, parent, MAX_CHILD, KEVO_REPLY_CUT_OFF, &cut);
+    kevo_reply_kind kind3 =
+        kevo__reply_parse(reply, reply_len, parent, MAX_CHILD,
+                          KEVO_REPLY_CUT_OFF, &reply_host, &cut);
     check(&cut, kind3, parent);
     if (kind3 == KEVO_REPLY_OK &&
         (kind != KEVO_REPLY_OK || cut.form != KEVO_REPLY_FORM_WHOLE ||
