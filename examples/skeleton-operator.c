@@ -26,8 +26,9 @@
 
 #include <jansson.h>
 
-/* The operator ABI: types and macros only. A plugin never calls a kevo_
- * function directly; everything goes through the host table. */
+/* The operator ABI: types and macros only, and the only kevo header a
+ * plugin includes. A plugin never calls a kevo_ function directly;
+ * everything goes through the host table. */
 #include <kevo/operator.h>
 
 /* The state of one instance: what init makes and fini frees. */
@@ -120,6 +121,19 @@ static int one_child(skeleton *s, const kevo_operator_request *req,
     return 0;
 }
 
+/* The note called name that kevo keeps beside candidate i of the request
+ * (0: the parent, 1: the second parent, 2 + k: inspiration k), or NULL.
+ * Notes, like a prompt's sections, are named texts. */
+static const char *note_of(const kevo_operator_request *req, size_t i,
+                           const char *name)
+{
+    for (size_t k = 0; i < req->n_notes && k < req->notes[i].n_items; k++) {
+        if (strcmp(req->notes[i].items[k].name, name) == 0)
+            return req->notes[i].items[k].text;
+    }
+    return NULL;
+}
+
 /* propose: this operator is synchronous, so it does all the work here and
  * ends the request with api->done() before returning. */
 static kevo_status skeleton_propose(void *state,
@@ -135,6 +149,10 @@ static kevo_status skeleton_propose(void *state,
         assignment_text ? json_loads(assignment_text, 0, NULL) : NULL;
     json_t *params = json_object_get(space, "params");
     uint32_t made = 0;
+    /* The parent's evaluation (a JSON object) is there for an operator
+     * that wants it; this one only says whether it came. */
+    api->log(s->ctx, KEVO_LOG_DEBUG, "the parent has %s evaluation",
+             note_of(req, 0, KEVO_NOTE_EVALUATION) ? "an" : "no");
 
     if (!space || !assignment) {
         api->fail(s->ctx, req->id, KEVO_FAIL_INTERNAL, "out of memory");

@@ -202,15 +202,20 @@ KEVO_API kevo_status kevo_operator_host_usage(const kevo_operator_host *host,
 /*
  * kevo_operator_submit: hands req to the instance. The host copies the
  * request and what it points to (the caller's may go away once this
- * returns), gives it a new id (req->id is ignored) returned in *id (may be
- * NULL), and calls the plugin's propose. When propose fails, the request
- * ends with a failure of kind "internal" carrying the plugin's message; a
- * synchronous operator that returns without ending the request has it
- * ended the same way. req->size must be at least the size of a version 1.0
- * request, req->parent must not be NULL and req->n_children must be at
- * least 1; each of req->failures (when n_failures > 0) needs a kind.
- * Returns KEVO_OK (the outcome comes as a result), KEVO_EINVAL for a bad
- * request, or KEVO_ENOMEM.
+ * returns) in the form the plugin reads (named texts for ABI 1.3, JSON
+ * text for an older minor, whichever form the caller gave), gives it a new
+ * id (req->id is ignored) returned in *id (may be NULL), and calls the
+ * plugin's propose. When propose fails, the request ends with a failure of
+ * kind "internal" carrying the plugin's message; a synchronous operator
+ * that returns without ending the request has it ended the same way.
+ * req->size must be at least the size of a version 1.0 request,
+ * req->parent must not be NULL and req->n_children must be at least 1;
+ * each of req->failures (when n_failures > 0) needs a kind, each section
+ * and note a name and a text, and req->n_notes is at most 2 +
+ * n_inspirations. Returns KEVO_OK (the outcome comes as a result),
+ * KEVO_EINVAL for a bad request, KEVO_EPARSE or KEVO_EINVALID for a
+ * prompt_json that is no object of texts when the plugin is of ABI 1.3, or
+ * KEVO_ENOMEM.
  */
 KEVO_API kevo_status kevo_operator_submit(kevo_operator *op,
                                           const kevo_operator_request *req,
@@ -228,18 +233,21 @@ KEVO_API int kevo_operator_can_revise(const kevo_operator *op);
  * what it points to, gives it a new id (rev->id and rev->record_json are
  * ignored) returned in *id (may be NULL), and calls the plugin's revise;
  * the revised prompts come back in the request's result
- * (kevo_operator_result_prompt()), failures as failures. rev->size must be
- * at least the size of a version 1.1 revision request, rev->sections_json
- * a JSON object of named sections (or a whole prompt holding them in its
- * "sections" member, whose "name" then fills a NULL prompt_name) that
- * kevo_promptpool_add() would take, and rev->record, when given, a record
- * whose size is 0 or at least sizeof(kevo_prompt_record); each entry of
- * rev->failure_kinds and rev->failed_children needs a kind (a count of 0
- * is read as 1). Returns KEVO_OK
- * (the outcome comes as a result); KEVO_EINVAL for a bad request or an
+ * (kevo_operator_result_prompt_sections()), failures as failures.
+ * rev->size must be at least the size of a version 1.1 revision request;
+ * the prompt's sections, as rev->sections (ABI 1.3) or else
+ * rev->sections_json (a JSON object of named sections, or a whole prompt
+ * holding them in its "sections" member, whose "name" then fills a NULL
+ * prompt_name), must be what kevo_promptpool_add() would take;
+ * rev->record, when given, a record whose size is 0 or at least
+ * sizeof(kevo_prompt_record); each entry of rev->failure_kinds and
+ * rev->failed_children needs a kind (a count of 0 is read as 1); at most
+ * two notes (the best and the worst child's). Returns KEVO_OK (the
+ * outcome comes as a result); KEVO_EINVAL for a bad request or an
  * instance that cannot revise (kevo_operator_can_revise()); KEVO_EPARSE or
- * KEVO_EINVALID for sections that do not parse or are not valid, naming
- * the JSON path; KEVO_ENOMEM.
+ * KEVO_EINVALID for JSON sections that do not parse or are not valid,
+ * naming the JSON path; KEVO_EINVAL or KEVO_ELIMIT for named texts that
+ * are not valid sections; KEVO_ENOMEM.
  */
 KEVO_API kevo_status kevo_operator_revise(kevo_operator *op,
                                           const kevo_operator_revision *rev,
