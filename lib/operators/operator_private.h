@@ -90,10 +90,12 @@ typedef struct kevo_op_revision {
     kevo_prompt_record record;
     kevo__prompt *original; /* the prompt to revise */
     char *name, *best_source, *worst_source;
-    /* What a plugin of an older minor reads, or of ABI 1.3 (ABI 1.3). */
+    /* What a plugin of an older minor reads: JSON text. */
     char *sections, *record_json, *best_summary, *worst_summary;
-    kevo_operator_text *texts;      /* original's sections */
-    kevo_op_notes notes;            /* of the best and the worst child */
+    /* What a plugin of ABI 1.3 reads instead: original's sections, and the
+     * notes of the best and the worst child. */
+    kevo_operator_text *texts;
+    kevo_op_notes notes;
     kevo_op_failures kinds, failed; /* ABI 1.2 */
 } kevo_op_revision;
 

@@ -461,16 +461,16 @@ kevo_status kevo_operator_submit(kevo_operator *op,
                                    "kind",
                                    i);
     }
-    kevo_status rc = kevo__op_check_texts(
-        req->prompt_sections, req->n_prompt_sections, req->notes, req->n_notes,
-        "kevo_operator_submit", err);
-    if (rc != KEVO_OK)
-        return rc;
     if (req->n_notes > 2 + req->n_inspirations)
         return kevo__error_set(err, KEVO_EINVAL,
                                "kevo_operator_submit: n_notes is %zu, more "
                                "than the request's %zu candidates",
                                req->n_notes, 2 + req->n_inspirations);
+    kevo_status rc = kevo__op_check_texts(
+        req->prompt_sections, req->n_prompt_sections, req->notes, req->n_notes,
+        "kevo_operator_submit", err);
+    if (rc != KEVO_OK)
+        return rc;
     kevo_op_pending *p = NULL;
     rc = copy_request(op, req, &p, err);
     if (rc != KEVO_OK)

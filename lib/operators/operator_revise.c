@@ -300,6 +300,11 @@ kevo_status kevo_operator_revise(kevo_operator *op,
                                "kevo_operator_revise: rev->size is %zu, less "
                                "than sizeof(kevo_operator_revision) (%zu)",
                                rev->size, (size_t)REVISION_SIZE_1_1);
+    if (rev->n_notes > 2)
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "kevo_operator_revise: n_notes is %zu, more "
+                               "than 2 (the best and the worst child)",
+                               rev->n_notes);
     kevo_status rc =
         kevo__op_check_texts(rev->sections, rev->n_sections, rev->notes,
                              rev->n_notes, "kevo_operator_revise", err);
@@ -309,11 +314,6 @@ kevo_status kevo_operator_revise(kevo_operator *op,
         return kevo__error_set(err, KEVO_EINVAL,
                                "kevo_operator_revise: the request has neither "
                                "sections nor sections_json");
-    if (rev->n_notes > 2)
-        return kevo__error_set(err, KEVO_EINVAL,
-                               "kevo_operator_revise: n_notes is %zu, more "
-                               "than 2 (the best and the worst child)",
-                               rev->n_notes);
     kevo_op_pending *p = kevo__op_pending_new(op);
     if (!p) {
         rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
