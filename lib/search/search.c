@@ -11,8 +11,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <kevo/report.h>
-
 #include "fitness/fitness.h"
 #include "model/devprops.h"
 #include "search_private.h"
@@ -615,11 +613,6 @@ static kevo_status finish(kevo_search *s, kevo_error *err)
         rc = kevo__search_write_best(s, err);
     if (rc == KEVO_OK)
         rc = kevo__search_write_summary(s, state, err);
-    if (rc == KEVO_OK && s->dir) {
-        kevo_error e = KEVO__ERROR_INIT;
-        if (kevo_report_write(kevo_rundir_path(s->dir), &e) != KEVO_OK)
-            rc = kevo__error_wrap(err, &e, "report");
-    }
     s->phase = 4;
     kevo_search_event ev = {.size = sizeof ev,
                             .type = KEVO_SEARCH_STOPPED,
