@@ -9,16 +9,16 @@
  * state (the phase and the stop). A function that needs one group takes
  * that group.
  *
- * The files: search.c (the loop: the start, the pipeline, stop conditions
- * and the step through the phases), search_request.c (requests to
- * operators and what they answer), search_judge.c (what an evaluation does
- * to the archives, the credits, the gates and the champion),
- * search_final.c (the finalists timed again together, then gated),
- * search_tune.c (per-shape tuning of the champion), search_repair.c and
- * search_validity.c (failed children sent back; how valid each
- * operator's and prompt's children were), search_state.c (checkpoints and
- * kevo_search_open_run()), search_summary.c (summary.json, best.cu) and
- * search_options.c.
+ * The files: search.c (creation, the start, stop conditions and the step
+ * through the phases), search_pipeline.c (jobs submitted, collected and
+ * judged in ticket order), search_request.c (requests to operators and
+ * what they answer), search_judge.c (what an evaluation does to the
+ * archives, the credits, the gates and the champion), search_final.c (the
+ * finalists timed again together, then gated), search_tune.c (per-shape
+ * tuning of the champion), search_repair.c and search_validity.c (failed
+ * children sent back; how valid each operator's and prompt's children
+ * were), search_state.c (checkpoints and kevo_search_open_run()),
+ * search_summary.c (summary.json, best.cu) and search_options.c.
  */
 #ifndef KEVO_SEARCH_PRIVATE_H
 #define KEVO_SEARCH_PRIVATE_H
@@ -286,6 +286,9 @@ double kevo__search_elapsed(const kevo_search *s);
 kevo_status kevo__search_log(kevo_search *s, const char *type, json_t *fields,
                              kevo_error *err);
 void kevo__search_emit(kevo_search *s, const kevo_search_event *ev);
+
+/* ---- search_pipeline.c --------------------------------------------------- */
+
 /* Submits the n candidates of cands (taken) to the evaluator as one group
  * (kevo_evaluator_submit_group()), a job of kind each. */
 kevo_status kevo__search_submit_group(kevo_search *s, kevo__job_kind kind,
@@ -297,7 +300,17 @@ kevo_status kevo__search_submit(kevo_search *s, kevo__job_kind kind,
                                 kevo_candidate *cand,
                                 const kevo__search_job *proto, unsigned flags,
                                 kevo_error *err);
+/* Frees what a job holds. */
 void kevo__search_job_clear(kevo__search_job *job);
+/* Collects finished evaluations into their jobs, waiting at most
+ * timeout_ms for the first. */
+kevo_status kevo__search_collect(kevo_search *s, int timeout_ms,
+                                 kevo_error *err);
+/* Judges the finished jobs at the front of the queue, in ticket order;
+ * checkpoints and migrates when due. */
+kevo_status kevo__search_judge_ready(kevo_search *s, kevo_error *err);
+/* Drops the work in flight (after an interrupt). */
+void kevo__search_drop_in_flight(kevo_search *s);
 
 /* ---- search_request.c ---------------------------------------------------- */
 
