@@ -3,6 +3,9 @@
  * GPU and prints what it measured shape by shape, and `kevo peaks`, which
  * prints the GPU's measured ceilings.
  */
+/* Uses the experimental API (kevo-api(7)): the timing phases, the compile
+ * cache, the suspicious flag, the gate and the named ceilings. */
+#define KEVO_EXPERIMENTAL
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>

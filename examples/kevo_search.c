@@ -5,6 +5,9 @@
  * Its plan, DIR/search.json, is kevo_search_plan.c's; what it shows on the
  * terminal, kevo_search_view.c's.
  */
+/* Uses the experimental API (kevo-api(7)): the search's operator host, for the
+ * operators' log. */
+#define KEVO_EXPERIMENTAL
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>

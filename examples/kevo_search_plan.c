@@ -4,6 +4,9 @@
  * and set into the search and its evaluator with the command line's
  * overrides merged in.
  */
+/* Uses the experimental API (kevo-api(7)): the search's operator host, to load
+ * plugins before the search adds them. */
+#define KEVO_EXPERIMENTAL
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>

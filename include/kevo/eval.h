@@ -225,6 +225,7 @@ KEVO_API double kevo_evaluator_bandwidth(const kevo_evaluator *ev);
 KEVO_API double kevo_evaluator_latency(const kevo_evaluator *ev);
 KEVO_API double kevo_evaluator_peak(kevo_evaluator *ev, kevo_peak peak);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_evaluator_ceiling: the measured ceiling called name, measured now
  * when not known yet: "bandwidth", "launch" and the kevo_peak_name()s as
@@ -236,6 +237,7 @@ KEVO_API double kevo_evaluator_peak(kevo_evaluator *ev, kevo_peak peak);
  * above compute capability 9.0), before start and without a GPU.
  */
 KEVO_API double kevo_evaluator_ceiling(kevo_evaluator *ev, const char *name);
+#endif /* KEVO_EXPERIMENTAL */
 
 /*
  * kevo_evaluator_submit: queues an evaluation of cand (copied) for task
@@ -253,6 +255,7 @@ KEVO_API kevo_status kevo_evaluator_submit(kevo_evaluator *ev,
                                            unsigned flags, uint64_t *ticket,
                                            kevo_error *err);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_evaluator_submit_group: queues one evaluation of the n candidates
  * in cands (each copied) on the same shapes and inputs, with their timing
@@ -270,6 +273,7 @@ KEVO_API kevo_status
 kevo_evaluator_submit_group(kevo_evaluator *ev, const kevo_task *task,
                             const kevo_candidate *const *cands, size_t n,
                             unsigned flags, uint64_t *tickets, kevo_error *err);
+#endif /* KEVO_EXPERIMENTAL */
 
 /*
  * kevo_evaluator_wait: the next finished evaluation in *out (the caller
@@ -379,6 +383,7 @@ KEVO_API const char *kevo_eval_result_reason(const kevo_eval_result *res);
 /* kevo_eval_result_compile_log: NVRTC's log, borrowed ("" when empty). */
 KEVO_API const char *kevo_eval_result_compile_log(const kevo_eval_result *res);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_eval_result_diagnostic: what kevo tells an operator that is to
  * repair the candidate: the reason (kevo_eval_result_reason()) and, after a
@@ -388,6 +393,7 @@ KEVO_API const char *kevo_eval_result_compile_log(const kevo_eval_result *res);
  * verdict is KEVO_VERDICT_OK, for a NULL res, or when out of memory.
  */
 KEVO_API char *kevo_eval_result_diagnostic(const kevo_eval_result *res);
+#endif /* KEVO_EXPERIMENTAL */
 
 /* kevo_eval_result_fitness: the geometric mean of the shapes' efficiencies;
  * 0 when the verdict is not KEVO_VERDICT_OK or timing was off. */
@@ -406,10 +412,12 @@ typedef enum kevo_baseline {
 KEVO_API double kevo_eval_result_speedup(const kevo_eval_result *res,
                                          kevo_baseline baseline);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /* kevo_eval_result_suspicious: true when some shape's efficiency is above
  * the suspicious level (1.05 by default): the cost model or the
  * measurement deserves a look. */
 KEVO_API bool kevo_eval_result_suspicious(const kevo_eval_result *res);
+#endif /* KEVO_EXPERIMENTAL */
 
 /* kevo_eval_result_shape_set: which shapes were evaluated. */
 KEVO_API kevo_shape_set kevo_eval_result_shape_set(const kevo_eval_result *res);
@@ -447,6 +455,7 @@ typedef enum kevo_eval_phase {
     KEVO_PHASE_TOTAL = 4     /* submit to result */
 } kevo_eval_phase;
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /* kevo_eval_result_seconds: wall time spent in a phase; NaN for an unknown
  * phase. */
 KEVO_API double kevo_eval_result_seconds(const kevo_eval_result *res,
@@ -454,6 +463,7 @@ KEVO_API double kevo_eval_result_seconds(const kevo_eval_result *res,
 
 /* kevo_eval_result_cached: true when the compile came from the cache. */
 KEVO_API bool kevo_eval_result_cached(const kevo_eval_result *res);
+#endif /* KEVO_EXPERIMENTAL */
 
 /*
  * kevo_eval_result_to_json: the whole result as a JSON object (verdict,
@@ -464,6 +474,7 @@ KEVO_API bool kevo_eval_result_cached(const kevo_eval_result *res);
 KEVO_API kevo_status kevo_eval_result_to_json(const kevo_eval_result *res,
                                               char **json, kevo_error *err);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_gate_check: the held-out gate: is the candidate's win real at
  * shapes the search never saw? held_out is its evaluation on the held-out
@@ -493,6 +504,7 @@ KEVO_API bool kevo_gate_check(const kevo_eval_result *held_out, double slack,
 KEVO_API bool kevo_evaluator_gate_check(const kevo_evaluator *ev,
                                         const kevo_eval_result *held_out,
                                         char *why, size_t why_size);
+#endif /* KEVO_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,10 @@
  * choice draws one variate from each prompt's posterior and takes the
  * largest, so a proven prompt is chosen most of the time and a fresh one,
  * whose posterior is the wide prior, still now and then.
+ *
+ * The functions that load seed prompts into a pool (a search's:
+ * kevo_search_prompts()) are stable; the rest is experimental
+ * (kevo-api(7)).
  */
 #ifndef KEVO_PROMPTPOOL_H
 #define KEVO_PROMPTPOOL_H
@@ -119,6 +123,7 @@ typedef struct kevo_prompt_record {
 #define KEVO_PROMPT_FAILED_CHILDREN 3
 #define KEVO_PROMPT_DIAGNOSTIC_MAX 300
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_promptpool_new: an empty pool of at most cap prompts, with every
  * option at its default, in *out. Returns KEVO_OK, KEVO_EINVAL for a cap
@@ -220,6 +225,7 @@ KEVO_API kevo_status kevo_promptpool_add_json(kevo_promptpool *pool,
                                               const char *origin, uint64_t *id,
                                               int *added, uint64_t *evicted,
                                               kevo_error *err);
+#endif /* KEVO_EXPERIMENTAL */
 
 /*
  * kevo_promptpool_load_file: adds the seed prompt in the JSON file at path
@@ -255,6 +261,7 @@ KEVO_API kevo_status kevo_promptpool_load_dir(kevo_promptpool *pool,
  */
 KEVO_API const char *kevo_promptpool_seed_dir(void);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_promptpool_choose: picks a prompt by Thompson sampling (one Beta
  * variate per prompt from rng, the largest wins, the lower id among equal
@@ -415,6 +422,7 @@ KEVO_API kevo_status kevo_promptpool_from_json(const char *json,
                                                const char *origin,
                                                kevo_promptpool **out,
                                                kevo_error *err);
+#endif /* KEVO_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

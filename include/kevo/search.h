@@ -179,6 +179,7 @@ typedef kevo_status (*kevo_search_score_fn)(const kevo_task *task,
                                             double *fitness, double *descriptor,
                                             void *user, kevo_error *err);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_search_fail_candidate: called by a scoring function for the
  * candidate it is scoring, says that the candidate failed and why: kind is
@@ -198,6 +199,7 @@ KEVO_API kevo_status kevo_search_fail_candidate(kevo_search *search,
                                                 const char *kind,
                                                 const char *diagnostic,
                                                 kevo_error *err);
+#endif /* KEVO_EXPERIMENTAL */
 
 /*
  * kevo_search_new: a search of task (borrowed: it must outlive the search)
@@ -263,20 +265,22 @@ KEVO_API kevo_status kevo_search_set_score_fn(kevo_search *search,
                                               kevo_search_score_fn fn,
                                               void *user, kevo_error *err);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_search_host: the operator host of the search, borrowed, for loading
  * plugins and registering built-in operators before
  * kevo_search_add_operator().
  */
 KEVO_API kevo_operator_host *kevo_search_host(kevo_search *search);
+#endif /* KEVO_EXPERIMENTAL */
 
 /*
  * kevo_search_add_operator: makes an instance of plugin called name (NULL:
  * the plugin's name) with config_json (may be NULL), as
- * kevo_operator_new() does, and lets it propose children with relative
+ * kevo_operator_host_add() does, and lets it propose children with relative
  * weight (> 0). Operators that can revise prompts
  * (kevo_operator_can_revise()) get a prompt with each request and revise
- * the pool's prompts. Returns what kevo_operator_new() returns;
+ * the pool's prompts. Returns what kevo_operator_host_add() returns;
  * KEVO_ERANGE for a weight that is not positive and finite; KEVO_ESTATE
  * once started.
  */

@@ -75,7 +75,7 @@ void kevo_search_free(kevo_search *s)
         kevo_archive_free(s->pop.islands[i]);
     free(s->pop.islands);
     kevo_rng_free(s->pop.rng);
-    kevo_rundir_close(s->run.dir);
+    kevo_rundir_free(s->run.dir);
     free(s->run.command);
     free(s->progress.history);
     for (size_t i = 0; i < s->pick.ngates; i++) {
@@ -169,8 +169,8 @@ kevo_status kevo_search_add_operator(kevo_search *s, const char *plugin,
     o->plugin = strdup(plugin);
     if (!o->plugin)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    kevo_status rc =
-        kevo_operator_new(s->ops.host, plugin, name, config_json, &o->op, err);
+    kevo_status rc = kevo_operator_host_add(s->ops.host, plugin, name,
+                                            config_json, &o->op, err);
     if (rc != KEVO_OK) {
         free(o->plugin);
         return rc;

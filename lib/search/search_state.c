@@ -619,7 +619,7 @@ kevo_status kevo_search_open_run(kevo_search *s, const char *path,
     if (rc == KEVO_OK)
         return KEVO_OK;
 fail:
-    kevo_rundir_close(s->run.dir);
+    kevo_rundir_free(s->run.dir);
     s->run.dir = NULL;
     return rc;
 }
