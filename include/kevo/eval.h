@@ -134,9 +134,9 @@ typedef enum kevo_eval_string_option {
  * kevo_eval_option_name: the option's name in configuration files
  * ("compile_workers", "device", ...), or NULL for an unknown option (the
  * options are numbered from 0: the first NULL ends them).
- * kevo_eval_option_from_name: the option called name in *out. Returns
- * KEVO_OK, KEVO_ENOENT for an unknown name, or KEVO_EINVAL for a NULL
- * name or out.
+ * kevo_eval_option_from_name: the option called name in *out (out may be
+ * NULL: is there one?). Returns KEVO_OK, KEVO_ENOENT for an unknown name,
+ * or KEVO_EINVAL for a NULL name.
  */
 KEVO_API const char *kevo_eval_option_name(kevo_eval_option opt);
 KEVO_API kevo_status kevo_eval_option_from_name(const char *name,

@@ -145,9 +145,9 @@ KEVO_API uint64_t kevo_promptpool_id(const kevo_promptpool *pool, size_t i);
  * kevo_promptpool_option_name: the option's name in a JSON configuration
  * ("prior_success", ...), or NULL for an unknown option (the options are
  * numbered from 0: the first NULL ends them).
- * kevo_promptpool_option_from_name: the option called name in *out.
- * Returns KEVO_OK, KEVO_ENOENT for an unknown name, or KEVO_EINVAL for a
- * NULL name or out.
+ * kevo_promptpool_option_from_name: the option called name in *out (out
+ * may be NULL: is there one?). Returns KEVO_OK, KEVO_ENOENT for an unknown
+ * name, or KEVO_EINVAL for a NULL name.
  * kevo_promptpool_option_bounds: the smallest, largest and default value
  * of opt in *lo, *hi and *def (each may be NULL; the priors must be above
  * their lowest bound, 0). Returns KEVO_OK or KEVO_EINVAL for an unknown

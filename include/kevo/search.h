@@ -231,9 +231,9 @@ KEVO_API void kevo_search_free(kevo_search *search);
  * kevo_search_option_name: the option's name in configuration files and
  * on the command line ("seed", "max_evals", ...), or NULL for an unknown
  * option (the options are numbered from 0: the first NULL ends them).
- * kevo_search_option_from_name: the option called name in *out. Returns
- * KEVO_OK, KEVO_ENOENT for an unknown name, or KEVO_EINVAL for a NULL
- * name or out.
+ * kevo_search_option_from_name: the option called name in *out (out may
+ * be NULL: is there one?). Returns KEVO_OK, KEVO_ENOENT for an unknown
+ * name, or KEVO_EINVAL for a NULL name.
  * kevo_search_option_bounds: the smallest, largest and default values
  * (each output may be NULL). Returns KEVO_OK or KEVO_EINVAL.
  * kevo_search_option_live: true when the option may change once the

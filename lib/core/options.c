@@ -32,12 +32,13 @@ bool kevo__option_live(const kevo__option_table *t, int opt)
 kevo_status kevo__option_find(const kevo__option_table *t, const char *name,
                               int *out, kevo_error *err)
 {
-    if (!name || !out)
+    if (!name)
         return kevo__error_set(err, KEVO_EINVAL,
                                "looking up a %s option: no name", t->object);
     for (size_t i = 0; i < t->count; i++) {
         if (strcmp(t->entries[i].name, name) == 0) {
-            *out = (int)i;
+            if (out)
+                *out = (int)i;
             return KEVO_OK;
         }
     }

@@ -92,9 +92,9 @@ const char *kevo__option_name(const kevo__option_table *t, int opt);
 bool kevo__option_live(const kevo__option_table *t, int opt);
 
 /*
- * kevo__option_find: the option called name in *out. Returns KEVO_OK;
- * KEVO_ENOENT for an unknown name ("no evaluator option \"x\" (known: a,
- * b, ...)"); KEVO_EINVAL for a NULL name or out.
+ * kevo__option_find: the option called name in *out (out may be NULL: is
+ * there one?). Returns KEVO_OK; KEVO_ENOENT for an unknown name ("no
+ * evaluator option \"x\" (known: a, b, ...)"); KEVO_EINVAL for a NULL name.
  */
 kevo_status kevo__option_find(const kevo__option_table *t, const char *name,
                               int *out, kevo_error *err);

@@ -19,8 +19,8 @@ const char *kevo_eval_option_name(kevo_eval_option opt)
 kevo_status kevo_eval_option_from_name(const char *name, kevo_eval_option *out)
 {
     int i;
-    kevo_status rc = kevo__option_find(TABLE, name, out ? &i : NULL, NULL);
-    if (rc == KEVO_OK)
+    kevo_status rc = kevo__option_find(TABLE, name, &i, NULL);
+    if (rc == KEVO_OK && out)
         *out = (kevo_eval_option)i;
     return rc;
 }

@@ -41,8 +41,8 @@ kevo_status kevo_promptpool_option_from_name(const char *name,
                                              kevo_promptpool_option *out)
 {
     int i;
-    kevo_status rc = kevo__option_find(TABLE, name, out ? &i : NULL, NULL);
-    if (rc == KEVO_OK)
+    kevo_status rc = kevo__option_find(TABLE, name, &i, NULL);
+    if (rc == KEVO_OK && out)
         *out = (kevo_promptpool_option)i;
     return rc;
 }

@@ -68,8 +68,8 @@ kevo_status kevo_search_option_from_name(const char *name,
                                          kevo_search_option *out)
 {
     int i;
-    kevo_status rc = kevo__option_find(&table, name, out ? &i : NULL, NULL);
-    if (rc == KEVO_OK)
+    kevo_status rc = kevo__option_find(&table, name, &i, NULL);
+    if (rc == KEVO_OK && out)
         *out = (kevo_search_option)i;
     return rc;
 }
