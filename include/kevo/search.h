@@ -55,8 +55,11 @@ extern "C" {
 
 typedef struct kevo_search kevo_search;
 
-/* Integer options of a search, set before the first step. Budgets of 0
- * mean no limit. */
+/* Integer options of a search. Each has a name, bounds and a default
+ * (kevo_search_option_name(), kevo_search_option_bounds()); the budgets,
+ * the stop conditions and what happens at the end may change at any time,
+ * the others only before the first step (kevo_search_option_live()).
+ * Budgets of 0 mean no limit. */
 typedef enum kevo_search_option {
     KEVO_SEARCH_SEED = 0,             /* the run seed: every random choice */
     KEVO_SEARCH_MAX_EVALS = 1,        /* evaluations of children */
@@ -86,9 +89,18 @@ typedef enum kevo_search_option {
                                          looking for a champion at the end */
     KEVO_SEARCH_TUNE = 17,            /* 1: per-shape tuning at the end */
     KEVO_SEARCH_CHILDREN = 18,        /* children asked of each request */
-    KEVO_SEARCH_REPAIR_TURNS = 19     /* times a failed child goes back to
+    KEVO_SEARCH_REPAIR_TURNS = 19,    /* times a failed child goes back to
                                          an operator that repairs, with
                                          kevo's diagnostic (0: never) */
+    KEVO_SEARCH_GATE_SLACK_PPM = 20,  /* the held-out gate's slack: how
+                                         much slower than the baseline a
+                                         candidate may be at a held-out
+                                         shape, in ppm (see
+                                         kevo_gate_check()) */
+    KEVO_SEARCH_GATE_FLOOR_NS = 21    /* the gate's absolute floor: time
+                                         differences below it count as
+                                         equal; -1: the evaluator's
+                                         measured launch latency */
 } kevo_search_option;
 
 /* Why a search stopped, as kevo_search_stats.stop says. Values are only
@@ -219,11 +231,17 @@ KEVO_API void kevo_search_free(kevo_search *search);
 
 /*
  * kevo_search_option_name: the option's name in configuration files and
- * on the command line ("seed", "max_evals", ...), or NULL.
- * kevo_search_option_from_name: the option called name in *out. Returns
- * KEVO_OK or KEVO_ENOENT.
+ * on the command line ("seed", "max_evals", ...), or NULL for an unknown
+ * option (the options are numbered from 0: the first NULL ends them).
+ * kevo_search_option_from_name: the option called name in *out (out may
+ * be NULL: is there one?). Returns KEVO_OK, KEVO_ENOENT for an unknown
+ * name, or KEVO_EINVAL for a NULL name.
  * kevo_search_option_bounds: the smallest, largest and default values
  * (each output may be NULL). Returns KEVO_OK or KEVO_EINVAL.
+ * kevo_search_option_live: true when the option may change once the
+ * search has started (a budget, a stop condition, the checkpoint
+ * interval, what happens at the end); false otherwise and for an unknown
+ * option.
  */
 KEVO_API const char *kevo_search_option_name(kevo_search_option opt);
 KEVO_API kevo_status kevo_search_option_from_name(const char *name,
@@ -231,12 +249,14 @@ KEVO_API kevo_status kevo_search_option_from_name(const char *name,
 KEVO_API kevo_status kevo_search_option_bounds(kevo_search_option opt,
                                                int64_t *lo, int64_t *hi,
                                                int64_t *def);
+KEVO_API bool kevo_search_option_live(kevo_search_option opt);
 
 /*
  * kevo_search_set_int: sets an option. Returns KEVO_OK; KEVO_ERANGE
- * outside the bounds (the message gives them); KEVO_EINVAL for an unknown
- * option; KEVO_ESTATE once the search has started, except for the budgets
- * and the stop conditions, which may change at any time.
+ * outside the bounds (the message names the option and gives them:
+ * "option islands: 0 is below the lowest allowed value 1 (allowed
+ * 1..64)"); KEVO_EINVAL for an unknown option; KEVO_ESTATE once the search
+ * has started, for an option that is not live (kevo_search_option_live()).
  * kevo_search_get_int: the option's value, or -1 for an unknown option.
  */
 KEVO_API kevo_status kevo_search_set_int(kevo_search *search,
@@ -378,6 +398,19 @@ KEVO_API const kevo_archive *kevo_search_archive(const kevo_search *search,
  */
 KEVO_API const kevo_candidate *kevo_search_champion(const kevo_search *search,
                                                     double *fitness);
+
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
+/*
+ * kevo_search_gate_check: kevo_gate_check() with the search's
+ * gate_slack_ppm and gate_floor_ns (-1, the default: the measured launch
+ * latency of the search's evaluator, 0 without one): the rule the search
+ * applies to its finalists, for a held-out evaluation made by the caller.
+ * Returns and fills why as kevo_gate_check().
+ */
+KEVO_API bool kevo_search_gate_check(const kevo_search *search,
+                                     const kevo_eval_result *held_out,
+                                     char *why, size_t why_size);
+#endif /* KEVO_EXPERIMENTAL */
 
 /*
  * kevo_search_dispatch_json: the champion's dispatch table as JSON text,

@@ -260,8 +260,7 @@ static kevo_status judge_gate(kevo_search *s, kevo__search_job *job,
         g->held = job->result;
         job->result = NULL;
         char why[2048];
-        g->passed =
-            kevo_evaluator_gate_check(s->cfg.ev, g->held, why, sizeof why);
+        g->passed = kevo_search_gate_check(s, g->held, why, sizeof why);
         g->held_fitness = kevo_eval_result_fitness(g->held);
         g->done = true;
         free(g->reason);

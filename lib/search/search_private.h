@@ -29,7 +29,7 @@
 #include "core/kevo_private.h"
 
 /* The number of kevo_search_option values. */
-#define KEVO__SEARCH_OPTIONS 20
+#define KEVO__SEARCH_OPTIONS (KEVO_SEARCH_GATE_FLOOR_NS + 1)
 
 /* How valid an operator's or a prompt's proposals were (search_validity.c):
  * the children judged or refused by the host, repairs included. */
@@ -273,6 +273,11 @@ struct kevo_search {
 
 /* Fills opt with every option's default. */
 void kevo__search_options_default(int64_t *opt);
+
+/* The held-out gate's slack and floor (seconds) from the search's options:
+ * the floor is the evaluator's measured launch latency unless set. */
+void kevo__search_gate_settings(const kevo_search *s, double *slack,
+                                double *floor);
 
 /* ---- search.c ------------------------------------------------------------ */
 

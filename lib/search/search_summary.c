@@ -189,7 +189,7 @@ static json_t *gate_json(const kevo_search *s, const kevo__search_gate *g)
 {
     double slack = NAN, floor = NAN;
     if (s->cfg.ev)
-        kevo__evaluator_gate_settings(s->cfg.ev, &slack, &floor);
+        kevo__search_gate_settings(s, &slack, &floor);
     json_t *o = json_pack("{s:I, s:b, s:f}", "id", (json_int_t)g->id, "passed",
                           g->passed, "train_fitness", g->fitness);
     json_object_set_new(o, "fitness",

@@ -262,7 +262,7 @@ kevo_status kevo__search_tune_judge(kevo_search *s, kevo__search_job *job,
     /* The gate's rule at each held-out shape: correct, and not slower than
      * the seed there beyond the slack. */
     double slack, floor;
-    kevo__evaluator_gate_settings(s->cfg.ev, &slack, &floor);
+    kevo__search_gate_settings(s, &slack, &floor);
     for (size_t i = 0; i < kevo_eval_result_shape_count(job->result); i++) {
         kevo_shape_result sr = {.size = sizeof sr};
         kevo__gate_row gr;
