@@ -203,6 +203,13 @@ sed -i 's/"weight": -1/"weight": 1/; s/"max_evals"/"max_evalz"/' "$tmp/badplan/s
 "$kevo" search --resume "$tmp/badplan" > "$tmp/out" 2>&1; rc=$?
 [ $rc -eq 1 ] && grep -q 'search.json: \$\.options\.max_evalz: no such search option' "$tmp/out"
 check "an unknown option in search.json is named" $?
+# A run written when the gate's slack was an evaluator option resumes: the
+# key moves to the search's options, and only a key neither knows is refused.
+sed -i 's/"max_evalz"/"max_evals"/; s/"options"/"evaluator": {"gate_slack_ppm": 50000, "warmupz": 1}, "options"/' "$tmp/badplan/search.json"
+"$kevo" search --resume "$tmp/badplan" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -q 'search.json: \$\.evaluator\.warmupz: no such evaluator option' "$tmp/out" &&
+  ! grep -q 'gate_slack_ppm' "$tmp/out"
+check "gate_slack_ppm under \$.evaluator (older runs) is taken as a search option" $?
 
 # The GPU: without one, the evaluator's message, exit 3 and no run
 # directory; with one, a short search, resumed, and one interrupted.
