@@ -203,8 +203,8 @@ static kevo_operator *make_op(const char *name, const char *url)
     kevo_operator *op;
     kevo_error err;
     kevo_error_init(&err);
-    if (kevo_operator_new(host, "llm", name, json, &op, &err) != KEVO_OK)
-        die("kevo_operator_new", err.text);
+    if (kevo_operator_host_add(host, "llm", name, json, &op, &err) != KEVO_OK)
+        die("kevo_operator_host_add", err.text);
     return op;
 }
 

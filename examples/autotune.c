@@ -3,7 +3,8 @@
  * It builds a task in C (z = a * x + b * y over n floats), searches the
  * seed kernel's parameters with the params operator for 60 evaluations on
  * the GPU, and prints each new champion, then the champion's parameters,
- * its fitness and its per-shape dispatch table.
+ * its fitness and its per-shape dispatch table. It uses only the stable
+ * API (kevo-api(7)).
  *
  *   cc autotune.c $(pkg-config --cflags --libs kevo) -o autotune
  *   ./autotune [RUN_DIR]       (RUN_DIR: keep a run directory and report)
@@ -109,12 +110,11 @@ int main(int argc, char **argv)
     if ((rc = kevo_search_new(task, &s, &err)) ||
         (rc = kevo_search_set_int(s, KEVO_SEARCH_MAX_EVALS, 60, &err)) ||
         (rc = kevo_search_set_evaluator(s, ev, &err)) ||
-        (rc = kevo_operator_host_load(kevo_search_host(s), "params", NULL,
-                                      &err)) ||
         (rc = kevo_search_add_operator(s, "params", NULL, NULL, 1.0, &err)) ||
         (rc = kevo_search_set_callback(s, on_event, NULL, &err)) ||
         (argc > 1 && (rc = kevo_search_open_run(s, argv[1], 0, NULL, &err))) ||
-        (rc = kevo_search_run(s, &err)))
+        (rc = kevo_search_run(s, &err)) ||
+        (argc > 1 && (rc = kevo_report_write(argv[1], &err))))
         goto done;
 
     double fitness = 0;

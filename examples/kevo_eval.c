@@ -3,6 +3,9 @@
  * GPU and prints what it measured shape by shape, and `kevo peaks`, which
  * prints the GPU's measured ceilings.
  */
+/* Uses the experimental API (kevo-api(7)): the timing phases, the compile
+ * cache, the suspicious flag, the gate and the named ceilings. */
+#define KEVO_EXPERIMENTAL
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -39,7 +42,8 @@ static void eval_usage(FILE *out)
         "                          the CUPTI range profiler\n"
         "  --set OPTION=VALUE      an evaluator option by name (device,\n"
         "                          min_reps, time_cap_ms, ...; see\n"
-        "                          kevo_eval_option_name(3))\n"
+        "                          kevo_eval_option_name(3)), or the\n"
+        "                          gate's gate_slack_ppm or gate_floor_ns\n"
         "  --json                  the results as one JSON object\n"
         "\n"
         "Exit status: 0 correct (and through the gate with --held-out),\n"
@@ -96,13 +100,25 @@ static bool split_assignment(const char *s, char *name, size_t size,
     return true;
 }
 
-/* Applies every --set to ev; prints the error and returns false on one. */
-static bool apply_sets(kevo_evaluator *ev, const eval_cli *cli)
+/* The held-out gate's options, which are a search's (the gate is the
+ * search's rule): kevo eval takes them with --set too. */
+static bool gate_option(kevo_search_option opt)
+{
+    return opt == KEVO_SEARCH_GATE_SLACK_PPM ||
+           opt == KEVO_SEARCH_GATE_FLOOR_NS;
+}
+
+/* Applies every --set to ev, or, for the gate's options, to gate (NULL:
+ * none taken); prints the error and returns false on one. */
+static bool apply_sets(kevo_evaluator *ev, kevo_search *gate,
+                       const eval_cli *cli)
 {
     for (size_t i = 0; i < cli->nsets; i++) {
         char name[64];
         const char *value;
         kevo_eval_option opt;
+        kevo_search_option sopt;
+        bool search = false;
         int64_t v;
         if (!split_assignment(cli->sets[i], name, sizeof name, &value)) {
             fprintf(stderr, "%s: --set %s: expected OPTION=VALUE\n", program,
@@ -110,9 +126,14 @@ static bool apply_sets(kevo_evaluator *ev, const eval_cli *cli)
             return false;
         }
         if (kevo_eval_option_from_name(name, &opt) != KEVO_OK) {
-            fprintf(stderr, "%s: --set %s: no evaluator option '%s'\n", program,
-                    cli->sets[i], name);
-            return false;
+            search = gate &&
+                     kevo_search_option_from_name(name, &sopt) == KEVO_OK &&
+                     gate_option(sopt);
+            if (!search) {
+                fprintf(stderr, "%s: --set %s: no evaluator option '%s'\n",
+                        program, cli->sets[i], name);
+                return false;
+            }
         }
         if (!cli_parse_int(value, &v)) {
             fprintf(stderr, "%s: --set %s: '%s' is not an integer\n", program,
@@ -121,7 +142,8 @@ static bool apply_sets(kevo_evaluator *ev, const eval_cli *cli)
         }
         kevo_error err;
         kevo_error_init(&err);
-        if (kevo_evaluator_set_int(ev, opt, v, &err) != KEVO_OK) {
+        if ((search ? kevo_search_set_int(gate, sopt, v, &err)
+                    : kevo_evaluator_set_int(ev, opt, v, &err)) != KEVO_OK) {
             fprintf(stderr, "%s: --set %s: %s\n", program, cli->sets[i],
                     err.text);
             return false;
@@ -130,9 +152,10 @@ static bool apply_sets(kevo_evaluator *ev, const eval_cli *cli)
     return true;
 }
 
-/* Starts an evaluator with the command's options; NULL after printing why,
- * with *status set. */
-static kevo_evaluator *start_evaluator(const eval_cli *cli, int *status)
+/* Starts an evaluator with the command's options (the gate's to gate,
+ * which may be NULL); NULL after printing why, with *status set. */
+static kevo_evaluator *start_evaluator(const eval_cli *cli, kevo_search *gate,
+                                       int *status)
 {
     kevo_error err;
     kevo_error_init(&err);
@@ -147,7 +170,7 @@ static kevo_evaluator *start_evaluator(const eval_cli *cli, int *status)
         fprintf(stderr, "%s: %s\n", program, err.text);
         goto fail;
     }
-    if (!apply_sets(ev, cli)) {
+    if (!apply_sets(ev, gate, cli)) {
         *status = EXIT_USAGE;
         goto fail;
     }
@@ -424,6 +447,7 @@ int cmd_eval(int argc, char **argv)
     kevo_task *task = NULL;
     kevo_candidate *cand = NULL;
     kevo_evaluator *ev = NULL;
+    kevo_search *gate_search = NULL;
     kevo_eval_result *train = NULL, *held = NULL;
     kevo_error err;
     kevo_error_init(&err);
@@ -460,8 +484,17 @@ int cmd_eval(int argc, char **argv)
     }
     if (!(cand = load_kernel(task, argv[optind + 1], &cli)))
         goto done;
-    if (!(ev = start_evaluator(&cli, &status)))
+    /* The gate is the search's rule, with the search's options. */
+    if (kevo_search_new(task, &gate_search, &err) != KEVO_OK) {
+        fprintf(stderr, "%s: %s\n", program, err.text);
         goto done;
+    }
+    if (!(ev = start_evaluator(&cli, gate_search, &status)))
+        goto done;
+    if (kevo_search_set_evaluator(gate_search, ev, &err) != KEVO_OK) {
+        fprintf(stderr, "%s: %s\n", program, err.text);
+        goto done;
+    }
     unsigned flags = cli.timing ? 0 : KEVO_EVAL_NO_TIMING;
     status = EXIT_NODEV;
     if (kevo_evaluator_evaluate(ev, task, cand, flags, &train, &err) !=
@@ -481,7 +514,7 @@ int cmd_eval(int argc, char **argv)
             fprintf(stderr, "%s: %s\n", program, err.text);
             goto done;
         }
-        gate = kevo_evaluator_gate_check(ev, held, why, sizeof why);
+        gate = kevo_search_gate_check(gate_search, held, why, sizeof why);
     }
     status = ok && (!cli.held_out || gate) ? EXIT_OK : EXIT_INVALID;
     if (cli.json) {
@@ -522,6 +555,7 @@ int cmd_eval(int argc, char **argv)
 done:
     kevo_eval_result_free(train);
     kevo_eval_result_free(held);
+    kevo_search_free(gate_search);
     kevo_evaluator_free(ev);
     kevo_candidate_free(cand);
     kevo_task_free(task);
@@ -612,7 +646,7 @@ int cmd_peaks(int argc, char **argv)
         peaks_usage(stderr);
         goto done;
     }
-    if (!(ev = start_evaluator(&cli, &status)))
+    if (!(ev = start_evaluator(&cli, NULL, &status)))
         goto done;
     static const kevo_peak kinds[] = {KEVO_PEAK_FP32, KEVO_PEAK_FP64,
                                       KEVO_PEAK_TF32, KEVO_PEAK_FP16,

@@ -5,6 +5,9 @@
  * Its plan, DIR/search.json, is kevo_search_plan.c's; what it shows on the
  * terminal, kevo_search_view.c's.
  */
+/* Uses the experimental API (kevo-api(7)): the search's operator host, for the
+ * operators' log. */
+#define KEVO_EXPERIMENTAL
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -135,7 +138,8 @@ static void list_options(FILE *out)
     fprintf(out, "\n");
 }
 
-/* Checks value against the option's bounds; prints why not. */
+/* Checks value against the option's bounds; prints why not, in the
+ * library's words. */
 static bool in_bounds(bool search, int opt, int64_t value, const char *what)
 {
     int64_t lo = 0, hi = 0;
@@ -144,31 +148,19 @@ static bool in_bounds(bool search, int opt, int64_t value, const char *what)
             ? kevo_search_option_bounds((kevo_search_option)opt, &lo, &hi, NULL)
             : kevo_eval_option_bounds((kevo_eval_option)opt, &lo, &hi, NULL);
     if (rc == KEVO_OK && (value < lo || value > hi)) {
-        fprintf(stderr, "%s: %s: %lld is outside [%lld, %lld]\n", program, what,
-                (long long)value, (long long)lo, (long long)hi);
+        fprintf(stderr,
+                "%s: %s: option %s: %lld is %s allowed value %lld (allowed "
+                "%lld..%lld)\n",
+                program, what,
+                search ? kevo_search_option_name((kevo_search_option)opt)
+                       : kevo_eval_option_name((kevo_eval_option)opt),
+                (long long)value,
+                value < lo ? "below the lowest" : "above the highest",
+                (long long)(value < lo ? lo : hi), (long long)lo,
+                (long long)hi);
         return false;
     }
     return true;
-}
-
-/* A search option that a resumed run may change: a budget, a stop
- * condition, the checkpoint interval, or what happens at the end (the
- * options a search may change once started). */
-static bool changeable_on_resume(kevo_search_option opt)
-{
-    switch (opt) {
-    case KEVO_SEARCH_MAX_EVALS:
-    case KEVO_SEARCH_MAX_SECONDS:
-    case KEVO_SEARCH_MAX_TOKENS:
-    case KEVO_SEARCH_MAX_COST_MICROS:
-    case KEVO_SEARCH_TARGET_PPM:
-    case KEVO_SEARCH_STAGNATION:
-    case KEVO_SEARCH_CHECKPOINT_EVERY:
-    case KEVO_SEARCH_GATE_TOP:
-    case KEVO_SEARCH_TUNE:
-    case KEVO_SEARCH_REPAIR_TURNS: return true;
-    default: return false;
-    }
 }
 
 /* --set NAME=VALUE: a search option, else an evaluator option.
@@ -209,8 +201,11 @@ static bool parse_set(search_cli *cli, const char *arg, bool *changeable)
     snprintf(what, sizeof what, "--set %s", name);
     if (!in_bounds(search, opt, value, what))
         return false;
+    /* A resumed run may change a budget, a stop condition, the checkpoint
+     * interval, or what happens at the end: the options a search may
+     * change once started. */
     if (search)
-        *changeable = changeable_on_resume((kevo_search_option)opt);
+        *changeable = kevo_search_option_live((kevo_search_option)opt);
     if (!search && opt == KEVO_EVAL_DEVICE) {
         cli->have_device = true;
         cli->device = value;
@@ -398,9 +393,16 @@ static int parse_command_line(int argc, char **argv, search_cli *cli)
         if (cli->fixed_given) {
             fprintf(stderr,
                     "%s: search --resume: %s cannot change on a resumed run "
-                    "(budgets, stop conditions, checkpoint_every, gate_top, "
-                    "--no-tune, --device and evaluator options can)\n",
+                    "(these can: --device, --no-tune, the evaluator's options "
+                    "and",
                     program, cli->fixed_name);
+            for (int i = 0; kevo_search_option_name((kevo_search_option)i);
+                 i++) {
+                if (kevo_search_option_live((kevo_search_option)i))
+                    fprintf(stderr, " %s",
+                            kevo_search_option_name((kevo_search_option)i));
+            }
+            fprintf(stderr, ")\n");
             return EXIT_USAGE;
         }
     } else {
@@ -712,6 +714,14 @@ int cmd_search(int argc, char **argv)
                 "%s: the last checkpoint stands; continue with: %s search "
                 "--resume %s\n",
                 program, program, dir);
+        status = failure_status(rc);
+        goto done;
+    }
+    /* The report, from what the engine left in the run directory: after a
+     * normal end, a stop on a budget and an interrupt alike. */
+    kevo_error_init(&err);
+    if ((rc = kevo_report_write(dir, &err)) != KEVO_OK) {
+        fprintf(stderr, "%s: report: %s\n", program, err.text);
         status = failure_status(rc);
         goto done;
     }

@@ -4,6 +4,9 @@
  * and set into the search and its evaluator with the command line's
  * overrides merged in.
  */
+/* Uses the experimental API (kevo-api(7)): the search's operator host, to load
+ * plugins before the search adds them. */
+#define KEVO_EXPERIMENTAL
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -248,6 +251,30 @@ static bool check_options(const char *path, json_t *obj, bool search)
     return true;
 }
 
+/* Moves the keys of $.evaluator that name a search option and no evaluator
+ * option into $.options: runs written before the gate's slack and floor
+ * became search options keep them under $.evaluator, and resume as they
+ * were. */
+static void move_search_options(json_t *plan)
+{
+    json_t *ev = json_object_get(plan, "evaluator");
+    json_t *opts = json_object_get(plan, "options");
+    const char *key;
+    json_t *value;
+    void *tmp;
+    if (!json_is_object(ev) || !json_is_object(opts))
+        return;
+    json_object_foreach_safe(ev, tmp, key, value)
+    {
+        if (kevo_eval_option_from_name(key, NULL) == KEVO_OK ||
+            kevo_search_option_from_name(key, NULL) != KEVO_OK ||
+            json_object_get(opts, key))
+            continue;
+        if (json_object_set(opts, key, value) == 0)
+            json_object_del(ev, key);
+    }
+}
+
 json_t *plan_read(const char *dir)
 {
     char path[PATH_MAX + 16], field[128];
@@ -327,6 +354,7 @@ json_t *plan_read(const char *dir)
             goto fail;
         }
     }
+    move_search_options(plan);
     v = json_object_get(plan, "options");
     if (!json_is_object(v)) {
         bad_field(path, "$.options", "expected an object");

@@ -4,6 +4,8 @@
  * task compiled with NVRTC (the evaluator's compile-only mode) and their
  * launches checked against the compiled kernels.
  */
+/* Uses the experimental API (kevo-api(7)): kevo_task_footprint(). */
+#define KEVO_EXPERIMENTAL
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>

@@ -139,7 +139,22 @@ grep -q "no option 'nosuch'" "$tmp/out" && grep -q '^search options: seed max_ev
 check "--set of an unknown name lists the search and evaluator options" $?
 "$kevo" search --set islands=0 "$saxpy" > "$tmp/out" 2>&1; rc=$?
 [ $rc -eq 2 ]; check "search --set islands=0 (out of bounds) exits 2" $?
-grep -q 'islands: 0 is outside \[1, 64\]' "$tmp/out"; check "the bounds are given" $?
+grep -q 'option islands: 0 is below the lowest allowed value 1 (allowed 1\.\.64)' "$tmp/out"
+check "the bounds are given" $?
+
+# kevo eval: the evaluator's options and the gate's (a search's) by name,
+# checked before the GPU starts, in the library's words.
+seed=$srcdir/examples/tasks/saxpy_seed.cu
+"$kevo" eval --held-out --set gate_slack_ppm=-1 "$saxpy" "$seed" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 2 ]; check "eval --set gate_slack_ppm=-1 exits 2" $?
+grep -q 'option gate_slack_ppm: -1 is below the lowest allowed value 0 (allowed 0\.\.10000000)' "$tmp/out"
+check "the gate's bounds are given" $?
+"$kevo" eval --set input_seeds=65 "$saxpy" "$seed" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q 'option input_seeds: 65 is above the highest allowed value 64 (allowed 2\.\.64)' "$tmp/out"
+check "eval --set input_seeds=65 is refused, not cut to 64" $?
+"$kevo" eval --set gate_top=3 "$saxpy" "$seed" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "no evaluator option 'gate_top'" "$tmp/out"
+check "eval --set of a search option other than the gate's is refused" $?
 
 "$kevo" search "$tmp/nothere.json" > "$tmp/out" 2>&1; rc=$?
 [ $rc -eq 1 ]; check "search of a missing task file exits 1" $?
@@ -188,6 +203,13 @@ sed -i 's/"weight": -1/"weight": 1/; s/"max_evals"/"max_evalz"/' "$tmp/badplan/s
 "$kevo" search --resume "$tmp/badplan" > "$tmp/out" 2>&1; rc=$?
 [ $rc -eq 1 ] && grep -q 'search.json: \$\.options\.max_evalz: no such search option' "$tmp/out"
 check "an unknown option in search.json is named" $?
+# A run written when the gate's slack was an evaluator option resumes: the
+# key moves to the search's options, and only a key neither knows is refused.
+sed -i 's/"max_evalz"/"max_evals"/; s/"options"/"evaluator": {"gate_slack_ppm": 50000, "warmupz": 1}, "options"/' "$tmp/badplan/search.json"
+"$kevo" search --resume "$tmp/badplan" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -q 'search.json: \$\.evaluator\.warmupz: no such evaluator option' "$tmp/out" &&
+  ! grep -q 'gate_slack_ppm' "$tmp/out"
+check "gate_slack_ppm under \$.evaluator (older runs) is taken as a search option" $?
 
 # The GPU: without one, the evaluator's message, exit 3 and no run
 # directory; with one, a short search, resumed, and one interrupted.

@@ -6,9 +6,10 @@
  * struct kevo__cmp (the ceiling probes are nvrtc-peaks'); the timing
  * statistics (median, percentiles, spread, coefficient of variation); the
  * split of a batch's kernel records into repetitions by the L2 flush
- * kernel's records; and a real `kevo-worker gpu` process says hello: with
- * the device's properties where there is a GPU, or "no CUDA driver" and
- * exit status 3 where there is none.
+ * kernel's records; the timing options of an eval message, read with the
+ * evaluator's option table; and a real `kevo-worker gpu` process says
+ * hello: with the device's properties where there is a GPU, or "no CUDA
+ * driver" and exit status 3 where there is none.
  */
 #include "config.h"
 
@@ -20,6 +21,7 @@
 #include <nvrtc.h>
 
 #include "gpu.h"
+#include "gpu_eval.h"
 #include "kernels.cu.h"
 #include "proc/ipc.h"
 #include "proc/procpool.h"
@@ -298,11 +300,78 @@ static void test_hello(void)
     free(path);
 }
 
+/* Parses an eval message whose "timing" object is timing (NULL: none)
+ * and whose profile field is profile (NULL: none); the error text in why. */
+static kevo_status parse_timing(json_t *timing, json_t *profile,
+                                kevo__eval_req *r, char *why, size_t size)
+{
+    static unsigned char payload[2];
+    kevo__frame f = {0};
+    f.json = json_pack("{s:s, s:i, s:{}, s:{}, s:s, s:[i,i], s:i, s:i}", "op",
+                       "eval", "id", 1, "task", "candidate", "task_key", "k",
+                       "seeds", 1, 2, "reference_cubin_bytes", 1,
+                       "candidate_cubin_bytes", 1);
+    if (timing)
+        json_object_set_new(f.json, "timing", timing);
+    if (profile)
+        json_object_set_new(f.json, "profile", profile);
+    f.payload = payload;
+    f.payload_len = sizeof payload;
+    kevo_error e = KEVO__ERROR_INIT;
+    kevo_status rc = kevo__eval_req_parse(&f, r, &e);
+    snprintf(why, size, "%s", e.text);
+    free(r->comp);
+    json_decref(f.json);
+    return rc;
+}
+
+/* The worker reads the timing options with the evaluator's option table:
+ * its names, its defaults where a field is missing, its bounds. */
+static void test_eval_request(void)
+{
+    kevo__eval_req r;
+    char why[KEVO_ERROR_TEXT_SIZE];
+    ok(parse_timing(NULL, NULL, &r, why, sizeof why) == KEVO_OK &&
+           r.timing.warmup == 3 && r.timing.min_reps == 10 &&
+           r.timing.max_reps == 300 && r.timing.target_spread == 0.01 &&
+           r.timing.cap_ms == 1000 && r.timing.enabled && r.timing.flush_l2 &&
+           !r.profile,
+       "no timing fields: the evaluator's defaults");
+    ok(parse_timing(json_pack("{s:i, s:i, s:i, s:i, s:i, s:b}", "warmup", 1,
+                              "min_reps", 5, "max_reps", 40,
+                              "target_spread_ppm", 20000, "time_cap_ms", 300,
+                              "enabled", 0),
+                    json_true(), &r, why, sizeof why) == KEVO_OK &&
+           r.timing.warmup == 1 && r.timing.min_reps == 5 &&
+           r.timing.max_reps == 40 && r.timing.target_spread == 0.02 &&
+           r.timing.cap_ms == 300 && !r.timing.enabled && r.profile,
+       "every timing field, under the option's name and in its unit");
+    is_int(parse_timing(json_pack("{s:i}", "warmup", 1001), NULL, &r, why,
+                        sizeof why),
+           KEVO_EFORMAT, "a value above the bounds refused");
+    is_str(why,
+           "eval message: \"timing\": option warmup: 1001 is above the "
+           "highest allowed value 1000 (allowed 0..1000)",
+           "... in the options' words");
+    is_int(parse_timing(json_pack("{s:f}", "target_spread", 0.02), NULL, &r,
+                        why, sizeof why),
+           KEVO_EFORMAT, "a field that is not a timing option refused");
+    is_str(why, "eval message: \"timing\": unknown field \"target_spread\"",
+           "... and named");
+    is_int(parse_timing(NULL, json_integer(1), &r, why, sizeof why),
+           KEVO_EFORMAT, "profile as a number refused");
+    is_str(why,
+           "eval message: option profile: expected true or false, found an "
+           "integer",
+           "... and named");
+}
+
 int main(void)
 {
     test_compile();
     test_stats();
     test_split();
+    test_eval_request();
     test_hello();
     return done_testing();
 }

@@ -61,7 +61,7 @@ kevo_status plugin_host_open(plugin_host *ph)
     if (rc == KEVO_OK)
         rc = kevo_operator_host_register(ph->host, &keeper_desc, NULL, &err);
     if (rc == KEVO_OK)
-        rc = kevo_operator_new(ph->host, "keeper", NULL, NULL, &op, &err);
+        rc = kevo_operator_host_add(ph->host, "keeper", NULL, NULL, &op, &err);
     opening = NULL;
     if (rc != KEVO_OK) {
         fprintf(stderr, "plugin_host_open: %s\n", err.text);

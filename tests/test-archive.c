@@ -55,8 +55,8 @@ static kevo_insert_outcome put(kevo_archive *a, uint64_t id, double fitness,
     kevo_insert_outcome o;
     kevo_error err;
     kevo_error_init(&err);
-    if (kevo_archive_insert_new(a, cand_with_id(id), fitness, d, &o, NULL,
-                                &err) != KEVO_OK)
+    if (kevo_archive_insert_adopt(a, cand_with_id(id), fitness, d, &o, NULL,
+                                  &err) != KEVO_OK)
         bail_out("insert: %s", err.text);
     return o;
 }
@@ -70,8 +70,8 @@ static kevo_archive *line(const double *f, size_t n)
         bail_out("cannot make the line");
     for (size_t i = 0; i < n; i++) {
         double x = (double)i + 0.5;
-        if (kevo_archive_insert_new(a, cand_with_id(i + 1), f[i], &x, NULL,
-                                    NULL, NULL) != KEVO_OK)
+        if (kevo_archive_insert_adopt(a, cand_with_id(i + 1), f[i], &x, NULL,
+                                      NULL, NULL) != KEVO_OK)
             bail_out("insert into the line");
     }
     return a;
@@ -325,37 +325,39 @@ static void test_insert(void)
     is_uint(st.accepted, 2, "two entered");
     kevo_candidate_free(c);
 
-    /* insert_new: the archive owns the candidate whatever happens; valgrind
+    /* insert_adopt: the archive owns the candidate whatever happens; valgrind
      * shows that nothing leaks. */
     kevo_candidate *mine = cand_with_id(20);
     d[0] = 0.9;
     d[1] = 600;
-    is_int(kevo_archive_insert_new(a, mine, 5, d, &o, &cell, NULL), KEVO_OK,
-           "insert_new into an empty cell");
+    is_int(kevo_archive_insert_adopt(a, mine, 5, d, &o, &cell, NULL), KEVO_OK,
+           "insert_adopt into an empty cell");
     is_int(o, KEVO_INSERT_NEW_CELL, "new cell");
     ok(kevo_archive_candidate(a, cell) == mine, "the archive keeps it as is");
-    is_int(kevo_archive_insert_new(a, cand_with_id(21), 5, d, &o, NULL, NULL),
-           KEVO_OK, "insert_new of an equal one");
+    is_int(kevo_archive_insert_adopt(a, cand_with_id(21), 5, d, &o, NULL, NULL),
+           KEVO_OK, "insert_adopt of an equal one");
     is_int(o, KEVO_INSERT_REJECTED, "rejected, and freed");
-    is_int(kevo_archive_insert_new(a, cand_with_id(22), 1, d, &o, NULL, NULL),
-           KEVO_OK, "insert_new of a worse one");
+    is_int(kevo_archive_insert_adopt(a, cand_with_id(22), 1, d, &o, NULL, NULL),
+           KEVO_OK, "insert_adopt of a worse one");
     is_int(o, KEVO_INSERT_REJECTED, "rejected, and freed");
-    is_int(kevo_archive_insert_new(a, cand_with_id(23), NAN, d, &o, NULL, NULL),
-           KEVO_EINVAL, "insert_new with NaN fitness fails, and frees");
-    is_int(kevo_archive_insert_new(a, cand_with_id(24), 1, bad, &o, NULL, NULL),
-           KEVO_EINVAL, "insert_new with a NaN descriptor fails, and frees");
-    is_int(kevo_archive_insert_new(a, cand_with_id(25), 6, d, &o, NULL, NULL),
-           KEVO_OK, "insert_new of a better one");
+    is_int(
+        kevo_archive_insert_adopt(a, cand_with_id(23), NAN, d, &o, NULL, NULL),
+        KEVO_EINVAL, "insert_adopt with NaN fitness fails, and frees");
+    is_int(
+        kevo_archive_insert_adopt(a, cand_with_id(24), 1, bad, &o, NULL, NULL),
+        KEVO_EINVAL, "insert_adopt with a NaN descriptor fails, and frees");
+    is_int(kevo_archive_insert_adopt(a, cand_with_id(25), 6, d, &o, NULL, NULL),
+           KEVO_OK, "insert_adopt of a better one");
     is_int(o, KEVO_INSERT_REPLACED, "replaces (and frees the old elite)");
     is_int(
-        kevo_archive_insert_new(NULL, cand_with_id(26), 6, d, &o, NULL, NULL),
-        KEVO_EINVAL, "insert_new into no archive frees the candidate");
+        kevo_archive_insert_adopt(NULL, cand_with_id(26), 6, d, &o, NULL, NULL),
+        KEVO_EINVAL, "insert_adopt into no archive frees the candidate");
     kevo_archive_free(a);
 
     /* With no dimensions the archive is one cell. */
     a = kevo_archive_new();
     is_int(
-        kevo_archive_insert_new(a, cand_with_id(1), 1, NULL, &o, &cell, NULL),
+        kevo_archive_insert_adopt(a, cand_with_id(1), 1, NULL, &o, &cell, NULL),
         KEVO_OK, "insert with no dimensions");
     ok(o == KEVO_INSERT_NEW_CELL && cell == 0, "into cell 0");
     is_int(kevo_archive_descriptor(a, 0, NULL), KEVO_OK, "an empty descriptor");
@@ -727,8 +729,8 @@ static void test_select_after_changes(void)
         kevo_archive_add_dimension(a, "x", 16, 0, 16, NULL);
         for (size_t i = 0; i < 8; i++) {
             double x = 2.0 * (double)i + 0.5;
-            kevo_archive_insert_new(a, cand_with_id(i + 1), f[i], &x, NULL,
-                                    NULL, NULL);
+            kevo_archive_insert_adopt(a, cand_with_id(i + 1), f[i], &x, NULL,
+                                      NULL, NULL);
         }
         int same = 1, steps = 0;
         for (int step = 0; step < 60; step++) {
@@ -743,8 +745,8 @@ static void test_select_after_changes(void)
             double fit = (double)(step % 7) + 0.5 * (double)step / 60;
             if (step == 45)
                 fit = 1e300;
-            kevo_archive_insert_new(a, cand_with_id(100 + (uint64_t)step), fit,
-                                    &x, NULL, NULL, NULL);
+            kevo_archive_insert_adopt(a, cand_with_id(100 + (uint64_t)step),
+                                      fit, &x, NULL, NULL, NULL);
             uint64_t id = kevo_candidate_id(kevo_archive_candidate(a, cell));
             kevo_archive_credit(a, cell, id, step % 3 == 0);
             char *json = NULL;

@@ -2,8 +2,8 @@
  * test-eval-result.c: evaluation results built from GPU worker result
  * messages (the JSON files of tests/data/eval) and the NVRTC output of the
  * suite's seeds (tests/data/ptx): the getters, the fitness and the speedups,
- * the behaviour descriptors, JSON written and read back, malformed messages,
- * failure results, and the evaluator's option table.
+ * the behaviour descriptors, JSON written and read back, malformed messages
+ * and failure results. The evaluator's options: test-options.c.
  */
 #include "config.h"
 
@@ -661,65 +661,6 @@ static void test_getters(void)
            "NULL: to_json");
 }
 
-static void test_options(void)
-{
-    static const struct {
-        kevo_eval_option opt;
-        const char *name;
-        int64_t def;
-    } want[] = {
-        {KEVO_EVAL_COMPILE_WORKERS, "compile_workers", 0},
-        {KEVO_EVAL_DEVICE, "device", 0},
-        {KEVO_EVAL_COMPILE_TIMEOUT_MS, "compile_timeout_ms", 30000},
-        {KEVO_EVAL_RUN_TIMEOUT_MS, "run_timeout_ms", 10000},
-        {KEVO_EVAL_WARMUP, "warmup", 3},
-        {KEVO_EVAL_MIN_REPS, "min_reps", 10},
-        {KEVO_EVAL_MAX_REPS, "max_reps", 300},
-        {KEVO_EVAL_TARGET_SPREAD_PPM, "target_spread_ppm", 10000},
-        {KEVO_EVAL_TIME_CAP_MS, "time_cap_ms", 1000},
-        {KEVO_EVAL_PROFILE, "profile", 0},
-        {KEVO_EVAL_FLUSH_L2, "flush_l2", 1},
-        {KEVO_EVAL_INPUT_SEEDS, "input_seeds", 4},
-        {KEVO_EVAL_GATE_SLACK_PPM, "gate_slack_ppm", 100000},
-        {KEVO_EVAL_SUSPICIOUS_PPM, "suspicious_ppm", 1050000},
-        {KEVO_EVAL_SEED, "seed", 1},
-        {KEVO_EVAL_GATE_FLOOR_NS, "gate_floor_ns", -1},
-        {KEVO_EVAL_PAIRED_MIN_REPS, "paired_min_reps", 30},
-        {KEVO_EVAL_PAIRED_SPREAD_PPM, "paired_spread_ppm", 2500},
-    };
-    is_int(KEVO_ARRAY_SIZE(want), KEVO__EVAL_OPTION_COUNT, "every option");
-    for (size_t i = 0; i < KEVO_ARRAY_SIZE(want); i++) {
-        int64_t lo = -5, hi = -5, def = -5;
-        kevo_eval_option back = (kevo_eval_option)99;
-        is_str(kevo_eval_option_name(want[i].opt), want[i].name,
-               "option %d: name", (int)want[i].opt);
-        ok(kevo_eval_option_from_name(want[i].name, &back) == KEVO_OK &&
-               back == want[i].opt,
-           "option %s: from its name", want[i].name);
-        ok(kevo_eval_option_bounds(want[i].opt, &lo, &hi, &def) == KEVO_OK &&
-               def == want[i].def && lo <= def && def <= hi,
-           "option %s: default %lld in [%lld, %lld]", want[i].name,
-           (long long)def, (long long)lo, (long long)hi);
-    }
-    int64_t lo, hi;
-    kevo_eval_option_bounds(KEVO_EVAL_PROFILE, &lo, &hi, NULL);
-    ok(lo == 0 && hi == 1, "profile is 0 or 1");
-    kevo_eval_option_bounds(KEVO_EVAL_SUSPICIOUS_PPM, &lo, NULL, NULL);
-    is_int(lo, 1000000, "suspicious level at least 1");
-    ok(!kevo__eval_option_live(KEVO_EVAL_DEVICE) &&
-           !kevo__eval_option_live(KEVO_EVAL_COMPILE_WORKERS) &&
-           kevo__eval_option_live(KEVO_EVAL_MAX_REPS),
-       "process options are fixed at start, timing options are not");
-    is_str(kevo_eval_option_name((kevo_eval_option)KEVO__EVAL_OPTION_COUNT),
-           NULL, "unknown option: no name");
-    kevo_eval_option o;
-    is_int(kevo_eval_option_from_name("warm_up", &o), KEVO_ENOENT,
-           "unknown option name");
-    is_int(kevo_eval_option_from_name(NULL, &o), KEVO_EINVAL, "NULL name");
-    is_int(kevo_eval_option_bounds((kevo_eval_option)-1, NULL, NULL, NULL),
-           KEVO_EINVAL, "unknown option: no bounds");
-}
-
 int main(void)
 {
     test_saxpy();
@@ -732,6 +673,5 @@ int main(void)
     test_h100();
     test_malformed();
     test_getters();
-    test_options();
     return done_testing();
 }

@@ -62,8 +62,9 @@ static kevo_operator *make_op(const char *name, const char *api)
              "\"max_retries\": 0}",
              api, loopback_url(srv), strcmp(api, "openai") == 0 ? "/v1" : "");
     kevo_operator *op = NULL;
-    if (kevo_operator_new(host, "llm", name, json, &op, fresh()) != KEVO_OK)
-        bail_out("kevo_operator_new(%s): %s", name, err.text);
+    if (kevo_operator_host_add(host, "llm", name, json, &op, fresh()) !=
+        KEVO_OK)
+        bail_out("kevo_operator_host_add(%s): %s", name, err.text);
     return op;
 }
 

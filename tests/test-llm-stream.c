@@ -609,8 +609,8 @@ static kevo_operator *make_op(const char *name, const char *api,
     kevo_operator *op;
     kevo_error err;
     kevo_error_init(&err);
-    if (kevo_operator_new(host, "llm", name, json, &op, &err) != KEVO_OK)
-        bail_out("kevo_operator_new: %s", err.text);
+    if (kevo_operator_host_add(host, "llm", name, json, &op, &err) != KEVO_OK)
+        bail_out("kevo_operator_host_add: %s", err.text);
     return op;
 }
 

@@ -818,8 +818,8 @@ static kevo_operator *make_op(const char *name, const char *extra,
     kevo_operator *op = NULL;
     kevo_error err;
     kevo_error_init(&err);
-    if (kevo_operator_new(host, "llm", name, json, &op, &err) != KEVO_OK)
-        bail_out("kevo_operator_new(%s): %s", name, err.text);
+    if (kevo_operator_host_add(host, "llm", name, json, &op, &err) != KEVO_OK)
+        bail_out("kevo_operator_host_add(%s): %s", name, err.text);
     return op;
 }
 
@@ -853,7 +853,7 @@ static void test_plugin(const char *builddir)
 
     /* Configuration errors come back through the host. */
     kevo_operator *bad = NULL;
-    kevo_status rc = kevo_operator_new(
+    kevo_status rc = kevo_operator_host_add(
         host, "llm", "bad1",
         "{\"models\": [{\"api\": \"openai\", \"model\": \"a\"}], "
         "\"max_retry\": 1}",
@@ -861,10 +861,11 @@ static void test_plugin(const char *builddir)
     is_int(rc, KEVO_EINVALID, "an unknown config key fails init");
     like_str(err.text, "unknown key \"max_retry\"", "the error names the key");
     kevo_error_init(&err);
-    rc = kevo_operator_new(host, "llm", "bad2",
-                           "{\"models\": [{\"api\": \"openai\", \"model\": "
-                           "\"a\", \"key_env\": \"KEVO_TEST_NO_SUCH_KEY\"}]}",
-                           &bad, &err);
+    rc = kevo_operator_host_add(
+        host, "llm", "bad2",
+        "{\"models\": [{\"api\": \"openai\", \"model\": "
+        "\"a\", \"key_env\": \"KEVO_TEST_NO_SUCH_KEY\"}]}",
+        &bad, &err);
     is_int(rc, KEVO_EINVALID, "a missing key variable fails init");
     like_str(err.text, "KEVO_TEST_NO_SUCH_KEY", "the error names the variable");
 

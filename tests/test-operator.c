@@ -124,25 +124,26 @@ static void test_skeleton(void)
            "loading it again does nothing");
 
     kevo_operator *op = NULL;
-    is_int(kevo_operator_new(host, "skeleton", "sk", "{\"tries\": 0}", &op,
-                             fresh()),
+    is_int(kevo_operator_host_add(host, "skeleton", "sk", "{\"tries\": 0}", &op,
+                                  fresh()),
            KEVO_EINVALID, "a bad config: init fails");
     like_str(err.text, "\"tries\" must be an integer", "with init's message");
     like_str(err.text, "skeleton.so", "naming the file");
     ok(op == NULL, "no instance");
-    is_int(kevo_operator_new(host, "skeleton", "sk", "[1]", &op, fresh()),
+    is_int(kevo_operator_host_add(host, "skeleton", "sk", "[1]", &op, fresh()),
            KEVO_EINVALID, "a config that is not an object");
-    is_int(kevo_operator_new(host, "skeleton", "sk", "{", &op, fresh()),
+    is_int(kevo_operator_host_add(host, "skeleton", "sk", "{", &op, fresh()),
            KEVO_EPARSE, "a config that is not JSON");
-    is_int(kevo_operator_new(host, "skeleton", "sk", "{\"tries\": 8}", &op,
-                             fresh()),
+    is_int(kevo_operator_host_add(host, "skeleton", "sk", "{\"tries\": 8}", &op,
+                                  fresh()),
            KEVO_OK, "an instance");
     is_str(kevo_operator_name(op), "sk", "its name");
     is_str(kevo_operator_plugin(op)->name, "skeleton", "its plugin");
     is_str(kevo_operator_plugin(op)->version, "1.0", "the plugin's version");
     kevo_operator *again = NULL;
-    is_int(kevo_operator_new(host, "skeleton", "sk", NULL, &again, fresh()),
-           KEVO_EEXIST, "instance names are unique");
+    is_int(
+        kevo_operator_host_add(host, "skeleton", "sk", NULL, &again, fresh()),
+        KEVO_EEXIST, "instance names are unique");
 
     kevo_candidate *p = kevo_candidate_copy(parent);
     kevo_candidate_set_id(p, 7);
@@ -254,9 +255,9 @@ static void test_broken(void)
     like_str(err.text, dir, "lists the path's directories");
     free(dir);
     like_str(err.text, KEVO_OPERATOR_DIR, "and the installed directory");
-    is_int(kevo_operator_new(host, "no_such_operator", NULL, NULL,
-                             &(kevo_operator *){NULL}, fresh()),
-           KEVO_ENOENT, "kevo_operator_new loads, with the same error");
+    is_int(kevo_operator_host_add(host, "no_such_operator", NULL, NULL,
+                                  &(kevo_operator *){NULL}, fresh()),
+           KEVO_ENOENT, "kevo_operator_host_add loads, with the same error");
     is_int(kevo_operator_host_load(host, "/nonexistent/x.so", NULL, fresh()),
            KEVO_ENOENT, "a path to no file");
     like_str(err.text, "/nonexistent/x.so", "names it");
@@ -283,8 +284,8 @@ static void test_broken(void)
 
     /* A failing init: its message, its file; nothing registered. */
     kevo_operator *op = NULL;
-    is_int(kevo_operator_new(host, "failing_init", "f", "{\"url\": 1}", &op,
-                             fresh()),
+    is_int(kevo_operator_host_add(host, "failing_init", "f", "{\"url\": 1}",
+                                  &op, fresh()),
            KEVO_EINVALID, "an init that fails");
     like_str(err.text, "init failed", "says init failed");
     like_str(err.text, "cannot be reached", "with the plugin's message");
@@ -380,17 +381,18 @@ static void test_register(void)
            KEVO_EEXIST, "another descriptor with its name");
     like_str(err.text, "already registered, from a.c", "says from where");
     kevo_operator *op = NULL;
-    is_int(kevo_operator_new(host, "good", NULL, NULL, &op, fresh()), KEVO_OK,
-           "an instance of an in-process operator");
+    is_int(kevo_operator_host_add(host, "good", NULL, NULL, &op, fresh()),
+           KEVO_OK, "an instance of an in-process operator");
     is_str(kevo_operator_name(op), "good", "named after it by default");
-    is_int(kevo_operator_new(host, "good", "not-an-id", NULL, &op, fresh()),
-           KEVO_EINVAL, "an instance name that is no identifier");
+    is_int(
+        kevo_operator_host_add(host, "good", "not-an-id", NULL, &op, fresh()),
+        KEVO_EINVAL, "an instance name that is no identifier");
 
     /* A synchronous operator that never calls done, and one whose propose
      * fails. */
     kevo_operator_request req = request(parent, 1);
     kevo_operator *noop = NULL;
-    kevo_operator_new(host, "good", "lazy", NULL, &noop, NULL);
+    kevo_operator_host_add(host, "good", "lazy", NULL, &noop, NULL);
     kevo_operator_result *res = run_one(host, noop, &req);
     is_uint(kevo_operator_result_failure_count(res), 1,
             "a request not ended by a synchronous operator fails");
@@ -615,8 +617,8 @@ static void test_probe(void)
     is_int(kevo_operator_host_register(host, &probe_desc, NULL, fresh()),
            KEVO_OK, "the probe registers");
     kevo_operator *op = NULL;
-    is_int(kevo_operator_new(host, "probe", NULL, NULL, &op, fresh()), KEVO_OK,
-           "a probe");
+    is_int(kevo_operator_host_add(host, "probe", NULL, NULL, &op, fresh()),
+           KEVO_OK, "a probe");
 
     /* The caller's request goes away after submit; the probe reads the
      * host's copies. */
@@ -728,7 +730,7 @@ static void test_probe(void)
     kevo_operator_host_free(host);
     host = new_host(99);
     kevo_operator_host_register(host, &probe_desc, NULL, NULL);
-    kevo_operator_new(host, "probe", NULL, NULL, &op, NULL);
+    kevo_operator_host_add(host, "probe", NULL, NULL, &op, NULL);
     req = request(parent, 1);
     memset(&rec, 0, sizeof rec);
     kevo_operator_result_free(run_one(host, op, &req));
@@ -822,8 +824,8 @@ static void test_async(void)
     kevo_operator_host *host = new_host(5);
     kevo_operator_host_register(host, &async_desc, NULL, NULL);
     kevo_operator *a = NULL, *b = NULL;
-    kevo_operator_new(host, "async", "a", NULL, &a, NULL);
-    kevo_operator_new(host, "async", "b", NULL, &b, NULL);
+    kevo_operator_host_add(host, "async", "a", NULL, &a, NULL);
+    kevo_operator_host_add(host, "async", "b", NULL, &b, NULL);
     ok(a && b, "two asynchronous instances");
     uint64_t ids[4];
     for (int i = 0; i < 4; i++) {
@@ -907,7 +909,7 @@ static void test_abi_1_0(void)
 {
     kevo_operator_host *host = new_host(3);
     kevo_operator *op = NULL;
-    is_int(kevo_operator_new(host, "abi_1_0", NULL, NULL, &op, fresh()),
+    is_int(kevo_operator_host_add(host, "abi_1_0", NULL, NULL, &op, fresh()),
            KEVO_OK, "a plugin of ABI 1.0 loads under a host of ABI 1.%d",
            KEVO_OPERATOR_ABI_MINOR);
     if (!op)
@@ -948,7 +950,7 @@ static void test_abi_1_0(void)
     is_int(kevo_operator_host_register(host, &old, "old.c", fresh()), KEVO_OK,
            "an in-process 1.0 descriptor registers");
     kevo_operator *o2 = NULL;
-    kevo_operator_new(host, "old_inproc", NULL, NULL, &o2, NULL);
+    kevo_operator_host_add(host, "old_inproc", NULL, NULL, &o2, NULL);
     ok(o2 && !kevo_operator_can_revise(o2), "and cannot revise");
     is_int(kevo_operator_revise(o2, &rev, NULL, fresh()), KEVO_EINVAL,
            "so revise is refused before anything is called");
@@ -1102,9 +1104,9 @@ static void test_revise(void)
     kevo_operator_host *host = new_host(4);
     kevo_operator_host_register(host, &reviser_desc, NULL, NULL);
     kevo_operator *op = NULL, *other = NULL;
-    is_int(kevo_operator_new(host, "reviser", "rv", NULL, &op, fresh()),
+    is_int(kevo_operator_host_add(host, "reviser", "rv", NULL, &op, fresh()),
            KEVO_OK, "a 1.1 plugin with revise()");
-    kevo_operator_new(host, "reviser", "rv2", NULL, &other, NULL);
+    kevo_operator_host_add(host, "reviser", "rv2", NULL, &other, NULL);
     ok(kevo_operator_can_revise(op), "it can revise");
 
     /* The prompt comes from a pool, whole, as the pool writes it. */
@@ -1293,7 +1295,7 @@ static void test_revise(void)
 
     /* Operators without revise(). */
     kevo_operator *sk = NULL;
-    kevo_operator_new(host, "skeleton", NULL, "{\"tries\": 2}", &sk, NULL);
+    kevo_operator_host_add(host, "skeleton", NULL, "{\"tries\": 2}", &sk, NULL);
     ok(sk && kevo_operator_plugin(sk)->abi_minor == KEVO_OPERATOR_ABI_MINOR &&
            !kevo_operator_can_revise(sk),
        "a 1.1 plugin without revise() cannot revise");
@@ -1387,8 +1389,8 @@ static void test_many(void)
     kevo_operator_host *host = new_host(8);
     kevo_operator_host_register(host, &many_desc, NULL, NULL);
     kevo_operator *a = NULL, *b = NULL;
-    kevo_operator_new(host, "many", "ma", NULL, &a, NULL);
-    kevo_operator_new(host, "many", "mb", NULL, &b, NULL);
+    kevo_operator_host_add(host, "many", "ma", NULL, &a, NULL);
+    kevo_operator_host_add(host, "many", "mb", NULL, &b, NULL);
     static uint64_t ids[2 * MANY];
     static int got[2 * MANY];
     kevo_operator_request req = request(parent, 1);
@@ -1430,7 +1432,7 @@ static void test_many(void)
 
     /* An operator that forgets its requests: the host ends each. */
     kevo_operator *f = NULL;
-    kevo_operator_new(host, "many", "mf", "{\"forget\": true}", &f, NULL);
+    kevo_operator_host_add(host, "many", "mf", "{\"forget\": true}", &f, NULL);
     for (int i = 0; i < 40; i++)
         kevo_operator_submit(i % 4 ? f : a, &req, NULL, NULL);
     kevo_operator_host_poll(host, 0, &left, NULL);
@@ -1656,9 +1658,9 @@ static void test_texts(void)
     kevo_operator_host_register(host, &texts_desc, NULL, NULL);
     kevo_operator_host_register(host, &texts12_desc, NULL, NULL);
     kevo_operator *op = NULL, *old = NULL;
-    is_int(kevo_operator_new(host, "texts", NULL, NULL, &op, fresh()), KEVO_OK,
-           "a plugin of ABI 1.3");
-    kevo_operator_new(host, "texts12", NULL, NULL, &old, NULL);
+    is_int(kevo_operator_host_add(host, "texts", NULL, NULL, &op, fresh()),
+           KEVO_OK, "a plugin of ABI 1.3");
+    kevo_operator_host_add(host, "texts12", NULL, NULL, &old, NULL);
 
     /* A caller of JSON text: the 1.3 plugin reads arrays. */
     kevo_operator_inspiration insp = {parent, "{\"fitness\": 0.25}"};

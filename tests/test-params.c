@@ -57,7 +57,7 @@ static kevo_operator *params_op(kevo_operator_host **host, const kevo_task *t,
     if (kevo_operator_host_new(t, seed, host, fresh()) != KEVO_OK)
         bail_out("%s", err.text);
     kevo_operator_host_set_log(*host, KEVO_LOG_ERROR, NULL, NULL, NULL);
-    if (kevo_operator_new(*host, "params", NULL, config, &op, fresh()) !=
+    if (kevo_operator_host_add(*host, "params", NULL, config, &op, fresh()) !=
         KEVO_OK)
         bail_out("params: %s", err.text);
     return op;
@@ -155,26 +155,26 @@ static void test_config(void)
     kevo_operator_host *host = NULL;
     kevo_operator *op = NULL;
     kevo_operator_host_new(t, 1, &host, NULL);
-    is_int(
-        kevo_operator_new(host, "params", NULL, "{\"stepp\": 1}", &op, fresh()),
-        KEVO_EINVALID, "config: an unknown key");
+    is_int(kevo_operator_host_add(host, "params", NULL, "{\"stepp\": 1}", &op,
+                                  fresh()),
+           KEVO_EINVALID, "config: an unknown key");
     like_str(err.text, "unknown key \"stepp\"", "names it");
     like_str(err.text, "step, jump, multi", "and lists the keys");
-    is_int(
-        kevo_operator_new(host, "params", NULL, "{\"tries\": 0}", &op, fresh()),
-        KEVO_EINVALID, "config: tries 0");
+    is_int(kevo_operator_host_add(host, "params", NULL, "{\"tries\": 0}", &op,
+                                  fresh()),
+           KEVO_EINVALID, "config: tries 0");
     like_str(err.text, "\"tries\" must be a number from 1", "says the range");
-    is_int(kevo_operator_new(host, "params", NULL,
-                             "{\"step\": 0, \"jump\": 0, \"multi\": 0}", &op,
-                             fresh()),
+    is_int(kevo_operator_host_add(host, "params", NULL,
+                                  "{\"step\": 0, \"jump\": 0, \"multi\": 0}",
+                                  &op, fresh()),
            KEVO_EINVALID, "config: no mutation at all");
-    is_int(kevo_operator_new(host, "params", NULL, "{\"max_changes\": 1}", &op,
-                             fresh()),
+    is_int(kevo_operator_host_add(host, "params", NULL, "{\"max_changes\": 1}",
+                                  &op, fresh()),
            KEVO_EINVALID, "config: max_changes below 2");
-    is_int(kevo_operator_new(host, "params", NULL,
-                             "{\"step\": 1, \"jump\": 0, \"multi\": 0, "
-                             "\"tries\": 10, \"enumerate_limit\": 0}",
-                             &op, fresh()),
+    is_int(kevo_operator_host_add(host, "params", NULL,
+                                  "{\"step\": 1, \"jump\": 0, \"multi\": 0, "
+                                  "\"tries\": 10, \"enumerate_limit\": 0}",
+                                  &op, fresh()),
            KEVO_OK, "config: a good one");
     is_str(kevo_operator_plugin(op)->name, "params", "the params plugin");
     kevo_operator_host_free(host);

@@ -142,7 +142,7 @@ static sent send_request(const kevo_task *task, const char *device_json,
             KEVO_OK ||
         kevo_operator_host_set_device(host, NULL, device_json, &err) !=
             KEVO_OK ||
-        kevo_operator_new(host, "llm", NULL, config, &op, &err) != KEVO_OK)
+        kevo_operator_host_add(host, "llm", NULL, config, &op, &err) != KEVO_OK)
         bail_out("llm operator: %s", err.text);
     size_t before = loopback_count(srv);
     req->size = sizeof *req;

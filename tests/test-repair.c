@@ -445,7 +445,7 @@ static void test_older_plugins(kevo_operator_host *host)
     is_int(kevo_operator_host_register(host, &old, "old.c", fresh()), KEVO_OK,
            "an in-process 1.1 descriptor registers");
     kevo_operator *op = NULL;
-    kevo_operator_new(host, "fixer_1_1", NULL, NULL, &op, fresh());
+    kevo_operator_host_add(host, "fixer_1_1", NULL, NULL, &op, fresh());
     ok(op && !kevo_operator_can_repair(op),
        "its reserved slot is not taken for repair()");
     kevo_operator_repair_request rep = {.size = sizeof rep,
@@ -467,7 +467,7 @@ static void test_older_plugins(kevo_operator_host *host)
            "a plugin of ABI 1.1 loads under a host of ABI 1.%d",
            KEVO_OPERATOR_ABI_MINOR);
     kevo_operator *o11 = NULL;
-    kevo_operator_new(host, "abi_1_1", NULL, NULL, &o11, fresh());
+    kevo_operator_host_add(host, "abi_1_1", NULL, NULL, &o11, fresh());
     ok(o11 && kevo_operator_can_revise(o11), "it revises");
     ok(o11 && !kevo_operator_can_repair(o11), "but does not repair");
     kevo_operator_request req = {
@@ -501,7 +501,8 @@ int main(void)
     kevo_operator *op = NULL;
     if (kevo_operator_host_register(host, &fixer, "test-repair.c", fresh()) !=
             KEVO_OK ||
-        kevo_operator_new(host, "fixer", NULL, NULL, &op, fresh()) != KEVO_OK)
+        kevo_operator_host_add(host, "fixer", NULL, NULL, &op, fresh()) !=
+            KEVO_OK)
         bail_out("%s", err.text);
     uint64_t req1 = 0;
     kevo_candidate *child = NULL;
@@ -516,7 +517,7 @@ int main(void)
     plain.repair = NULL;
     kevo_operator *po = NULL;
     kevo_operator_host_register(host, &plain, "plain.c", fresh());
-    kevo_operator_new(host, "plain", NULL, NULL, &po, fresh());
+    kevo_operator_host_add(host, "plain", NULL, NULL, &po, fresh());
     kevo_operator_repair_request rep = {.size = sizeof rep,
                                         .turn = 1,
                                         .source = "x",

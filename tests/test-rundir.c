@@ -182,7 +182,7 @@ static void test_events(void)
         like_str(err.text, bad[i].needle, "event %zu message", i);
     }
     is_uint(kevo_rundir_event_count(dir), 3, "refused events are not counted");
-    kevo_rundir_close(dir);
+    kevo_rundir_free(dir);
 
     char *events = join(path, "events.jsonl");
     char *text = slurp(events, NULL);
@@ -245,7 +245,7 @@ static void test_events(void)
            KEVO_OK, "event after reopen");
     is_int(kevo_rundir_event(dir, "sum", "{\"s\": 0.30000000000000004}", &err),
            KEVO_OK, "event with a real that needs 17 digits");
-    kevo_rundir_close(dir);
+    kevo_rundir_free(dir);
     text = slurp(events, NULL);
     like_str(text, "\n{\"seq\":3,\"time\":", "the next event has seq 3");
     like_str(text, "\"type\":\"resume\",\"k\":2,\"r\":0.42}\n",
@@ -275,7 +275,7 @@ static kevo_status open_in_child(const char *path, char *msg, size_t size)
         kevo_error_init(&err);
         kevo_rundir *dir = NULL;
         kevo_status rc = kevo_rundir_open(path, 0, &dir, &err);
-        kevo_rundir_close(dir);
+        kevo_rundir_free(dir);
         size_t n = strlen(err.text) + 1;
         if (write(fds[1], &rc, sizeof rc) != (ssize_t)sizeof rc ||
             write(fds[1], err.text, n) != (ssize_t)n)
@@ -318,7 +318,7 @@ static void test_lock(void)
     is_int(kevo_rundir_open(path, 0, &second, &err), KEVO_ESTATE,
            "nor a second open in this process");
     ok(second == NULL, "no handle on failure");
-    kevo_rundir_close(held);
+    kevo_rundir_free(held);
     held = NULL;
 
     is_int(open_in_child(path, msg, sizeof msg), KEVO_OK,
@@ -340,7 +340,7 @@ static void test_flags(void)
     ok(!present(tmpdir, "flags"), "RESUME does not create the directory");
 
     dir = open_ok(path, KEVO_RUNDIR_NEW);
-    kevo_rundir_close(dir);
+    kevo_rundir_free(dir);
 
     kevo_error_init(&err);
     is_int(kevo_rundir_open(path, KEVO_RUNDIR_NEW, &dir, &err), KEVO_EEXIST,
@@ -357,7 +357,7 @@ static void test_flags(void)
     dir = open_ok(only_ckpt, 0);
     is_int(kevo_rundir_checkpoint(dir, "{\"n\": 1}", &err), KEVO_OK,
            "checkpoint written");
-    kevo_rundir_close(dir);
+    kevo_rundir_free(dir);
     char *events = join(only_ckpt, "events.jsonl");
     unlink(events);
     free(events);
@@ -368,7 +368,7 @@ static void test_flags(void)
     kevo_error_init(&err);
     is_int(kevo_rundir_open(only_ckpt, KEVO_RUNDIR_RESUME, &dir, &err), KEVO_OK,
            "RESUME with a checkpoint");
-    kevo_rundir_close(dir);
+    kevo_rundir_free(dir);
     free(only_ckpt);
 
     kevo_error_init(&err);
@@ -391,7 +391,7 @@ static void test_flags(void)
     like_str(err.text, "exists and is not a directory", "its message");
     unlink(file);
     free(file);
-    kevo_rundir_close(NULL);
+    kevo_rundir_free(NULL);
     free(path);
 }
 
@@ -404,7 +404,7 @@ static void test_cut_line(void)
     kevo_rundir *dir = open_ok(path, 0);
     kevo_rundir_event(dir, "a", NULL, &err);
     kevo_rundir_event(dir, "b", NULL, &err);
-    kevo_rundir_close(dir);
+    kevo_rundir_free(dir);
     /* What a run killed in the middle of a write leaves. */
     append_text(events, "{\"seq\":2,\"time\":17.5,\"ty");
 
@@ -412,10 +412,10 @@ static void test_cut_line(void)
     is_uint(kevo_rundir_event_count(dir), 3, "the cut line counts as a line");
     is_int(kevo_rundir_event(dir, "c", "{\"after\": true}", &err), KEVO_OK,
            "event after the cut line");
-    kevo_rundir_close(dir);
+    kevo_rundir_free(dir);
     dir = open_ok(path, 0);
     is_uint(kevo_rundir_event_count(dir), 4, "no newline added twice");
-    kevo_rundir_close(dir);
+    kevo_rundir_free(dir);
 
     char *text = slurp(events, NULL);
     like_str(text, "\"ty\n{\"seq\":3,", "the cut line was ended");
@@ -511,7 +511,7 @@ static void test_write_file(void)
     is_str(text, "// better\n", "with the new text");
     free(text);
     free(p);
-    kevo_rundir_close(dir);
+    kevo_rundir_free(dir);
     free(path);
 }
 
@@ -572,7 +572,7 @@ static void test_checkpoint(void)
     }
     kevo_error_init(&err);
     is_int(kevo_rundir_checkpoint(dir, NULL, &err), KEVO_EINVAL, "NULL json");
-    kevo_rundir_close(dir);
+    kevo_rundir_free(dir);
 
     /* Damaged files on disk. */
     char *file = join(path, "checkpoint.json");
@@ -608,7 +608,7 @@ static void test_stale_temps(void)
 {
     char *path = tmp_path("stale");
     kevo_rundir *dir = open_ok(path, 0);
-    kevo_rundir_close(dir);
+    kevo_rundir_free(dir);
     const char *stale[] = {"checkpoint.json.tmp.AbC123",
                            "candidates/7.cu.tmp.x1y2z3",
                            "llm/deep/r.json.tmp.000000"};
@@ -630,7 +630,7 @@ static void test_stale_temps(void)
         ok(!present(path, stale[i]), "stale %s removed", stale[i]);
         ok(present(path, kept[i]), "%s kept", kept[i]);
     }
-    kevo_rundir_close(dir);
+    kevo_rundir_free(dir);
     free(path);
 }
 
@@ -788,7 +788,7 @@ static void test_crash(void)
     kevo_error_init(&err);
     make_version(buf, pad, 0);
     is_int(kevo_rundir_checkpoint(dir, buf, &err), KEVO_OK, "first checkpoint");
-    kevo_rundir_close(dir);
+    kevo_rundir_free(dir);
 
     /* A fixed seed draws the same kill moments every time; whatever the
      * moment, checkpoint.json must be whole and never go back. */
@@ -814,7 +814,7 @@ static void test_crash(void)
          rounds);
     dir = open_ok(path, 0);
     is_uint(count_temps(path), 0, "open removes what the kills left");
-    kevo_rundir_close(dir);
+    kevo_rundir_free(dir);
     kevo_rng_free(rng);
     free(buf);
     free(path);

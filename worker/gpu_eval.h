@@ -5,12 +5,14 @@
  * Request: {"op":"eval","id":N,"task":{kevo_task_to_json},"task_key":"...",
  * "candidate":{kevo__candidate_to_json},"set":"train"|"held_out",
  * "seeds":[s1,s2],"reference_cubin_bytes":R,"candidate_cubin_bytes":C,
- * "timing":{"warmup","min_reps","max_reps","target_spread","cap_ms",
- * "enabled"},"profile":bool,"flush_l2":bool,"time_reference":bool,
+ * "timing":{"enabled","warmup","min_reps","max_reps","target_spread_ppm",
+ * "time_cap_ms"},"profile":bool,"flush_l2":bool,"time_reference":bool,
  * "reference_kernels":{kernel:lowered},"candidate_kernels":{kernel:lowered}}
- * with the two cubins as payload. Timing fields, profile, flush_l2,
- * time_reference and the kernel maps may be left out (defaults 3, 10, 300,
- * 0.01, 1000, true; false, true, false; names as in the launch block).
+ * with the two cubins as payload. The timing fields, profile and flush_l2
+ * are the evaluator's options of those names (kevo_eval_option), read
+ * with its option table (proc/eval_options.h): its defaults where left
+ * out, its bounds. "enabled" (default true), time_reference (false) and
+ * the kernel maps (names as in the launch block) may be left out too.
  *
  * Reply: {"op":"result","id":N,"ok":true,"verdict":...,"reason":... and
  * "failed_shape":i (not when ok; failed_shape absent when the failure is

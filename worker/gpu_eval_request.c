@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gpu_eval.h"
+#include "proc/eval_options.h"
 
 #define ORIGIN "eval message"
 
@@ -57,33 +58,43 @@ static kevo_status get_bool(const json_t *obj, const char *key, bool def,
     return KEVO_OK;
 }
 
+/* The "timing" object (t may be NULL): the evaluator's timing options
+ * under their names, read with the evaluator's option table (its defaults
+ * for a missing field, its bounds), and "enabled". */
 static kevo_status parse_timing(const json_t *t, kevo__timing_config *c,
                                 kevo_error *err)
 {
-    int64_t warmup, min_reps, max_reps;
-    const json_t *spread = json_object_get(t, "target_spread");
-    const json_t *cap = json_object_get(t, "cap_ms");
-    kevo_status rc = get_int(t, "warmup", 3, 0, 1000, &warmup, err);
-    if (rc == KEVO_OK)
-        rc = get_int(t, "min_reps", 10, 1, 100000, &min_reps, err);
-    if (rc == KEVO_OK)
-        rc = get_int(t, "max_reps", 300, 1, 100000, &max_reps, err);
-    if (rc == KEVO_OK)
-        rc = get_bool(t, "enabled", true, &c->enabled, err);
+    static const kevo_eval_option opts[] = KEVO__EVAL_TIMING_OPTIONS;
+    int64_t v[KEVO__EVAL_OPTION_COUNT] = {0};
+    kevo_error inner = KEVO__ERROR_INIT;
+    const char *key;
+    json_t *x;
+    json_object_foreach ((json_t *)t, key, x) {
+        int opt = -1;
+        bool known = strcmp(key, "enabled") == 0;
+        if (kevo__option_find(&kevo__eval_options, key, &opt, NULL) == KEVO_OK)
+            for (size_t i = 0; i < KEVO_ARRAY_SIZE(opts); i++)
+                known = known || (int)opts[i] == opt;
+        if (!known)
+            return kevo__error_set(err, KEVO_EFORMAT,
+                                   "%s: \"timing\": unknown field \"%s\"",
+                                   ORIGIN, key);
+    }
+    for (size_t i = 0; i < KEVO_ARRAY_SIZE(opts); i++) {
+        if (kevo__option_read(&kevo__eval_options, (int)opts[i], t, &v[opts[i]],
+                              &inner) != KEVO_OK)
+            return kevo__error_set(err, KEVO_EFORMAT, "%s: \"timing\": %s",
+                                   ORIGIN, inner.text);
+    }
+    kevo_status rc = get_bool(t, "enabled", true, &c->enabled, err);
     if (rc != KEVO_OK)
         return rc;
-    if ((spread &&
-         (!json_is_number(spread) || json_number_value(spread) < 0)) ||
-        (cap && (!json_is_number(cap) || json_number_value(cap) <= 0)))
-        return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: \"timing\": target_spread must be a "
-                               "number >= 0 and cap_ms one > 0",
-                               ORIGIN);
-    c->warmup = (int)warmup;
+    int64_t min_reps = v[KEVO_EVAL_MIN_REPS], max_reps = v[KEVO_EVAL_MAX_REPS];
+    c->warmup = (int)v[KEVO_EVAL_WARMUP];
     c->min_reps = (int)min_reps;
     c->max_reps = (int)(max_reps < min_reps ? min_reps : max_reps);
-    c->target_spread = spread ? json_number_value(spread) : 0.01;
-    c->cap_ms = cap ? json_number_value(cap) : 1000.0;
+    c->target_spread = (double)v[KEVO_EVAL_TARGET_SPREAD_PPM] / 1e6;
+    c->cap_ms = (double)v[KEVO_EVAL_TIME_CAP_MS];
     return KEVO_OK;
 }
 
@@ -206,10 +217,16 @@ kevo_status kevo__eval_req_parse(const kevo__frame *f, kevo__eval_req *r,
         return kevo__error_set(err, KEVO_EFORMAT,
                                "%s: \"timing\" must be an object", ORIGIN);
     rc = parse_timing(timing, &r->timing, err);
-    if (rc == KEVO_OK)
-        rc = get_bool(m, "profile", false, &r->profile, err);
-    if (rc == KEVO_OK)
-        rc = get_bool(m, "flush_l2", true, &r->timing.flush_l2, err);
+    int64_t profile = 0, flush_l2 = 1;
+    kevo_error inner = KEVO__ERROR_INIT;
+    if (rc == KEVO_OK &&
+        (kevo__option_read(&kevo__eval_options, KEVO_EVAL_PROFILE, m, &profile,
+                           &inner) != KEVO_OK ||
+         kevo__option_read(&kevo__eval_options, KEVO_EVAL_FLUSH_L2, m,
+                           &flush_l2, &inner) != KEVO_OK))
+        rc = kevo__error_set(err, KEVO_EFORMAT, "%s: %s", ORIGIN, inner.text);
+    r->profile = profile != 0;
+    r->timing.flush_l2 = flush_l2 != 0;
     if (rc == KEVO_OK)
         rc = get_bool(m, "time_reference", false, &r->time_reference, err);
     return rc;

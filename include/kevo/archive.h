@@ -144,17 +144,19 @@ KEVO_API kevo_status kevo_archive_insert(kevo_archive *archive,
                                          kevo_insert_outcome *outcome,
                                          size_t *cell, kevo_error *err);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
- * kevo_archive_insert_new: as kevo_archive_insert(), but takes ownership of
+ * kevo_archive_insert_adopt: as kevo_archive_insert(), but takes ownership of
  * cand whatever happens: the archive keeps it, or frees it when it is
  * rejected or the call fails.
  */
-KEVO_API kevo_status kevo_archive_insert_new(kevo_archive *archive,
-                                             kevo_candidate *cand,
-                                             double fitness,
-                                             const double *descriptor,
-                                             kevo_insert_outcome *outcome,
-                                             size_t *cell, kevo_error *err);
+KEVO_API kevo_status kevo_archive_insert_adopt(kevo_archive *archive,
+                                               kevo_candidate *cand,
+                                               double fitness,
+                                               const double *descriptor,
+                                               kevo_insert_outcome *outcome,
+                                               size_t *cell, kevo_error *err);
+#endif /* KEVO_EXPERIMENTAL */
 
 /* kevo_archive_size: how many cells hold an elite. */
 KEVO_API size_t kevo_archive_size(const kevo_archive *archive);
@@ -183,6 +185,7 @@ KEVO_API double kevo_archive_fitness(const kevo_archive *archive, size_t cell);
 KEVO_API kevo_status kevo_archive_descriptor(const kevo_archive *archive,
                                              size_t cell, double *descriptor);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /* kevo_archive_curiosity: the curiosity of cell's elite (0 when empty). */
 KEVO_API double kevo_archive_curiosity(const kevo_archive *archive,
                                        size_t cell);
@@ -216,6 +219,7 @@ KEVO_API kevo_status kevo_archive_inspirations(kevo_archive *archive,
  */
 KEVO_API kevo_status kevo_archive_credit(kevo_archive *archive, size_t cell,
                                          uint64_t parent_id, int improved);
+#endif /* KEVO_EXPERIMENTAL */
 
 /* kevo_archive_get_stats: fills *stats. Returns KEVO_OK or KEVO_EINVAL. */
 KEVO_API kevo_status kevo_archive_get_stats(const kevo_archive *archive,

@@ -128,6 +128,7 @@ KEVO_API kevo_status kevo_candidate_launch_geometry(
 /* kevo_candidate_id: the candidate's id (0 until one is set). */
 KEVO_API uint64_t kevo_candidate_id(const kevo_candidate *cand);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /* kevo_candidate_set_id: sets the id; ids are assigned by the search. */
 KEVO_API void kevo_candidate_set_id(kevo_candidate *cand, uint64_t id);
 
@@ -141,6 +142,7 @@ KEVO_API kevo_status
 kevo_candidate_set_lineage(kevo_candidate *cand, const uint64_t *parents,
                            size_t n, const char *operator_name, int64_t prompt,
                            uint32_t generation, kevo_error *err);
+#endif /* KEVO_EXPERIMENTAL */
 
 /* kevo_candidate_parent_count: how many parents were recorded. */
 KEVO_API size_t kevo_candidate_parent_count(const kevo_candidate *cand);
@@ -151,8 +153,10 @@ KEVO_API uint64_t kevo_candidate_parent(const kevo_candidate *cand, size_t i);
 /* kevo_candidate_operator: the operator's name, borrowed, or NULL. */
 KEVO_API const char *kevo_candidate_operator(const kevo_candidate *cand);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /* kevo_candidate_prompt: the prompt id, or -1 for none. */
 KEVO_API int64_t kevo_candidate_prompt(const kevo_candidate *cand);
+#endif /* KEVO_EXPERIMENTAL */
 
 /* kevo_candidate_generation: the generation (0 for a seed). */
 KEVO_API uint32_t kevo_candidate_generation(const kevo_candidate *cand);

@@ -62,11 +62,16 @@ typedef enum kevo_verdict {
  * "unknown". Static. */
 KEVO_API const char *kevo_verdict_name(kevo_verdict verdict);
 
-/* Integer options of an evaluator, set before kevo_evaluator_start()
- * (the timing and profiling options may also be changed after). */
+/* Integer options of an evaluator. Each has a name, bounds and a default
+ * (kevo_eval_option_name(), kevo_eval_option_bounds()); the four that
+ * shape the processes and the input sets are fixed once
+ * kevo_evaluator_start() has returned, the others may change at any time
+ * (kevo_eval_option_live()). */
 typedef enum kevo_eval_option {
-    KEVO_EVAL_COMPILE_WORKERS = 0,    /* compile processes; 0: one per core */
-    KEVO_EVAL_DEVICE = 1,             /* the CUDA device index */
+    KEVO_EVAL_COMPILE_WORKERS = 0,    /* compile processes; 0: one per core
+                                         (fixed at start) */
+    KEVO_EVAL_DEVICE = 1,             /* the CUDA device index (fixed at
+                                         start) */
     KEVO_EVAL_COMPILE_TIMEOUT_MS = 2, /* per compile */
     KEVO_EVAL_RUN_TIMEOUT_MS = 3,     /* per evaluation on the GPU, beyond
                                          the timing cap */
@@ -79,21 +84,15 @@ typedef enum kevo_eval_option {
     KEVO_EVAL_TIME_CAP_MS = 8,        /* timing time per shape, at most */
     KEVO_EVAL_PROFILE = 9,            /* 1: CUPTI range profiler per shape */
     KEVO_EVAL_FLUSH_L2 = 10,          /* 1: flush L2 between repetitions */
-    KEVO_EVAL_INPUT_SEEDS = 11,       /* input sets per shape to draw from */
-    KEVO_EVAL_GATE_SLACK_PPM = 12,    /* the held-out gate's slack: how
-                                         much slower than the baseline a
-                                         candidate may be at a held-out
-                                         shape (see kevo_gate_check()) */
-    KEVO_EVAL_SUSPICIOUS_PPM = 13,    /* efficiency flagged above this */
-    KEVO_EVAL_SEED = 14,              /* seeds the choice of input sets */
-    KEVO_EVAL_GATE_FLOOR_NS = 15,     /* the gate's absolute floor: time
-                                         differences below it count as
-                                         equal; -1: the device's measured
-                                         launch latency */
-    KEVO_EVAL_PAIRED_MIN_REPS = 16,   /* timed rounds, at least, of an
+    KEVO_EVAL_INPUT_SEEDS = 11,       /* input sets per shape to draw from,
+                                         2 to 64 (fixed at start) */
+    KEVO_EVAL_SUSPICIOUS_PPM = 12,    /* efficiency flagged above this */
+    KEVO_EVAL_SEED = 13,              /* seeds the choice of input sets
+                                         (fixed at start) */
+    KEVO_EVAL_PAIRED_MIN_REPS = 14,   /* timed rounds, at least, of an
                                          evaluation that times several
                                          kernels together */
-    KEVO_EVAL_PAIRED_SPREAD_PPM = 17  /* ... and the precision its medians
+    KEVO_EVAL_PAIRED_SPREAD_PPM = 15  /* ... and the precision its medians
                                          are timed to */
 } kevo_eval_option;
 
@@ -133,9 +132,11 @@ typedef enum kevo_eval_string_option {
 
 /*
  * kevo_eval_option_name: the option's name in configuration files
- * ("compile_workers", "device", ...), or NULL for an unknown option.
- * kevo_eval_option_from_name: the option called name in *out. Returns
- * KEVO_OK or KEVO_ENOENT.
+ * ("compile_workers", "device", ...), or NULL for an unknown option (the
+ * options are numbered from 0: the first NULL ends them).
+ * kevo_eval_option_from_name: the option called name in *out (out may be
+ * NULL: is there one?). Returns KEVO_OK, KEVO_ENOENT for an unknown name,
+ * or KEVO_EINVAL for a NULL name.
  */
 KEVO_API const char *kevo_eval_option_name(kevo_eval_option opt);
 KEVO_API kevo_status kevo_eval_option_from_name(const char *name,
@@ -145,9 +146,13 @@ KEVO_API kevo_status kevo_eval_option_from_name(const char *name,
  * kevo_eval_option_bounds: the smallest, largest and default value of opt
  * in *lo, *hi and *def (each may be NULL). Returns KEVO_OK or KEVO_EINVAL
  * for an unknown option.
+ * kevo_eval_option_live: true when opt may change after
+ * kevo_evaluator_start(); false for the options fixed at start and for an
+ * unknown option.
  */
 KEVO_API kevo_status kevo_eval_option_bounds(kevo_eval_option opt, int64_t *lo,
                                              int64_t *hi, int64_t *def);
+KEVO_API bool kevo_eval_option_live(kevo_eval_option opt);
 
 /*
  * kevo_evaluator_new: an evaluator with default options in *out; no process
@@ -162,8 +167,10 @@ KEVO_API void kevo_evaluator_free(kevo_evaluator *ev);
 /*
  * kevo_evaluator_set_int: sets an integer option. Returns KEVO_OK,
  * KEVO_ERANGE for a value outside kevo_eval_option_bounds() (the message
- * gives the bounds), KEVO_EINVAL for an unknown option, or KEVO_ESTATE for
- * a process option after kevo_evaluator_start().
+ * names the option and gives the bounds: "option min_reps: 0 is below the
+ * lowest allowed value 1 (allowed 1..100000)"), KEVO_EINVAL for an unknown
+ * option, or KEVO_ESTATE for an option fixed at start after
+ * kevo_evaluator_start().
  */
 KEVO_API kevo_status kevo_evaluator_set_int(kevo_evaluator *ev,
                                             kevo_eval_option opt, int64_t value,
@@ -225,6 +232,7 @@ KEVO_API double kevo_evaluator_bandwidth(const kevo_evaluator *ev);
 KEVO_API double kevo_evaluator_latency(const kevo_evaluator *ev);
 KEVO_API double kevo_evaluator_peak(kevo_evaluator *ev, kevo_peak peak);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_evaluator_ceiling: the measured ceiling called name, measured now
  * when not known yet: "bandwidth", "launch" and the kevo_peak_name()s as
@@ -236,6 +244,7 @@ KEVO_API double kevo_evaluator_peak(kevo_evaluator *ev, kevo_peak peak);
  * above compute capability 9.0), before start and without a GPU.
  */
 KEVO_API double kevo_evaluator_ceiling(kevo_evaluator *ev, const char *name);
+#endif /* KEVO_EXPERIMENTAL */
 
 /*
  * kevo_evaluator_submit: queues an evaluation of cand (copied) for task
@@ -253,6 +262,7 @@ KEVO_API kevo_status kevo_evaluator_submit(kevo_evaluator *ev,
                                            unsigned flags, uint64_t *ticket,
                                            kevo_error *err);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_evaluator_submit_group: queues one evaluation of the n candidates
  * in cands (each copied) on the same shapes and inputs, with their timing
@@ -270,6 +280,7 @@ KEVO_API kevo_status
 kevo_evaluator_submit_group(kevo_evaluator *ev, const kevo_task *task,
                             const kevo_candidate *const *cands, size_t n,
                             unsigned flags, uint64_t *tickets, kevo_error *err);
+#endif /* KEVO_EXPERIMENTAL */
 
 /*
  * kevo_evaluator_wait: the next finished evaluation in *out (the caller
@@ -379,6 +390,7 @@ KEVO_API const char *kevo_eval_result_reason(const kevo_eval_result *res);
 /* kevo_eval_result_compile_log: NVRTC's log, borrowed ("" when empty). */
 KEVO_API const char *kevo_eval_result_compile_log(const kevo_eval_result *res);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_eval_result_diagnostic: what kevo tells an operator that is to
  * repair the candidate: the reason (kevo_eval_result_reason()) and, after a
@@ -388,6 +400,7 @@ KEVO_API const char *kevo_eval_result_compile_log(const kevo_eval_result *res);
  * verdict is KEVO_VERDICT_OK, for a NULL res, or when out of memory.
  */
 KEVO_API char *kevo_eval_result_diagnostic(const kevo_eval_result *res);
+#endif /* KEVO_EXPERIMENTAL */
 
 /* kevo_eval_result_fitness: the geometric mean of the shapes' efficiencies;
  * 0 when the verdict is not KEVO_VERDICT_OK or timing was off. */
@@ -406,10 +419,12 @@ typedef enum kevo_baseline {
 KEVO_API double kevo_eval_result_speedup(const kevo_eval_result *res,
                                          kevo_baseline baseline);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /* kevo_eval_result_suspicious: true when some shape's efficiency is above
  * the suspicious level (1.05 by default): the cost model or the
  * measurement deserves a look. */
 KEVO_API bool kevo_eval_result_suspicious(const kevo_eval_result *res);
+#endif /* KEVO_EXPERIMENTAL */
 
 /* kevo_eval_result_shape_set: which shapes were evaluated. */
 KEVO_API kevo_shape_set kevo_eval_result_shape_set(const kevo_eval_result *res);
@@ -447,6 +462,7 @@ typedef enum kevo_eval_phase {
     KEVO_PHASE_TOTAL = 4     /* submit to result */
 } kevo_eval_phase;
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /* kevo_eval_result_seconds: wall time spent in a phase; NaN for an unknown
  * phase. */
 KEVO_API double kevo_eval_result_seconds(const kevo_eval_result *res,
@@ -454,6 +470,7 @@ KEVO_API double kevo_eval_result_seconds(const kevo_eval_result *res,
 
 /* kevo_eval_result_cached: true when the compile came from the cache. */
 KEVO_API bool kevo_eval_result_cached(const kevo_eval_result *res);
+#endif /* KEVO_EXPERIMENTAL */
 
 /*
  * kevo_eval_result_to_json: the whole result as a JSON object (verdict,
@@ -464,6 +481,7 @@ KEVO_API bool kevo_eval_result_cached(const kevo_eval_result *res);
 KEVO_API kevo_status kevo_eval_result_to_json(const kevo_eval_result *res,
                                               char **json, kevo_error *err);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_gate_check: the held-out gate: is the candidate's win real at
  * shapes the search never saw? held_out is its evaluation on the held-out
@@ -480,19 +498,13 @@ KEVO_API kevo_status kevo_eval_result_to_json(const kevo_eval_result *res,
  * when it passes; why (may be NULL) receives a line per held-out shape
  * naming it, both times and their ratio, such as "held-out n=3001: 41.2 us
  * vs seed 12.1 us, 0.29x, allowed 0.91x: slower", the failing shape first,
- * NUL-terminated and cut to why_size bytes.
+ * NUL-terminated and cut to why_size bytes. kevo_search_gate_check() applies
+ * it with a search's gate_slack_ppm and gate_floor_ns.
  */
 KEVO_API bool kevo_gate_check(const kevo_eval_result *held_out, double slack,
                               double floor, char *why, size_t why_size);
 
-/*
- * kevo_evaluator_gate_check: kevo_gate_check() with the evaluator's
- * gate_slack_ppm and gate_floor_ns (by default the device's measured
- * launch latency). Returns and fills why as kevo_gate_check().
- */
-KEVO_API bool kevo_evaluator_gate_check(const kevo_evaluator *ev,
-                                        const kevo_eval_result *held_out,
-                                        char *why, size_t why_size);
+#endif /* KEVO_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,8 @@
  * line. A line that is not a JSON object with a string "type" (a line cut
  * short by a killed run, say) is reported with its line number and skipped;
  * reading goes on with the next line.
+ *
+ * Every function here is experimental (kevo-api(7)).
  */
 #ifndef KEVO_EVENTLOG_H
 #define KEVO_EVENTLOG_H
@@ -15,6 +17,7 @@ extern "C" {
 
 typedef struct kevo_event_reader kevo_event_reader;
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_event_reader_open: opens the file at path for reading in *out.
  * Returns KEVO_OK, KEVO_ENOENT, KEVO_EIO or KEVO_ENOMEM.
@@ -46,6 +49,7 @@ KEVO_API const char *kevo_event_reader_type(const kevo_event_reader *reader);
 
 /* kevo_event_reader_malformed: how many malformed lines were reported. */
 KEVO_API size_t kevo_event_reader_malformed(const kevo_event_reader *reader);
+#endif /* KEVO_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

@@ -2,10 +2,12 @@
  * kevo/operator_host.h: the operator host, what loads operator plugins,
  * makes instances of them, hands them requests and collects the children
  * and revised prompts they give back. The search engine uses it, and so
- * may a program that drives operators itself. The plugin ABI (what a
- * plugin exports and the table of host functions it may call) is
- * <kevo/operator.h>, which this header includes; a plugin includes that
- * header alone and never calls these functions.
+ * may a program that drives operators itself; its functions are
+ * experimental (kevo-api(7)): a program adds operators to a search with
+ * kevo_search_add_operator(). The plugin ABI (what a plugin exports and
+ * the table of host functions it may call) is <kevo/operator.h>, which
+ * this header includes; a plugin includes that header alone and never
+ * calls these functions.
  */
 #ifndef KEVO_OPERATOR_HOST_H
 #define KEVO_OPERATOR_HOST_H
@@ -35,6 +37,7 @@ typedef struct kevo_operator_result kevo_operator_result;
 typedef void (*kevo_operator_log_fn)(void *user, kevo_log_level level,
                                      const char *op_name, const char *message);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_operator_host_new: a host for operators working on task (borrowed:
  * it must outlive the host) in *out. seed is the run seed: each instance's
@@ -144,7 +147,7 @@ KEVO_API kevo_status kevo_operator_host_register(kevo_operator_host *host,
                                                  kevo_error *err);
 
 /*
- * kevo_operator_new: makes an instance of the plugin registered as plugin
+ * kevo_operator_host_add: makes an instance of the plugin registered as plugin
  * (loaded first with kevo_operator_host_load() when not registered yet),
  * called name (an identifier; NULL: the plugin's name), and calls its init
  * with config_json (a JSON object as text, or NULL). The instance belongs
@@ -154,10 +157,9 @@ KEVO_API kevo_status kevo_operator_host_register(kevo_operator_host *host,
  * KEVO_EEXIST for a name another instance has; the code init returned, with
  * the plugin's message. On failure *out is NULL.
  */
-KEVO_API kevo_status kevo_operator_new(kevo_operator_host *host,
-                                       const char *plugin, const char *name,
-                                       const char *config_json,
-                                       kevo_operator **out, kevo_error *err);
+KEVO_API kevo_status kevo_operator_host_add(
+    kevo_operator_host *host, const char *plugin, const char *name,
+    const char *config_json, kevo_operator **out, kevo_error *err);
 
 /* kevo_operator_name: the instance's name, borrowed from the host. */
 KEVO_API const char *kevo_operator_name(const kevo_operator *op);
@@ -412,6 +414,7 @@ kevo_operator_result_prompt_sections(const kevo_operator_result *res, size_t i,
  * borrowed, or NULL (also when i is out of range). */
 KEVO_API const char *
 kevo_operator_result_prompt_note(const kevo_operator_result *res, size_t i);
+#endif /* KEVO_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

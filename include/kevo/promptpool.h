@@ -27,6 +27,10 @@
  * choice draws one variate from each prompt's posterior and takes the
  * largest, so a proven prompt is chosen most of the time and a fresh one,
  * whose posterior is the wide prior, still now and then.
+ *
+ * The functions that load seed prompts into a pool (a search's:
+ * kevo_search_prompts()) are stable; the rest is experimental
+ * (kevo-api(7)).
  */
 #ifndef KEVO_PROMPTPOOL_H
 #define KEVO_PROMPTPOOL_H
@@ -56,8 +60,9 @@ enum {
 
 /*
  * Options, set with kevo_promptpool_set(). Each has a name (for a JSON
- * configuration), bounds and a default that kevo_promptpool_option_info()
- * reports. The integer options take whole numbers only.
+ * configuration), bounds and a default (kevo_promptpool_option_name(),
+ * kevo_promptpool_option_bounds()); each may change at any time. The
+ * priors and the weight are real numbers, the others whole numbers.
  */
 typedef enum kevo_promptpool_option {
     /* "prior_success": pseudo-successes of the Beta prior; (0, 1e6],
@@ -81,9 +86,6 @@ typedef enum kevo_promptpool_option {
     KEVO_PROMPTPOOL_REVISE_MIN_AGE = 5
 } kevo_promptpool_option;
 
-/* How many options there are: they are numbered from 0 to this minus 1. */
-#define KEVO_PROMPTPOOL_OPTION_COUNT 6
-
 /* What a prompt's record keeps of its failures
  * (kevo_promptpool_credit_failure()): counts of at most this many kinds
  * (the rest count as "other"), the most recent failed children, and their
@@ -92,6 +94,7 @@ typedef enum kevo_promptpool_option {
 #define KEVO_PROMPT_FAILED_CHILDREN 3
 #define KEVO_PROMPT_DIAGNOSTIC_MAX 300
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_promptpool_new: an empty pool of at most cap prompts, with every
  * option at its default, in *out. Returns KEVO_OK, KEVO_EINVAL for a cap
@@ -117,10 +120,31 @@ KEVO_API size_t kevo_promptpool_size(const kevo_promptpool *pool);
 KEVO_API uint64_t kevo_promptpool_id(const kevo_promptpool *pool, size_t i);
 
 /*
+ * kevo_promptpool_option_name: the option's name in a JSON configuration
+ * ("prior_success", ...), or NULL for an unknown option (the options are
+ * numbered from 0: the first NULL ends them).
+ * kevo_promptpool_option_from_name: the option called name in *out (out
+ * may be NULL: is there one?). Returns KEVO_OK, KEVO_ENOENT for an unknown
+ * name, or KEVO_EINVAL for a NULL name.
+ * kevo_promptpool_option_bounds: the smallest, largest and default value
+ * of opt in *lo, *hi and *def (each may be NULL; the priors must be above
+ * their lowest bound, 0). Returns KEVO_OK or KEVO_EINVAL for an unknown
+ * option.
+ */
+KEVO_API const char *kevo_promptpool_option_name(kevo_promptpool_option opt);
+KEVO_API kevo_status
+kevo_promptpool_option_from_name(const char *name, kevo_promptpool_option *out);
+KEVO_API kevo_status kevo_promptpool_option_bounds(kevo_promptpool_option opt,
+                                                   double *lo, double *hi,
+                                                   double *def);
+
+/*
  * kevo_promptpool_set: sets option opt to value. Returns KEVO_OK, KEVO_EINVAL
  * for an unknown option or a NULL pool, or KEVO_ERANGE for a value outside
- * the option's bounds (or not a whole number for an integer option), in
- * which case nothing changes.
+ * the option's bounds or not a whole number for an integer option (the
+ * message names the option and gives the bounds: "option beat_weight: 1.5
+ * is above the highest allowed value 1 (allowed 0..1)"), in which case
+ * nothing changes.
  */
 KEVO_API kevo_status kevo_promptpool_set(kevo_promptpool *pool,
                                          kevo_promptpool_option opt,
@@ -129,23 +153,6 @@ KEVO_API kevo_status kevo_promptpool_set(kevo_promptpool *pool,
 /* kevo_promptpool_get: the value of option opt; NaN for an unknown one. */
 KEVO_API double kevo_promptpool_get(const kevo_promptpool *pool,
                                     kevo_promptpool_option opt);
-
-/*
- * kevo_promptpool_option_info: option opt's name (static; its key in a JSON
- * configuration), bounds and default; each output may be NULL. Returns
- * KEVO_OK or KEVO_EINVAL for an unknown option.
- */
-KEVO_API kevo_status kevo_promptpool_option_info(kevo_promptpool_option opt,
-                                                 const char **name, double *lo,
-                                                 double *hi, double *dflt);
-
-/*
- * kevo_promptpool_option_find: the option called name in *opt. Returns
- * KEVO_OK, or KEVO_ENOENT (with the known names in the message).
- */
-KEVO_API kevo_status kevo_promptpool_option_find(const char *name,
-                                                 kevo_promptpool_option *opt,
-                                                 kevo_error *err);
 
 /*
  * kevo_promptpool_add: adds a prompt of n sections, keys[i] naming the
@@ -193,6 +200,7 @@ KEVO_API kevo_status kevo_promptpool_add_json(kevo_promptpool *pool,
                                               const char *origin, uint64_t *id,
                                               int *added, uint64_t *evicted,
                                               kevo_error *err);
+#endif /* KEVO_EXPERIMENTAL */
 
 /*
  * kevo_promptpool_load_file: adds the seed prompt in the JSON file at path
@@ -228,6 +236,7 @@ KEVO_API kevo_status kevo_promptpool_load_dir(kevo_promptpool *pool,
  */
 KEVO_API const char *kevo_promptpool_seed_dir(void);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_promptpool_choose: picks a prompt by Thompson sampling (one Beta
  * variate per prompt from rng, the largest wins, the lower id among equal
@@ -388,6 +397,7 @@ KEVO_API kevo_status kevo_promptpool_from_json(const char *json,
                                                const char *origin,
                                                kevo_promptpool **out,
                                                kevo_error *err);
+#endif /* KEVO_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,8 @@
  * name: the same seed and name give the same numbers on every machine, and
  * different names give independent streams. A stream's whole state can be
  * saved as a string and restored, so a resumed run continues exactly.
+ *
+ * Every function here is experimental (kevo-api(7)).
  */
 #ifndef KEVO_RNG_H
 #define KEVO_RNG_H
@@ -18,6 +20,7 @@ extern "C" {
 
 typedef struct kevo_rng kevo_rng;
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_rng_new: a stream for run seed seed and the stream name (NULL means
  * ""). Returns NULL when out of memory.
@@ -66,6 +69,7 @@ KEVO_API kevo_status kevo_rng_save(const kevo_rng *rng, char **state);
  */
 KEVO_API kevo_status kevo_rng_restore(kevo_rng *rng, const char *state,
                                       kevo_error *err);
+#endif /* KEVO_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

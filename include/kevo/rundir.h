@@ -12,6 +12,9 @@
  * rename, fsync of the directory), so a killed run leaves the last good
  * version. A run directory is locked while open: two processes cannot write
  * the same one.
+ *
+ * Every function here is experimental (kevo-api(7)): a program writes a
+ * run directory through kevo_search_open_run().
  */
 #ifndef KEVO_RUNDIR_H
 #define KEVO_RUNDIR_H
@@ -34,6 +37,7 @@ enum {
     KEVO_RUNDIR_RESUME = 1u << 1
 };
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_rundir_open: opens (and creates, with its parents) the run directory
  * at path and its subdirectories, takes its lock, and opens events.jsonl for
@@ -47,9 +51,9 @@ enum {
 KEVO_API kevo_status kevo_rundir_open(const char *path, unsigned flags,
                                       kevo_rundir **out, kevo_error *err);
 
-/* kevo_rundir_close: closes the directory's files and releases its lock.
+/* kevo_rundir_free: closes the directory's files and releases its lock.
  * NULL does nothing. */
-KEVO_API void kevo_rundir_close(kevo_rundir *dir);
+KEVO_API void kevo_rundir_free(kevo_rundir *dir);
 
 /* kevo_rundir_path: the directory's path, borrowed. */
 KEVO_API const char *kevo_rundir_path(const kevo_rundir *dir);
@@ -98,6 +102,7 @@ KEVO_API kevo_status kevo_rundir_checkpoint(kevo_rundir *dir, const char *json,
  */
 KEVO_API kevo_status kevo_rundir_read_checkpoint(const char *path, char **json,
                                                  kevo_error *err);
+#endif /* KEVO_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

@@ -26,8 +26,9 @@
  * With a run directory (kevo_search_open_run()) the engine logs every
  * evaluation to events.jsonl, writes each child's source to candidates/,
  * checkpoints every so many evaluations and at the end, writes
- * summary.json, best.cu, best.dispatch.json and report.html, and can
- * continue a killed run from its last checkpoint.
+ * summary.json, best.cu and best.dispatch.json, and can continue a killed
+ * run from its last checkpoint. The engine writes no report: the caller
+ * does, with kevo_report_write() (kevo/report.h) once the search ended.
  *
  * Typical use: kevo_search_new() for a task, options, an evaluator
  * (kevo_search_set_evaluator()) or a scoring function of the caller's own
@@ -54,8 +55,11 @@ extern "C" {
 
 typedef struct kevo_search kevo_search;
 
-/* Integer options of a search, set before the first step. Budgets of 0
- * mean no limit. */
+/* Integer options of a search. Each has a name, bounds and a default
+ * (kevo_search_option_name(), kevo_search_option_bounds()); the budgets,
+ * the stop conditions and what happens at the end may change at any time,
+ * the others only before the first step (kevo_search_option_live()).
+ * Budgets of 0 mean no limit. */
 typedef enum kevo_search_option {
     KEVO_SEARCH_SEED = 0,             /* the run seed: every random choice */
     KEVO_SEARCH_MAX_EVALS = 1,        /* evaluations of children */
@@ -85,9 +89,18 @@ typedef enum kevo_search_option {
                                          looking for a champion at the end */
     KEVO_SEARCH_TUNE = 17,            /* 1: per-shape tuning at the end */
     KEVO_SEARCH_CHILDREN = 18,        /* children asked of each request */
-    KEVO_SEARCH_REPAIR_TURNS = 19     /* times a failed child goes back to
+    KEVO_SEARCH_REPAIR_TURNS = 19,    /* times a failed child goes back to
                                          an operator that repairs, with
                                          kevo's diagnostic (0: never) */
+    KEVO_SEARCH_GATE_SLACK_PPM = 20,  /* the held-out gate's slack: how
+                                         much slower than the baseline a
+                                         candidate may be at a held-out
+                                         shape, in ppm (see
+                                         kevo_gate_check()) */
+    KEVO_SEARCH_GATE_FLOOR_NS = 21    /* the gate's absolute floor: time
+                                         differences below it count as
+                                         equal; -1: the evaluator's
+                                         measured launch latency */
 } kevo_search_option;
 
 /* Why a search stopped, as kevo_search_stats.stop says. Values are only
@@ -178,6 +191,7 @@ typedef kevo_status (*kevo_search_score_fn)(const kevo_task *task,
                                             double *fitness, double *descriptor,
                                             void *user, kevo_error *err);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_search_fail_candidate: called by a scoring function for the
  * candidate it is scoring, says that the candidate failed and why: kind is
@@ -197,6 +211,7 @@ KEVO_API kevo_status kevo_search_fail_candidate(kevo_search *search,
                                                 const char *kind,
                                                 const char *diagnostic,
                                                 kevo_error *err);
+#endif /* KEVO_EXPERIMENTAL */
 
 /*
  * kevo_search_new: a search of task (borrowed: it must outlive the search)
@@ -216,11 +231,17 @@ KEVO_API void kevo_search_free(kevo_search *search);
 
 /*
  * kevo_search_option_name: the option's name in configuration files and
- * on the command line ("seed", "max_evals", ...), or NULL.
- * kevo_search_option_from_name: the option called name in *out. Returns
- * KEVO_OK or KEVO_ENOENT.
+ * on the command line ("seed", "max_evals", ...), or NULL for an unknown
+ * option (the options are numbered from 0: the first NULL ends them).
+ * kevo_search_option_from_name: the option called name in *out (out may
+ * be NULL: is there one?). Returns KEVO_OK, KEVO_ENOENT for an unknown
+ * name, or KEVO_EINVAL for a NULL name.
  * kevo_search_option_bounds: the smallest, largest and default values
  * (each output may be NULL). Returns KEVO_OK or KEVO_EINVAL.
+ * kevo_search_option_live: true when the option may change once the
+ * search has started (a budget, a stop condition, the checkpoint
+ * interval, what happens at the end); false otherwise and for an unknown
+ * option.
  */
 KEVO_API const char *kevo_search_option_name(kevo_search_option opt);
 KEVO_API kevo_status kevo_search_option_from_name(const char *name,
@@ -228,12 +249,14 @@ KEVO_API kevo_status kevo_search_option_from_name(const char *name,
 KEVO_API kevo_status kevo_search_option_bounds(kevo_search_option opt,
                                                int64_t *lo, int64_t *hi,
                                                int64_t *def);
+KEVO_API bool kevo_search_option_live(kevo_search_option opt);
 
 /*
  * kevo_search_set_int: sets an option. Returns KEVO_OK; KEVO_ERANGE
- * outside the bounds (the message gives them); KEVO_EINVAL for an unknown
- * option; KEVO_ESTATE once the search has started, except for the budgets
- * and the stop conditions, which may change at any time.
+ * outside the bounds (the message names the option and gives them:
+ * "option islands: 0 is below the lowest allowed value 1 (allowed
+ * 1..64)"); KEVO_EINVAL for an unknown option; KEVO_ESTATE once the search
+ * has started, for an option that is not live (kevo_search_option_live()).
  * kevo_search_get_int: the option's value, or -1 for an unknown option.
  */
 KEVO_API kevo_status kevo_search_set_int(kevo_search *search,
@@ -262,20 +285,22 @@ KEVO_API kevo_status kevo_search_set_score_fn(kevo_search *search,
                                               kevo_search_score_fn fn,
                                               void *user, kevo_error *err);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_search_host: the operator host of the search, borrowed, for loading
  * plugins and registering built-in operators before
  * kevo_search_add_operator().
  */
 KEVO_API kevo_operator_host *kevo_search_host(kevo_search *search);
+#endif /* KEVO_EXPERIMENTAL */
 
 /*
  * kevo_search_add_operator: makes an instance of plugin called name (NULL:
  * the plugin's name) with config_json (may be NULL), as
- * kevo_operator_new() does, and lets it propose children with relative
+ * kevo_operator_host_add() does, and lets it propose children with relative
  * weight (> 0). Operators that can revise prompts
  * (kevo_operator_can_revise()) get a prompt with each request and revise
- * the pool's prompts. Returns what kevo_operator_new() returns;
+ * the pool's prompts. Returns what kevo_operator_host_add() returns;
  * KEVO_ERANGE for a weight that is not positive and finite; KEVO_ESTATE
  * once started.
  */
@@ -327,13 +352,13 @@ KEVO_API kevo_status kevo_search_open_run(kevo_search *search, const char *path,
  * the operators, and judges the evaluations that finished, waiting at
  * most timeout_ms milliseconds for one (negative: until one does). Once a
  * stop condition holds it lets the work in flight finish, then gates the
- * best elites, tunes the champion, writes the final checkpoint, summary and
- * report, and returns KEVO_DONE; after kevo_search_interrupt() it drops the
- * work in flight and skips the gating and tuning (the champion stays the
- * one gated so far), so that it finishes at once. Later calls return
- * KEVO_DONE at once. Returns KEVO_OK while the search goes on;
- * KEVO_ESTATE without an evaluator or scoring function or without an
- * operator; errors of the evaluator, the scoring function or the run
+ * best elites, tunes the champion, writes the final checkpoint and summary
+ * (the report is the caller's, kevo_report_write()), and returns KEVO_DONE;
+ * after kevo_search_interrupt() it drops the work in flight and skips the
+ * gating and tuning (the champion stays the one gated so far), so that it
+ * finishes at once. Later calls return KEVO_DONE at once. Returns KEVO_OK while
+ * the search goes on; KEVO_ESTATE without an evaluator or scoring function or
+ * without an operator; errors of the evaluator, the scoring function or the run
  * directory, after which the search is stopped (the last checkpoint
  * stands).
  */
@@ -373,6 +398,19 @@ KEVO_API const kevo_archive *kevo_search_archive(const kevo_search *search,
  */
 KEVO_API const kevo_candidate *kevo_search_champion(const kevo_search *search,
                                                     double *fitness);
+
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
+/*
+ * kevo_search_gate_check: kevo_gate_check() with the search's
+ * gate_slack_ppm and gate_floor_ns (-1, the default: the measured launch
+ * latency of the search's evaluator, 0 without one): the rule the search
+ * applies to its finalists, for a held-out evaluation made by the caller.
+ * Returns and fills why as kevo_gate_check().
+ */
+KEVO_API bool kevo_search_gate_check(const kevo_search *search,
+                                     const kevo_eval_result *held_out,
+                                     char *why, size_t why_size);
+#endif /* KEVO_EXPERIMENTAL */
 
 /*
  * kevo_search_dispatch_json: the champion's dispatch table as JSON text,

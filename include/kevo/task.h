@@ -365,6 +365,7 @@ KEVO_API kevo_peak kevo_task_peak(const kevo_task *task);
  * otherwise. */
 KEVO_API const char *kevo_peak_name(kevo_peak peak);
 
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_task_footprint: the device memory one evaluation of the shape needs:
  * every buffer once, plus a second copy of each output (for the reference
@@ -374,6 +375,7 @@ KEVO_API const char *kevo_peak_name(kevo_peak peak);
 KEVO_API kevo_status kevo_task_footprint(const kevo_task *task,
                                          const kevo_vars *shape,
                                          uint64_t *bytes, kevo_error *err);
+#endif /* KEVO_EXPERIMENTAL */
 
 /* kevo_task_memory_limit: the memory limit in bytes. */
 KEVO_API uint64_t kevo_task_memory_limit(const kevo_task *task);

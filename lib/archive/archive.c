@@ -593,10 +593,11 @@ kevo_status kevo_archive_insert(kevo_archive *archive,
     return insert(archive, cand, NULL, fitness, descriptor, outcome, cell, err);
 }
 
-kevo_status kevo_archive_insert_new(kevo_archive *archive, kevo_candidate *cand,
-                                    double fitness, const double *descriptor,
-                                    kevo_insert_outcome *outcome, size_t *cell,
-                                    kevo_error *err)
+kevo_status kevo_archive_insert_adopt(kevo_archive *archive,
+                                      kevo_candidate *cand, double fitness,
+                                      const double *descriptor,
+                                      kevo_insert_outcome *outcome,
+                                      size_t *cell, kevo_error *err)
 {
     return insert(archive, cand, cand, fitness, descriptor, outcome, cell, err);
 }

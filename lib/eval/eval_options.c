@@ -1,75 +1,84 @@
 /*
- * eval_options.c: the evaluator's integer options: their names in
- * configuration files, their bounds and their defaults.
+ * eval_options.c: the evaluator's options: the public queries over its
+ * option table (proc/eval_options.c) and the typed setters and getters.
  */
 #include "config.h"
 
-#include <string.h>
+#include <stdlib.h>
 
-#include "eval_private.h"
+#include "evaluator_private.h"
+#include "fitness/fitness.h"
 
-static const struct {
-    const char *name;
-    int64_t lo, hi, def;
-    bool live; /* may change after kevo_evaluator_start() */
-} options[KEVO__EVAL_OPTION_COUNT] = {
-    [KEVO_EVAL_COMPILE_WORKERS] = {"compile_workers", 0, 1024, 0, false},
-    [KEVO_EVAL_DEVICE] = {"device", 0, 1023, 0, false},
-    [KEVO_EVAL_COMPILE_TIMEOUT_MS] = {"compile_timeout_ms", 100, 3600000, 30000,
-                                      true},
-    [KEVO_EVAL_RUN_TIMEOUT_MS] = {"run_timeout_ms", 100, 3600000, 10000, true},
-    [KEVO_EVAL_WARMUP] = {"warmup", 0, 1000, 3, true},
-    [KEVO_EVAL_MIN_REPS] = {"min_reps", 1, 100000, 10, true},
-    [KEVO_EVAL_MAX_REPS] = {"max_reps", 1, 100000, 300, true},
-    [KEVO_EVAL_TARGET_SPREAD_PPM] = {"target_spread_ppm", 0, 1000000, 10000,
-                                     true},
-    [KEVO_EVAL_TIME_CAP_MS] = {"time_cap_ms", 1, 600000, 1000, true},
-    [KEVO_EVAL_PROFILE] = {"profile", 0, 1, 0, true},
-    [KEVO_EVAL_FLUSH_L2] = {"flush_l2", 0, 1, 1, true},
-    [KEVO_EVAL_INPUT_SEEDS] = {"input_seeds", 2, 4096, 4, true},
-    [KEVO_EVAL_GATE_SLACK_PPM] = {"gate_slack_ppm", 0, 10000000, 100000, true},
-    [KEVO_EVAL_SUSPICIOUS_PPM] = {"suspicious_ppm", 1000000, 100000000, 1050000,
-                                  true},
-    [KEVO_EVAL_SEED] = {"seed", 0, INT64_MAX, 1, true},
-    [KEVO_EVAL_GATE_FLOOR_NS] = {"gate_floor_ns", -1, 1000000000, -1, true},
-    [KEVO_EVAL_PAIRED_MIN_REPS] = {"paired_min_reps", 1, 100000, 30, true},
-    [KEVO_EVAL_PAIRED_SPREAD_PPM] = {"paired_spread_ppm", 0, 1000000, 2500,
-                                     true},
-};
+#define TABLE (&kevo__eval_options)
 
 const char *kevo_eval_option_name(kevo_eval_option opt)
 {
-    return (unsigned)opt < KEVO__EVAL_OPTION_COUNT ? options[opt].name : NULL;
+    return kevo__option_name(TABLE, (int)opt);
 }
 
 kevo_status kevo_eval_option_from_name(const char *name, kevo_eval_option *out)
 {
-    if (!name || !out)
-        return KEVO_EINVAL;
-    for (size_t i = 0; i < KEVO__EVAL_OPTION_COUNT; i++) {
-        if (strcmp(options[i].name, name) == 0) {
-            *out = (kevo_eval_option)i;
-            return KEVO_OK;
-        }
-    }
-    return KEVO_ENOENT;
+    int i;
+    kevo_status rc = kevo__option_find(TABLE, name, &i, NULL);
+    if (rc == KEVO_OK && out)
+        *out = (kevo_eval_option)i;
+    return rc;
 }
 
 kevo_status kevo_eval_option_bounds(kevo_eval_option opt, int64_t *lo,
                                     int64_t *hi, int64_t *def)
 {
-    if ((unsigned)opt >= KEVO__EVAL_OPTION_COUNT)
-        return KEVO_EINVAL;
-    if (lo)
-        *lo = options[opt].lo;
-    if (hi)
-        *hi = options[opt].hi;
-    if (def)
-        *def = options[opt].def;
-    return KEVO_OK;
+    return kevo__option_bounds(TABLE, (int)opt, lo, hi, def);
 }
 
-bool kevo__eval_option_live(kevo_eval_option opt)
+bool kevo_eval_option_live(kevo_eval_option opt)
 {
-    return (unsigned)opt < KEVO__EVAL_OPTION_COUNT && options[opt].live;
+    return kevo__option_live(TABLE, (int)opt);
+}
+
+kevo_status kevo_evaluator_set_int(kevo_evaluator *ev, kevo_eval_option opt,
+                                   int64_t value, kevo_error *err)
+{
+    kevo_status rc =
+        kevo__option_check(TABLE, (int)opt, value, ev->started, err);
+    if (rc == KEVO_OK)
+        ev->opt[opt] = value;
+    return rc;
+}
+
+int64_t kevo_evaluator_get_int(const kevo_evaluator *ev, kevo_eval_option opt)
+{
+    if (!kevo__option_at(TABLE, (int)opt))
+        return -1;
+    return ev->opt[opt];
+}
+
+kevo_status kevo_evaluator_set_string(kevo_evaluator *ev,
+                                      kevo_eval_string_option opt,
+                                      const char *value, kevo_error *err)
+{
+    if ((unsigned)opt >= KEVO__EV_NSTRS)
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "no evaluator string option %d", (int)opt);
+    if (ev->started)
+        return kevo__error_set(err, KEVO_ESTATE,
+                               "string options cannot change once the "
+                               "evaluator has started");
+    if (opt == KEVO_EVAL_FITNESS && value && !kevo__fitness_find(value)) {
+        kevo_buf names = {0};
+        for (size_t i = 0; kevo__fitness_at(i); i++)
+            kevo__buf_printf(&names, "%s%s", i ? ", " : "",
+                             kevo__fitness_at(i)->name);
+        kevo_status rc = kevo__error_set(
+            err, KEVO_ENOENT, "no fitness function \"%s\" (known: %s)", value,
+            names.data ? names.data : "");
+        kevo__buf_free(&names);
+        return rc;
+    }
+    char *copy = NULL;
+    if (value && !(copy = kevo__strdup(value)))
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    free(ev->str[opt]);
+    ev->str[opt] = copy;
+    return KEVO_OK;
 }

@@ -146,21 +146,6 @@ kevo_status kevo__eval_result_from_json(const json_t *v, const char *origin,
  * unknown name. */
 bool kevo__verdict_parse(const char *name, kevo_verdict *out);
 
-/* ---- the evaluator's options (eval_options.c) --------------------------- */
-
-/* How many kevo_eval_option values there are. */
-#define KEVO__EVAL_OPTION_COUNT 18
-
-/* The held-out gate's slack and floor (seconds) from the evaluator's
- * options: the floor is the measured launch latency unless set.
- * (evaluator.c) */
-void kevo__evaluator_gate_settings(const kevo_evaluator *ev, double *slack,
-                                   double *floor);
-
-/* True when opt may change after kevo_evaluator_start() (everything but
- * the options that shape the processes). */
-bool kevo__eval_option_live(kevo_eval_option opt);
-
 /* ---- between the result's files ----------------------------------------- */
 
 /* How many behaviour descriptors descriptor.c defines, at most. */

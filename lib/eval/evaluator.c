@@ -1,7 +1,7 @@
 /*
- * evaluator.c: kevo_evaluator, the core's side of evaluation: its options,
- * the start of its processes (the compile pool and the GPU worker) and the
- * device's ceilings, the per-task records that every result is compared
+ * evaluator.c: kevo_evaluator, the core's side of evaluation: the start of
+ * its processes (the compile pool and the GPU worker) and the device's
+ * ceilings, the per-task records that every result is compared
  * with (the seed's times, the reference's times, the input sets), and the
  * public calls that submit, wait and evaluate. evaluator_pipeline.c moves
  * the jobs through the compile pool and the GPU worker.
@@ -14,11 +14,10 @@
 #include <string.h>
 
 #include "evaluator_private.h"
-#include "fitness/fitness.h"
 #include "model/candidate_private.h"
 #include "model/devprops.h"
 
-/* ---- options ------------------------------------------------------------ */
+/* ---- new -------------------------------------------------------------- */
 
 kevo_status kevo_evaluator_new(kevo_evaluator **out, kevo_error *err)
 {
@@ -26,75 +25,9 @@ kevo_status kevo_evaluator_new(kevo_evaluator **out, kevo_error *err)
     kevo_evaluator *ev = calloc(1, sizeof *ev);
     if (!ev)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    for (int i = 0; i < KEVO__EV_NOPTS; i++)
-        kevo_eval_option_bounds((kevo_eval_option)i, NULL, NULL, &ev->opt[i]);
+    kevo__option_defaults(&kevo__eval_options, ev->opt);
     ev->next_ticket = 1;
     *out = ev;
-    return KEVO_OK;
-}
-
-/* Options that shape the processes: fixed once they are started. */
-static bool process_option(kevo_eval_option opt)
-{
-    return opt == KEVO_EVAL_COMPILE_WORKERS || opt == KEVO_EVAL_DEVICE ||
-           opt == KEVO_EVAL_INPUT_SEEDS || opt == KEVO_EVAL_SEED;
-}
-
-kevo_status kevo_evaluator_set_int(kevo_evaluator *ev, kevo_eval_option opt,
-                                   int64_t value, kevo_error *err)
-{
-    int64_t lo, hi;
-    if (kevo_eval_option_bounds(opt, &lo, &hi, NULL) != KEVO_OK)
-        return kevo__error_set(err, KEVO_EINVAL, "no evaluator option %d",
-                               (int)opt);
-    if (ev->started && process_option(opt))
-        return kevo__error_set(err, KEVO_ESTATE,
-                               "option %s cannot change once the evaluator "
-                               "has started",
-                               kevo_eval_option_name(opt));
-    if (value < lo || value > hi)
-        return kevo__error_set(err, KEVO_ERANGE,
-                               "option %s: %" PRId64 " is outside [%" PRId64
-                               ", %" PRId64 "]",
-                               kevo_eval_option_name(opt), value, lo, hi);
-    ev->opt[opt] = value;
-    return KEVO_OK;
-}
-
-int64_t kevo_evaluator_get_int(const kevo_evaluator *ev, kevo_eval_option opt)
-{
-    if ((unsigned)opt >= KEVO__EV_NOPTS)
-        return -1;
-    return ev->opt[opt];
-}
-
-kevo_status kevo_evaluator_set_string(kevo_evaluator *ev,
-                                      kevo_eval_string_option opt,
-                                      const char *value, kevo_error *err)
-{
-    if ((unsigned)opt >= KEVO__EV_NSTRS)
-        return kevo__error_set(err, KEVO_EINVAL,
-                               "no evaluator string option %d", (int)opt);
-    if (ev->started)
-        return kevo__error_set(err, KEVO_ESTATE,
-                               "string options cannot change once the "
-                               "evaluator has started");
-    if (opt == KEVO_EVAL_FITNESS && value && !kevo__fitness_find(value)) {
-        kevo_buf names = {0};
-        for (size_t i = 0; kevo__fitness_at(i); i++)
-            kevo__buf_printf(&names, "%s%s", i ? ", " : "",
-                             kevo__fitness_at(i)->name);
-        kevo_status rc = kevo__error_set(
-            err, KEVO_ENOENT, "no fitness function \"%s\" (known: %s)", value,
-            names.data ? names.data : "");
-        kevo__buf_free(&names);
-        return rc;
-    }
-    char *copy = NULL;
-    if (value && !(copy = kevo__strdup(value)))
-        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    free(ev->str[opt]);
-    ev->str[opt] = copy;
     return KEVO_OK;
 }
 
@@ -315,7 +248,7 @@ static taskrec *find_task(kevo_evaluator *ev, const kevo_task *task,
         /* The input sets: the task's input seed mixed with draws of the
          * evaluator's stream, so that they differ from run to run of a
          * search with another seed but repeat with the same one. */
-        for (int k = 0; k < KEVO__EV_MAX_SEEDS; k++) {
+        for (int k = 0; k < KEVO__EVAL_INPUT_SEEDS_MAX; k++) {
             uint64_t draw = kevo_rng_uniform_int(ev->rng, UINT64_MAX);
             uint64_t mix[2] = {kevo_task_input_seed(task), draw};
             tr->seeds[s][k] =
@@ -556,25 +489,6 @@ double kevo_evaluator_ceiling(kevo_evaluator *ev, const char *name)
         ensure_ceiling(ev, name, NULL) != KEVO_OK)
         return 0;
     return kevo__ceilings_get(&ev->ceilings, name);
-}
-
-/* ---- the gate ----------------------------------------------------------- */
-
-void kevo__evaluator_gate_settings(const kevo_evaluator *ev, double *slack,
-                                   double *floor)
-{
-    int64_t ns = ev->opt[KEVO_EVAL_GATE_FLOOR_NS];
-    *slack = (double)ev->opt[KEVO_EVAL_GATE_SLACK_PPM] / 1e6;
-    *floor = ns >= 0 ? (double)ns * 1e-9 : kevo_evaluator_latency(ev);
-}
-
-bool kevo_evaluator_gate_check(const kevo_evaluator *ev,
-                               const kevo_eval_result *held_out, char *why,
-                               size_t why_size)
-{
-    double slack, floor;
-    kevo__evaluator_gate_settings(ev, &slack, &floor);
-    return kevo_gate_check(held_out, slack, floor, why, why_size);
 }
 
 /* ---- free --------------------------------------------------------------- */

@@ -408,6 +408,38 @@ static json_t *companion_json(const kevo_candidate *cand, size_t cubin_bytes,
     return o;
 }
 
+/* The "timing" object of j's eval message: the timing options under
+ * their names, which the worker reads with the same option table. Kernels
+ * timed to be compared in pairs are timed to the finer of the two
+ * precisions. */
+static json_t *timing_json(const kevo_evaluator *ev, const job *j, bool enabled)
+{
+    static const kevo_eval_option sent[] = KEVO__EVAL_TIMING_OPTIONS;
+    int64_t v[KEVO__EVAL_OPTION_COUNT];
+    memcpy(v, ev->opt, sizeof v);
+    if (multi_timed(j)) {
+        int64_t pm = v[KEVO_EVAL_PAIRED_MIN_REPS];
+        int64_t ps = v[KEVO_EVAL_PAIRED_SPREAD_PPM];
+        if (pm > v[KEVO_EVAL_MIN_REPS])
+            v[KEVO_EVAL_MIN_REPS] = pm;
+        if (ps < v[KEVO_EVAL_TARGET_SPREAD_PPM])
+            v[KEVO_EVAL_TARGET_SPREAD_PPM] = ps;
+    }
+    if (v[KEVO_EVAL_MAX_REPS] < v[KEVO_EVAL_MIN_REPS])
+        v[KEVO_EVAL_MAX_REPS] = v[KEVO_EVAL_MIN_REPS];
+    json_t *o = json_pack("{s:b}", "enabled", enabled);
+    for (size_t i = 0; o && i < KEVO_ARRAY_SIZE(sent); i++) {
+        if (json_object_set_new(
+                o, kevo__option_name(&kevo__eval_options, (int)sent[i]),
+                kevo__option_json(&kevo__eval_options, (int)sent[i],
+                                  v[sent[i]])) != 0) {
+            json_decref(o);
+            o = NULL;
+        }
+    }
+    return o;
+}
+
 /* The eval message of j (with its group's members j->sent and, with
  * j->seed_sent, the seed), and its deadline. */
 static json_t *eval_message(kevo_evaluator *ev, job *j, bool time_reference,
@@ -416,43 +448,29 @@ static json_t *eval_message(kevo_evaluator *ev, job *j, bool time_reference,
     kevo_shape_set set = job_set(j);
     taskrec *tr = j->tr;
     size_t k = (size_t)ev->opt[KEVO_EVAL_INPUT_SEEDS];
-    if (k > KEVO__EV_MAX_SEEDS)
-        k = KEVO__EV_MAX_SEEDS;
     size_t a = (size_t)kevo_rng_uniform_int(ev->rng, k);
     size_t b = (a + 1 + (size_t)kevo_rng_uniform_int(ev->rng, k - 1)) % k;
     bool timing = !(j->flags & KEVO_EVAL_NO_TIMING);
-    int64_t min_reps = ev->opt[KEVO_EVAL_MIN_REPS];
-    double spread = (double)ev->opt[KEVO_EVAL_TARGET_SPREAD_PPM] / 1e6;
-    if (multi_timed(j)) {
-        /* Kernels timed to be compared in pairs: to a finer precision. */
-        int64_t pm = ev->opt[KEVO_EVAL_PAIRED_MIN_REPS];
-        double ps = (double)ev->opt[KEVO_EVAL_PAIRED_SPREAD_PPM] / 1e6;
-        min_reps = pm > min_reps ? pm : min_reps;
-        spread = ps < spread ? ps : spread;
-    }
-    int64_t max_reps = ev->opt[KEVO_EVAL_MAX_REPS];
+    json_t *times = timing_json(ev, j, timing);
     char key[17];
     snprintf(key, sizeof key, "%016" PRIx64, tr->key);
     json_t *cand = kevo__candidate_to_json(j->cand);
-    json_t *msg = json_pack(
-        "{s:s, s:I, s:O, s:s, s:o, s:s, s:[I,I], s:I, s:I, "
-        "s:{s:I, s:I, s:I, s:f, s:I, s:b}, s:b, s:b, s:b, s:o, s:o}",
-        "op", "eval", "id", (json_int_t)j->ticket, "task", tr->json, "task_key",
-        key, "candidate", cand ? cand : json_null(), "set",
-        set == KEVO_SHAPES_TRAIN ? "train" : "held_out", "seeds",
-        (json_int_t)(tr->seeds[set][a] >> 1),
-        (json_int_t)(tr->seeds[set][b] >> 1), "reference_cubin_bytes",
-        (json_int_t)tr->ref->cubin_len, "candidate_cubin_bytes",
-        (json_int_t)j->compiled->cubin_len, "timing", "warmup",
-        (json_int_t)ev->opt[KEVO_EVAL_WARMUP], "min_reps", (json_int_t)min_reps,
-        "max_reps", (json_int_t)(max_reps > min_reps ? max_reps : min_reps),
-        "target_spread", spread, "cap_ms",
-        (json_int_t)ev->opt[KEVO_EVAL_TIME_CAP_MS], "enabled", timing,
-        "profile", ev->opt[KEVO_EVAL_PROFILE] != 0 && timing, "flush_l2",
-        ev->opt[KEVO_EVAL_FLUSH_L2] != 0, "time_reference",
-        time_reference && timing, "reference_kernels",
-        kernel_names(kevo_task_reference(tr->task), tr->ref),
-        "candidate_kernels", kernel_names(j->cand, j->compiled));
+    json_t *msg =
+        json_pack("{s:s, s:I, s:O, s:s, s:o, s:s, s:[I,I], s:I, s:I, "
+                  "s:o, s:b, s:b, s:b, s:o, s:o}",
+                  "op", "eval", "id", (json_int_t)j->ticket, "task", tr->json,
+                  "task_key", key, "candidate", cand ? cand : json_null(),
+                  "set", set == KEVO_SHAPES_TRAIN ? "train" : "held_out",
+                  "seeds", (json_int_t)(tr->seeds[set][a] >> 1),
+                  (json_int_t)(tr->seeds[set][b] >> 1), "reference_cubin_bytes",
+                  (json_int_t)tr->ref->cubin_len, "candidate_cubin_bytes",
+                  (json_int_t)j->compiled->cubin_len, "timing",
+                  times ? times : json_null(), "profile",
+                  ev->opt[KEVO_EVAL_PROFILE] != 0 && timing, "flush_l2",
+                  ev->opt[KEVO_EVAL_FLUSH_L2] != 0, "time_reference",
+                  time_reference && timing, "reference_kernels",
+                  kernel_names(kevo_task_reference(tr->task), tr->ref),
+                  "candidate_kernels", kernel_names(j->cand, j->compiled));
     if (msg && (j->nsent > 0 || j->seed_sent)) {
         json_t *arr = json_array();
         for (size_t i = 0; arr && i < j->nsent; i++) {

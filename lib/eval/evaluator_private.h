@@ -1,6 +1,7 @@
 /*
- * evaluator_private.h: what the evaluator's two files share. evaluator.c
- * holds the object, its options, its tasks and the public calls;
+ * evaluator_private.h: what the evaluator's files share. evaluator.c
+ * holds the object, its tasks and the public calls; eval_options.c its
+ * options (the table is proc/eval_options.c);
  * evaluator_pipeline.c moves jobs through the compile pool and the GPU
  * worker: the checks before compiling, the eval message (with the group
  * members and the seed timed beside a candidate), the worker's replies and
@@ -15,11 +16,10 @@
 #include "compile_pool.h"
 #include "eval_private.h"
 #include "gpu_client.h"
+#include "proc/eval_options.h"
 
-#define KEVO__EV_NOPTS (KEVO_EVAL_PAIRED_SPREAD_PPM + 1)
 #define KEVO__EV_NSTRS (KEVO_EVAL_FITNESS + 1)
 #define KEVO__EV_NSETS 2
-#define KEVO__EV_MAX_SEEDS 64
 
 /* The per-task record: what every evaluation of the task shares. */
 typedef struct taskrec {
@@ -29,7 +29,7 @@ typedef struct taskrec {
     uint64_t ref_job;          /* the reference's compile job, 0 once done */
     kevo__compile_result *ref; /* the compiled reference */
     char *ref_error;           /* why the reference did not compile */
-    uint64_t seeds[KEVO__EV_NSETS][KEVO__EV_MAX_SEEDS];
+    uint64_t seeds[KEVO__EV_NSETS][KEVO__EVAL_INPUT_SEEDS_MAX];
     bool ref_timed[KEVO__EV_NSETS];     /* reference times were asked for */
     double *ref_times[KEVO__EV_NSETS];  /* per shape, NaN where unknown */
     double *seed_times[KEVO__EV_NSETS]; /* per shape, NaN where unknown */
@@ -79,7 +79,7 @@ struct job {
 };
 
 struct kevo_evaluator {
-    int64_t opt[KEVO__EV_NOPTS];
+    int64_t opt[KEVO__EVAL_OPTION_COUNT];
     char *str[KEVO__EV_NSTRS];
     bool started, compile_only;
     kevo__compile_pool *pool;

@@ -280,17 +280,17 @@ out:
 
 /* ---- instances ----------------------------------------------------------- */
 
-kevo_status kevo_operator_new(kevo_operator_host *host, const char *plugin,
-                              const char *name, const char *config_json,
-                              kevo_operator **out, kevo_error *err)
+kevo_status kevo_operator_host_add(kevo_operator_host *host, const char *plugin,
+                                   const char *name, const char *config_json,
+                                   kevo_operator **out, kevo_error *err)
 {
     if (!out)
         return kevo__error_set(err, KEVO_EINVAL,
-                               "kevo_operator_new: out is NULL");
+                               "kevo_operator_host_add: out is NULL");
     *out = NULL;
     if (!host || !plugin)
         return kevo__error_set(err, KEVO_EINVAL,
-                               "kevo_operator_new: %s is NULL",
+                               "kevo_operator_host_add: %s is NULL",
                                !host ? "host" : "plugin");
     kevo_status rc;
     kevo_operator *op = NULL;

@@ -13,113 +13,6 @@
 #include "model/blocks.h"
 #include "promptpool_private.h"
 
-/* ---- options ----------------------------------------------------------- */
-
-typedef struct option_desc {
-    const char *name;
-    double lo, hi, dflt;
-    bool integer;
-} option_desc;
-
-static const option_desc options[KEVO_PROMPTPOOL_OPTION_COUNT] = {
-    [KEVO_PROMPTPOOL_PRIOR_SUCCESS] = {"prior_success", 0, 1e6, 1, false},
-    [KEVO_PROMPTPOOL_PRIOR_FAILURE] = {"prior_failure", 0, 1e6, 1, false},
-    [KEVO_PROMPTPOOL_BEAT_WEIGHT] = {"beat_weight", 0, 1, 0.5, false},
-    [KEVO_PROMPTPOOL_REVISE_EVERY] = {"revise_every", 0, 1e9, 50, true},
-    [KEVO_PROMPTPOOL_REVISE_MIN_USES] = {"revise_min_uses", 1, 1e9, 20, true},
-    [KEVO_PROMPTPOOL_REVISE_MIN_AGE] = {"revise_min_age", 0, 1e9, 100, true},
-};
-
-/* The priors exclude their lower bound: a Beta parameter must be above 0. */
-static bool option_open_below(kevo_promptpool_option opt)
-{
-    return opt == KEVO_PROMPTPOOL_PRIOR_SUCCESS ||
-           opt == KEVO_PROMPTPOOL_PRIOR_FAILURE;
-}
-
-static bool option_known(kevo_promptpool_option opt)
-{
-    return (unsigned)opt < KEVO_PROMPTPOOL_OPTION_COUNT;
-}
-
-kevo_status kevo_promptpool_option_info(kevo_promptpool_option opt,
-                                        const char **name, double *lo,
-                                        double *hi, double *dflt)
-{
-    if (!option_known(opt))
-        return KEVO_EINVAL;
-    if (name)
-        *name = options[opt].name;
-    if (lo)
-        *lo = options[opt].lo;
-    if (hi)
-        *hi = options[opt].hi;
-    if (dflt)
-        *dflt = options[opt].dflt;
-    return KEVO_OK;
-}
-
-kevo_status kevo_promptpool_option_find(const char *name,
-                                        kevo_promptpool_option *opt,
-                                        kevo_error *err)
-{
-    if (!name || !opt)
-        return kevo__error_set(err, KEVO_EINVAL,
-                               "kevo_promptpool_option_find: name and opt "
-                               "must not be NULL");
-    for (unsigned i = 0; i < KEVO_PROMPTPOOL_OPTION_COUNT; i++) {
-        if (strcmp(options[i].name, name) == 0) {
-            *opt = (kevo_promptpool_option)i;
-            return KEVO_OK;
-        }
-    }
-    char list[256] = "";
-    size_t len = 0;
-    for (unsigned i = 0; i < KEVO_PROMPTPOOL_OPTION_COUNT; i++)
-        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
-                                i ? ", " : "", options[i].name);
-    return kevo__error_set(err, KEVO_ENOENT,
-                           "prompt pool: no option \"%.64s\" (known options: "
-                           "%s)",
-                           name, list);
-}
-
-kevo_status kevo_promptpool_set(kevo_promptpool *pool,
-                                kevo_promptpool_option opt, double value,
-                                kevo_error *err)
-{
-    if (!pool)
-        return kevo__error_set(err, KEVO_EINVAL,
-                               "kevo_promptpool_set: pool must not be NULL");
-    if (!option_known(opt))
-        return kevo__error_set(err, KEVO_EINVAL,
-                               "kevo_promptpool_set: unknown option %d",
-                               (int)opt);
-    const option_desc *d = &options[opt];
-    bool low = option_open_below(opt) ? !(value > d->lo) : !(value >= d->lo);
-    if (low || !(value <= d->hi))
-        return kevo__error_set(
-            err, KEVO_ERANGE,
-            "prompt pool option %s: %.15g is outside "
-            "%s%.15g, %.15g]",
-            d->name, value, option_open_below(opt) ? "(" : "[", d->lo, d->hi);
-    if (d->integer && value != floor(value))
-        return kevo__error_set(err, KEVO_ERANGE,
-                               "prompt pool option %s: %.15g is not a whole "
-                               "number",
-                               d->name, value);
-    pool->opt[opt] = value;
-    return KEVO_OK;
-}
-
-double kevo_promptpool_get(const kevo_promptpool *pool,
-                           kevo_promptpool_option opt)
-{
-    if (!pool || !option_known(opt))
-        return NAN;
-    return pool->opt[opt];
-}
-
 /* ---- the pool ---------------------------------------------------------- */
 
 kevo_status kevo_promptpool_new(size_t cap, kevo_promptpool **out,
@@ -143,8 +36,7 @@ kevo_status kevo_promptpool_new(size_t cap, kevo_promptpool **out,
     }
     pool->cap = cap;
     pool->next_id = 1;
-    for (unsigned i = 0; i < KEVO_PROMPTPOOL_OPTION_COUNT; i++)
-        pool->opt[i] = options[i].dflt;
+    kevo__option_defaults_real(&kevo__promptpool_options, pool->opt);
     *out = pool;
     return KEVO_OK;
 }

@@ -115,13 +115,6 @@ static json_t *prompt_json(const kevo__prompt *p)
     return o;
 }
 
-static bool option_is_integer(unsigned i)
-{
-    return i == KEVO_PROMPTPOOL_REVISE_EVERY ||
-           i == KEVO_PROMPTPOOL_REVISE_MIN_USES ||
-           i == KEVO_PROMPTPOOL_REVISE_MIN_AGE;
-}
-
 json_t *kevo__promptpool_to_json(const kevo_promptpool *pool)
 {
     json_t *root = json_object();
@@ -136,14 +129,10 @@ json_t *kevo__promptpool_to_json(const kevo_promptpool *pool)
         !put(root, "uses", count_json(pool->uses)) ||
         !put(root, "last_revision", count_json(pool->last_revision)))
         goto fail;
-    for (unsigned i = 0; i < KEVO_PROMPTPOOL_OPTION_COUNT; i++) {
-        const char *name;
-        kevo_promptpool_option_info((kevo_promptpool_option)i, &name, NULL,
-                                    NULL, NULL);
-        double v = pool->opt[i];
-        if (!put(opts, name,
-                 option_is_integer(i) ? json_integer((json_int_t)v)
-                                      : json_real(v)))
+    for (int i = 0; i < KEVO__PROMPTPOOL_OPTION_COUNT; i++) {
+        if (!put(opts, kevo__option_name(&kevo__promptpool_options, i),
+                 kevo__option_json_real(&kevo__promptpool_options, i,
+                                        pool->opt[i])))
             goto fail;
     }
     for (size_t i = 0; i < pool->n; i++) {
@@ -609,21 +598,17 @@ static kevo_status read_options(reader *r, kevo_promptpool *pool,
     json_object_foreach (opts, key, v) {
         if (rc != KEVO_OK)
             break;
-        kevo_promptpool_option opt;
+        /* The path stops at $.options: the message names the option. */
+        int opt;
         kevo_error inner = KEVO__ERROR_INIT;
-        size_t m = kevo__jpath_key(r->path, key);
         double x = 0;
-        if (kevo_promptpool_option_find(key, &opt, &inner) != KEVO_OK)
+        if (kevo__option_find(&kevo__promptpool_options, key, &opt, &inner) !=
+                KEVO_OK ||
+            kevo__option_read_real(&kevo__promptpool_options, opt, opts, &x,
+                                   &inner) != KEVO_OK)
             rc = fail(r, KEVO_EINVALID, "%s", inner.text);
-        else if (option_is_integer(opt) && !json_is_integer(v))
-            rc = fail(r, KEVO_EINVALID, "expected an integer, found %s",
-                      kevo__json_type_name(v));
         else
-            rc = kevo__json_number(v, r->origin, r->path, &x, r->err);
-        if (rc == KEVO_OK &&
-            kevo_promptpool_set(pool, opt, x, &inner) != KEVO_OK)
-            rc = fail(r, KEVO_EINVALID, "%s", inner.text);
-        kevo__jpath_pop(r->path, m);
+            pool->opt[opt] = x;
     }
     kevo__jpath_pop(r->path, mark);
     return rc;

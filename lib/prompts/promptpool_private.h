@@ -1,13 +1,21 @@
 /*
  * promptpool_private.h: the prompt pool's insides, shared by promptpool.c
- * (the pool) and promptpool_json.c (its JSON forms), and the JSON-value
- * forms that a checkpoint writer embeds.
+ * (the pool), promptpool_options.c (its options) and promptpool_json.c
+ * (its JSON forms), and the JSON-value forms that a checkpoint writer
+ * embeds.
  */
 #ifndef KEVO_PROMPTPOOL_PRIVATE_H
 #define KEVO_PROMPTPOOL_PRIVATE_H
 
 #include "core/jsonutil.h"
 #include "core/kevo_private.h"
+#include "core/options.h"
+
+/* How many kevo_promptpool_option values there are. */
+#define KEVO__PROMPTPOOL_OPTION_COUNT (KEVO_PROMPTPOOL_REVISE_MIN_AGE + 1)
+
+/* The pool's option table (promptpool_options.c). */
+extern const kevo__option_table kevo__promptpool_options;
 
 /* Ids are below 2^63: JSON integers are signed. */
 #define KEVO__PROMPT_ID_MAX ((uint64_t)INT64_MAX)
@@ -37,7 +45,7 @@ struct kevo_promptpool {
     uint64_t next_id;       /* the id the next prompt gets */
     uint64_t uses;          /* choices made */
     uint64_t last_revision; /* uses when a revision was last handed out */
-    double opt[KEVO_PROMPTPOOL_OPTION_COUNT];
+    double opt[KEVO__PROMPTPOOL_OPTION_COUNT];
 };
 
 /* Checks of a prompt's parts. Each returns KEVO_OK, or the code the C API

@@ -292,11 +292,11 @@ kevo_status kevo_rundir_open(const char *path, unsigned flags,
     return KEVO_OK;
 fail:
     free(p);
-    kevo_rundir_close(dir);
+    kevo_rundir_free(dir);
     return rc;
 }
 
-void kevo_rundir_close(kevo_rundir *dir)
+void kevo_rundir_free(kevo_rundir *dir)
 {
     if (!dir)
         return;

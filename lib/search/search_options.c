@@ -1,113 +1,131 @@
 /*
- * search_options.c: the options of a search: their names, bounds and
- * defaults, which of them may change once the search runs, and the typed
- * setter and getter.
+ * search_options.c: the options of a search: their table (names, bounds,
+ * defaults, which of them may change once the search runs), the typed
+ * setter and getter, and the held-out gate's settings made of them.
  */
 #include "config.h"
 
-#include <string.h>
-
+#include "core/options.h"
 #include "search_private.h"
 
-/* ---- options ------------------------------------------------------------- */
-
-typedef struct option_info {
-    const char *name;
-    int64_t lo, hi, def;
-    bool live; /* may change after the first step */
-} option_info;
-
-static const option_info options[KEVO__SEARCH_OPTIONS] = {
-    [KEVO_SEARCH_SEED] = {"seed", 0, INT64_MAX, 1, false},
-    [KEVO_SEARCH_MAX_EVALS] = {"max_evals", 0, INT64_MAX, 300, true},
-    [KEVO_SEARCH_MAX_SECONDS] = {"max_seconds", 0, INT64_MAX, 0, true},
-    [KEVO_SEARCH_MAX_TOKENS] = {"max_tokens", 0, INT64_MAX, 0, true},
-    [KEVO_SEARCH_MAX_COST_MICROS] = {"max_cost_micros", 0, INT64_MAX, 0, true},
-    [KEVO_SEARCH_TARGET_PPM] = {"target_ppm", 0, INT64_MAX, 0, true},
-    [KEVO_SEARCH_STAGNATION] = {"stagnation", 0, INT64_MAX, 0, true},
-    [KEVO_SEARCH_CHECKPOINT_EVERY] = {"checkpoint_every", 1, INT64_MAX, 50,
-                                      true},
-    [KEVO_SEARCH_ISLANDS] = {"islands", 1, 64, 1, false},
-    [KEVO_SEARCH_MIGRATE_EVERY] = {"migrate_every", 1, INT64_MAX, 50, false},
-    [KEVO_SEARCH_PICK_UNIFORM] = {"pick_uniform", 0, 1000000, 40, false},
-    [KEVO_SEARCH_PICK_SOFTMAX] = {"pick_softmax", 0, 1000000, 40, false},
-    [KEVO_SEARCH_PICK_CURIOSITY] = {"pick_curiosity", 0, 1000000, 20, false},
-    [KEVO_SEARCH_TEMPERATURE_PPM] = {"temperature_ppm", 1, 1000000000, 100000,
-                                     false},
-    [KEVO_SEARCH_DEPTH] = {"depth", 0, 4096, 0, false},
-    [KEVO_SEARCH_INSPIRATIONS] = {"inspirations", 0, 16, 2, false},
-    [KEVO_SEARCH_GATE_TOP] = {"gate_top", 1, 1000, 10, true},
-    [KEVO_SEARCH_TUNE] = {"tune", 0, 1, 1, true},
-    [KEVO_SEARCH_CHILDREN] = {"children", 1, 64, 1, false},
-    [KEVO_SEARCH_REPAIR_TURNS] = {"repair_turns", 0, 8, 1, true},
+static const kevo__option entries[] = {
+    [KEVO_SEARCH_SEED] =
+        KEVO__OPTION_INT("seed", 1, 0, INT64_MAX, KEVO__OPTION_FIXED),
+    [KEVO_SEARCH_MAX_EVALS] =
+        KEVO__OPTION_INT("max_evals", 300, 0, INT64_MAX, KEVO__OPTION_LIVE),
+    [KEVO_SEARCH_MAX_SECONDS] =
+        KEVO__OPTION_INT("max_seconds", 0, 0, INT64_MAX, KEVO__OPTION_LIVE),
+    [KEVO_SEARCH_MAX_TOKENS] =
+        KEVO__OPTION_INT("max_tokens", 0, 0, INT64_MAX, KEVO__OPTION_LIVE),
+    [KEVO_SEARCH_MAX_COST_MICROS] =
+        KEVO__OPTION_INT("max_cost_micros", 0, 0, INT64_MAX, KEVO__OPTION_LIVE),
+    [KEVO_SEARCH_TARGET_PPM] =
+        KEVO__OPTION_INT("target_ppm", 0, 0, INT64_MAX, KEVO__OPTION_LIVE),
+    [KEVO_SEARCH_STAGNATION] =
+        KEVO__OPTION_INT("stagnation", 0, 0, INT64_MAX, KEVO__OPTION_LIVE),
+    [KEVO_SEARCH_CHECKPOINT_EVERY] = KEVO__OPTION_INT(
+        "checkpoint_every", 50, 1, INT64_MAX, KEVO__OPTION_LIVE),
+    [KEVO_SEARCH_ISLANDS] =
+        KEVO__OPTION_INT("islands", 1, 1, 64, KEVO__OPTION_FIXED),
+    [KEVO_SEARCH_MIGRATE_EVERY] =
+        KEVO__OPTION_INT("migrate_every", 50, 1, INT64_MAX, KEVO__OPTION_FIXED),
+    [KEVO_SEARCH_PICK_UNIFORM] =
+        KEVO__OPTION_INT("pick_uniform", 40, 0, 1000000, KEVO__OPTION_FIXED),
+    [KEVO_SEARCH_PICK_SOFTMAX] =
+        KEVO__OPTION_INT("pick_softmax", 40, 0, 1000000, KEVO__OPTION_FIXED),
+    [KEVO_SEARCH_PICK_CURIOSITY] =
+        KEVO__OPTION_INT("pick_curiosity", 20, 0, 1000000, KEVO__OPTION_FIXED),
+    [KEVO_SEARCH_TEMPERATURE_PPM] = KEVO__OPTION_INT(
+        "temperature_ppm", 100000, 1, 1000000000, KEVO__OPTION_FIXED),
+    [KEVO_SEARCH_DEPTH] =
+        KEVO__OPTION_INT("depth", 0, 0, 4096, KEVO__OPTION_FIXED),
+    [KEVO_SEARCH_INSPIRATIONS] =
+        KEVO__OPTION_INT("inspirations", 2, 0, 16, KEVO__OPTION_FIXED),
+    [KEVO_SEARCH_GATE_TOP] =
+        KEVO__OPTION_INT("gate_top", 10, 1, 1000, KEVO__OPTION_LIVE),
+    [KEVO_SEARCH_TUNE] = KEVO__OPTION_BOOL("tune", 1, KEVO__OPTION_LIVE),
+    [KEVO_SEARCH_CHILDREN] =
+        KEVO__OPTION_INT("children", 1, 1, 64, KEVO__OPTION_FIXED),
+    [KEVO_SEARCH_REPAIR_TURNS] =
+        KEVO__OPTION_INT("repair_turns", 1, 0, 8, KEVO__OPTION_LIVE),
+    [KEVO_SEARCH_GATE_SLACK_PPM] = KEVO__OPTION_INT(
+        "gate_slack_ppm", 100000, 0, 10000000, KEVO__OPTION_LIVE),
+    [KEVO_SEARCH_GATE_FLOOR_NS] = KEVO__OPTION_INT(
+        "gate_floor_ns", -1, -1, 1000000000, KEVO__OPTION_LIVE),
 };
+
+_Static_assert(KEVO_ARRAY_SIZE(entries) == KEVO__SEARCH_OPTIONS,
+               "one entry per kevo_search_option, the last included");
+
+static const kevo__option_table table = KEVO__OPTION_TABLE("search", entries);
 
 const char *kevo_search_option_name(kevo_search_option opt)
 {
-    if ((unsigned)opt >= KEVO__SEARCH_OPTIONS)
-        return NULL;
-    return options[opt].name;
+    return kevo__option_name(&table, (int)opt);
 }
 
 kevo_status kevo_search_option_from_name(const char *name,
                                          kevo_search_option *out)
 {
-    for (size_t i = 0; name && i < KEVO__SEARCH_OPTIONS; i++) {
-        if (strcmp(options[i].name, name) == 0) {
-            if (out)
-                *out = (kevo_search_option)i;
-            return KEVO_OK;
-        }
-    }
-    return KEVO_ENOENT;
+    int i;
+    kevo_status rc = kevo__option_find(&table, name, &i, NULL);
+    if (rc == KEVO_OK && out)
+        *out = (kevo_search_option)i;
+    return rc;
 }
 
 kevo_status kevo_search_option_bounds(kevo_search_option opt, int64_t *lo,
                                       int64_t *hi, int64_t *def)
 {
-    if ((unsigned)opt >= KEVO__SEARCH_OPTIONS)
-        return KEVO_EINVAL;
-    if (lo)
-        *lo = options[opt].lo;
-    if (hi)
-        *hi = options[opt].hi;
-    if (def)
-        *def = options[opt].def;
-    return KEVO_OK;
+    return kevo__option_bounds(&table, (int)opt, lo, hi, def);
+}
+
+bool kevo_search_option_live(kevo_search_option opt)
+{
+    return kevo__option_live(&table, (int)opt);
 }
 
 void kevo__search_options_default(int64_t *opt)
 {
-    for (size_t i = 0; i < KEVO__SEARCH_OPTIONS; i++)
-        opt[i] = options[i].def;
+    kevo__option_defaults(&table, opt);
 }
 
 kevo_status kevo_search_set_int(kevo_search *s, kevo_search_option opt,
                                 int64_t value, kevo_error *err)
 {
-    if (!s || (unsigned)opt >= KEVO__SEARCH_OPTIONS)
+    if (!s)
         return kevo__error_set(err, KEVO_EINVAL,
-                               "kevo_search_set_int: unknown option %d",
-                               (int)opt);
-    const option_info *o = &options[opt];
-    if (s->started_flag && !o->live)
-        return kevo__error_set(err, KEVO_ESTATE,
-                               "search option %s cannot change once the "
-                               "search has started",
-                               o->name);
-    if (value < o->lo || value > o->hi)
-        return kevo__error_set(err, KEVO_ERANGE,
-                               "search option %s: %lld is outside [%lld, "
-                               "%lld]",
-                               o->name, (long long)value, (long long)o->lo,
-                               (long long)o->hi);
-    s->opt[opt] = value;
-    return KEVO_OK;
+                               "kevo_search_set_int: search must not be NULL");
+    kevo_status rc =
+        kevo__option_check(&table, (int)opt, value, s->state.started, err);
+    if (rc == KEVO_OK)
+        s->cfg.opt[opt] = value;
+    return rc;
 }
 
 int64_t kevo_search_get_int(const kevo_search *s, kevo_search_option opt)
 {
-    if (!s || (unsigned)opt >= KEVO__SEARCH_OPTIONS)
+    if (!s || !kevo__option_at(&table, (int)opt))
         return -1;
-    return s->opt[opt];
+    return s->cfg.opt[opt];
+}
+
+/* ---- the held-out gate -------------------------------------------------- */
+
+void kevo__search_gate_settings(const kevo_search *s, double *slack,
+                                double *floor)
+{
+    int64_t ns = s->cfg.opt[KEVO_SEARCH_GATE_FLOOR_NS];
+    *slack = (double)s->cfg.opt[KEVO_SEARCH_GATE_SLACK_PPM] / 1e6;
+    *floor = ns >= 0 ? (double)ns * 1e-9
+                     : (s->cfg.ev ? kevo_evaluator_latency(s->cfg.ev) : 0);
+}
+
+bool kevo_search_gate_check(const kevo_search *s,
+                            const kevo_eval_result *held_out, char *why,
+                            size_t why_size)
+{
+    double slack, floor;
+    kevo__search_gate_settings(s, &slack, &floor);
+    return kevo_gate_check(held_out, slack, floor, why, why_size);
 }

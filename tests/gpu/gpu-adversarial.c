@@ -163,6 +163,11 @@ static void check_gate(kevo_evaluator *ev)
         {"trainsize_fastpath.cu", "held-out n=1000003: "},
     };
     kevo_task *task = load_task("saxpy");
+    /* The gate as a search applies it: its default slack and floor. */
+    kevo_search *s = NULL;
+    if (kevo_search_new(task, &s, NULL) != KEVO_OK ||
+        kevo_search_set_evaluator(s, ev, NULL) != KEVO_OK)
+        bail_out("a search for the gate");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kevo_candidate *cand = load_kernel(task, cases[i].file);
         kevo_eval_result *train = NULL, *held = NULL;
@@ -172,7 +177,7 @@ static void check_gate(kevo_evaluator *ev)
         char why[2048] = "";
         ok(train && kevo_eval_result_verdict(train) == KEVO_VERDICT_OK,
            "%s: correct on the training shapes", cases[i].file);
-        ok(held && !kevo_evaluator_gate_check(ev, held, why, sizeof why),
+        ok(held && !kevo_search_gate_check(s, held, why, sizeof why),
            "%s: the held-out gate fails it", cases[i].file);
         ok(strncmp(why, cases[i].why, strlen(cases[i].why)) == 0,
            "%s: the gate's reason starts '%s'", cases[i].file, cases[i].why);
@@ -186,10 +191,11 @@ static void check_gate(kevo_evaluator *ev)
     char why[2048] = "";
     kevo_evaluator_evaluate(ev, task, kevo_task_seed(task),
                             KEVO_EVAL_HELD_OUT | KEVO_EVAL_PAIRED, &held, NULL);
-    ok(held && kevo_evaluator_gate_check(ev, held, why, sizeof why),
+    ok(held && kevo_search_gate_check(s, held, why, sizeof why),
        "the seed passes the gate against itself");
     diag("gate: %s", why);
     kevo_eval_result_free(held);
+    kevo_search_free(s);
     kevo_task_free(task);
 }
 

@@ -170,15 +170,16 @@ json_t *wk_eval(const wk_task *t, const kevo_candidate *cand,
     }
     json_t *msg = json_pack(
         "{s:s, s:I, s:O, s:s, s:o, s:s, s:[I,I], s:I, s:I, "
-        "s:{s:i, s:i, s:i, s:f, s:f, s:b}, s:b, s:b, s:O, s:O}",
+        "s:{s:i, s:i, s:i, s:i, s:i, s:b}, s:b, s:b, s:O, s:O}",
         "op", "eval", "id", (json_int_t)wk_next_id++, "task", t->json,
         "task_key", t->key, "candidate", kevo__candidate_to_json(cand), "set",
         "train", "seeds", (json_int_t)12345, (json_int_t)67890,
         "reference_cubin_bytes", (json_int_t)t->ref.size,
         "candidate_cubin_bytes", (json_int_t)code->size, "timing", "warmup", 1,
-        "min_reps", 5, "max_reps", 40, "target_spread", 0.02, "cap_ms", 300.0,
-        "enabled", 1, "profile", profile, "flush_l2", 1, "reference_kernels",
-        t->ref.lowered, "candidate_kernels", code->lowered);
+        "min_reps", 5, "max_reps", 40, "target_spread_ppm", 20000,
+        "time_cap_ms", 300, "enabled", 1, "profile", profile, "flush_l2", 1,
+        "reference_kernels", t->ref.lowered, "candidate_kernels",
+        code->lowered);
     unsigned char *payload = malloc(t->ref.size + code->size);
     if (!payload)
         bail_out("out of memory");
