@@ -1482,30 +1482,6 @@ typedef struct texts_record {
 
 static texts_record tr;
 
-typedef struct texts_state {
-    const kevo_host_api *api;
-    kevo_host_ctx *ctx;
-} texts_state;
-
-static kevo_status texts_init(const kevo_host_api *api, kevo_host_ctx *ctx,
-                              const char *config_json, void **state)
-{
-    (void)config_json;
-    texts_state *s = api->alloc(ctx, sizeof *s);
-    if (!s)
-        return KEVO_ENOMEM;
-    s->api = api;
-    s->ctx = ctx;
-    *state = s;
-    return KEVO_OK;
-}
-
-static void texts_fini(void *state)
-{
-    texts_state *s = state;
-    s->api->free(s->ctx, s);
-}
-
 static void join_texts(char *dst, size_t size, const kevo_operator_text *t,
                        size_t n)
 {
@@ -1552,7 +1528,7 @@ static const char blocks_source[] =
 
 static kevo_status texts_propose(void *state, const kevo_operator_request *req)
 {
-    texts_state *s = state;
+    reviser *s = state; /* the reviser's state: api and ctx */
     const kevo_host_api *api = s->api;
     kevo_host_ctx *ctx = s->ctx;
     copy_str(tr.prompt_json, sizeof tr.prompt_json, req->prompt_json);
@@ -1599,7 +1575,7 @@ static kevo_status texts_propose(void *state, const kevo_operator_request *req)
 
 static kevo_status texts_revise(void *state, const kevo_operator_revision *r)
 {
-    texts_state *s = state;
+    reviser *s = state; /* the reviser's state: api and ctx */
     const kevo_host_api *api = s->api;
     kevo_host_ctx *ctx = s->ctx;
     join_texts(tr.rev_sections, sizeof tr.rev_sections, r->sections,
@@ -1633,9 +1609,9 @@ static const kevo_operator_desc texts_desc = {
     .struct_size = sizeof(kevo_operator_desc),
     .name = "texts",
     .version = "1",
-    .init = texts_init,
+    .init = reviser_init,
     .propose = texts_propose,
-    .fini = texts_fini,
+    .fini = reviser_fini,
     .revise = texts_revise,
 };
 
@@ -1646,9 +1622,9 @@ static const kevo_operator_desc texts12_desc = {
     .struct_size = sizeof(kevo_operator_desc),
     .name = "texts12",
     .version = "1",
-    .init = texts_init,
+    .init = reviser_init,
     .propose = texts_propose,
-    .fini = texts_fini,
+    .fini = reviser_fini,
     .revise = texts_revise,
 };
 
