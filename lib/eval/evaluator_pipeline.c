@@ -237,11 +237,11 @@ job *kevo__ev_job_add(kevo_evaluator *ev, taskrec *tr,
                       kevo_error *err)
 {
     job *j = calloc(1, sizeof *j);
-    if (!j || !(j->cand = kevo_candidate_copy(cand))) {
-        free(j);
+    if (!j) {
         kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         return NULL;
     }
+    j->cand = kevo__candidate_share(cand);
     j->ticket = ev->next_ticket++;
     j->tr = tr;
     j->flags = flags;
