@@ -166,6 +166,17 @@ static void check_ok(const wk_task *t, const json_t *reply, const char *what,
     }
 }
 
+/* Sends msg (taken) and checks that the worker refuses it (ok false) with
+ * a reason that has needle in it. */
+static void expect_refusal(json_t *msg, const char *needle, const char *what)
+{
+    json_t *r = wk_call(msg, NULL, 0);
+    ok(r && json_is_false(json_object_get(r, "ok")) &&
+           strstr(wk_reason(r), needle),
+       "%s (%s)", what, wk_reason(r));
+    json_decref(r);
+}
+
 /* Tasks by key: the worker keeps what it was sent, answers an eval of a
  * key it does not hold as a protocol error naming the key, keeps at most
  * KEVO__TASK_KEYS_MAX, and drops the least recently used as wk_tasks
@@ -184,32 +195,21 @@ static void check_tasks(const wk_task *saxpy, const wk_compiled *seed_code)
            "gpu-worker-never-sent", "the reply names the key to send again");
     json_decref(r);
 
-    r = wk_call(json_pack("{s:s, s:I, s:s, s:{s:s}}", "op", "task", "id",
-                          (json_int_t)wk_next_id++, "task_key", "broken",
-                          "task", "name", "broken"),
-                NULL, 0);
-    ok(r && json_is_false(json_object_get(r, "ok")) &&
-           strstr(wk_reason(r), "the task"),
-       "a task that does not load: ok false, saying why (%s)", wk_reason(r));
-    json_decref(r);
-    r = wk_call(json_pack("{s:s, s:I, s:s}", "op", "task", "id",
-                          (json_int_t)wk_next_id++, "task_key", "no-task"),
-                NULL, 0);
-    ok(r && json_is_false(json_object_get(r, "ok")) &&
-           strstr(wk_reason(r), "\"task\""),
-       "a task message without a task: ok false (%s)", wk_reason(r));
-    json_decref(r);
+    expect_refusal(json_pack("{s:s, s:I, s:s, s:{s:s}}", "op", "task", "id",
+                             (json_int_t)wk_next_id++, "task_key", "broken",
+                             "task", "name", "broken"),
+                   "the task",
+                   "a task that does not load: ok false, saying why");
+    expect_refusal(json_pack("{s:s, s:I, s:s}", "op", "task", "id",
+                             (json_int_t)wk_next_id++, "task_key", "no-task"),
+                   "\"task\"", "a task message without a task: ok false");
     char long_key[KEVO__TASK_KEY_MAX + 2];
     memset(long_key, 'k', sizeof(long_key) - 1);
     long_key[sizeof(long_key) - 1] = '\0';
-    r = wk_call(json_pack("{s:s, s:I, s:s, s:O}", "op", "task", "id",
-                          (json_int_t)wk_next_id++, "task_key", long_key,
-                          "task", saxpy->json),
-                NULL, 0);
-    ok(r && json_is_false(json_object_get(r, "ok")) &&
-           strstr(wk_reason(r), "task key"),
-       "a key over %d bytes: ok false (%s)", KEVO__TASK_KEY_MAX, wk_reason(r));
-    json_decref(r);
+    expect_refusal(json_pack("{s:s, s:I, s:s, s:O}", "op", "task", "id",
+                             (json_int_t)wk_next_id++, "task_key", long_key,
+                             "task", saxpy->json),
+                   "task key", "a key over 64 bytes: ok false");
 
     /* As many tasks again as the worker keeps: the first one sent goes. */
     size_t before = kevo__task_keys_count(&wk_tasks);
@@ -401,13 +401,9 @@ static void check_failures(const wk_task *saxpy, const wk_compiled *seed_code)
     json_decref(expect(saxpy, reserved_source, NULL, "rejected",
                        "kevo_internal_", "a kevo_internal_ kernel"));
 
-    r = wk_call(
+    expect_refusal(
         json_pack("{s:s, s:I}", "op", "eval", "id", (json_int_t)wk_next_id++),
-        NULL, 0);
-    ok(r && json_is_false(json_object_get(r, "ok")) &&
-           strstr(wk_reason(r), "task"),
-       "a malformed eval: ok false, saying what is missing (%s)", wk_reason(r));
-    json_decref(r);
+        "task", "a malformed eval: ok false, saying what is missing");
     r = wk_call(json_pack("{s:s, s:I}", "op", "nonsense", "id",
                           (json_int_t)wk_next_id++),
                 NULL, 0);
