@@ -24,21 +24,18 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
-#ifdef __linux__
-#include <sched.h>
-#endif
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 #include <kevo.h>
 #include <kevo/operator.h>
 
+#include "bench_util.h"
 #include "candidate_private.h"
 #include "ipc.h"
 #include "kevo_private.h"
@@ -65,35 +62,11 @@ typedef struct table {
     size_t n;
 } table;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void die(const char *what, const kevo_error *err)
 {
     fprintf(stderr, "bench-handoff: %s: %s\n", what,
             err && err->text[0] ? err->text : "failed");
     exit(1);
-}
-
-/* Keeps the process on the CPU it runs on, so that the scheduler does not
- * move it between measurements. Returns the CPU, or -1. */
-static int pin_to_one_cpu(void)
-{
-#ifdef __linux__
-    int cpu = sched_getcpu();
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (cpu >= 0) {
-        CPU_SET(cpu, &set);
-        if (sched_setaffinity(0, sizeof set, &set) == 0)
-            return cpu;
-    }
-#endif
-    return -1;
 }
 
 /* Adds a row; base is the section's baseline row (NULL: this is it). */
@@ -133,7 +106,7 @@ static kevo_task *load_task(const char *srcdir, const char *name)
 static double run_source_copy(const char *source, size_t n, size_t *sink)
 {
     size_t len = strlen(source) + 1, sum = 0;
-    double t0 = now();
+    double t0 = bench_now();
     for (size_t i = 0; i < n; i++) {
         char *p = malloc(len);
         if (!p)
@@ -143,42 +116,31 @@ static double run_source_copy(const char *source, size_t n, size_t *sink)
         free(p);
     }
     *sink += sum;
-    return now() - t0;
+    return bench_now() - t0;
 }
 
-static double run_candidate_copy(const kevo_candidate *cand, size_t n,
-                                 size_t *sink)
+/* n handoffs of cand, each a deep copy (ref false) or a reference (ref
+ * true, only where candidate.h has them), dropped at once. */
+static double run_handoffs(kevo_candidate *cand, size_t n, bool ref,
+                           size_t *sink)
 {
     size_t sum = 0;
-    double t0 = now();
+    double t0 = bench_now();
     for (size_t i = 0; i < n; i++) {
-        kevo_candidate *c = kevo_candidate_copy(cand);
-        if (!c)
-            die("kevo_candidate_copy", NULL);
-        sum += kevo_candidate_launch_count(c);
-        kevo_candidate_free(c);
-    }
-    *sink += sum;
-    return now() - t0;
-}
-
 #ifdef KEVO_CANDIDATE_HAS_REF
-/* n references taken on cand and dropped. */
-static double run_candidate_ref(kevo_candidate *cand, size_t n, size_t *sink)
-{
-    size_t sum = 0;
-    double t0 = now();
-    for (size_t i = 0; i < n; i++) {
-        kevo_candidate *c = kevo_candidate_ref(cand);
+        kevo_candidate *c =
+            ref ? kevo_candidate_ref(cand) : kevo_candidate_copy(cand);
+#else
+        kevo_candidate *c = ref ? NULL : kevo_candidate_copy(cand);
+#endif
         if (!c)
-            die("kevo_candidate_ref", NULL);
+            die(ref ? "kevo_candidate_ref" : "kevo_candidate_copy", NULL);
         sum += kevo_candidate_launch_count(c);
         kevo_candidate_free(c);
     }
     *sink += sum;
-    return now() - t0;
+    return bench_now() - t0;
 }
-#endif
 
 static void bench_candidate(table *t, const kevo_task *task, double scale,
                             size_t *sink)
@@ -192,20 +154,20 @@ static void bench_candidate(table *t, const kevo_task *task, double scale,
     const row *base =
         add_row(t, NULL, (double)n, run_source_copy(source, n, sink),
                 "baseline: source text copied (%zu B)", strlen(source));
-    run_candidate_copy(seed, n / 10, sink);
-    add_row(t, base, (double)n, run_candidate_copy(seed, n, sink),
-            "kevo_candidate_copy + free");
-#ifdef KEVO_CANDIDATE_HAS_REF
     /* A candidate of the bench's own, so that a kevo_candidate_ref() that
      * takes a pointer to non-const fits too. */
     kevo_candidate *own = kevo_candidate_copy(seed);
     if (!own)
         die("kevo_candidate_copy", NULL);
-    run_candidate_ref(own, n / 10, sink);
-    add_row(t, base, (double)n, run_candidate_ref(own, n, sink),
+    run_handoffs(own, n / 10, false, sink);
+    add_row(t, base, (double)n, run_handoffs(own, n, false, sink),
+            "kevo_candidate_copy + free");
+#ifdef KEVO_CANDIDATE_HAS_REF
+    run_handoffs(own, n / 10, true, sink);
+    add_row(t, base, (double)n, run_handoffs(own, n, true, sink),
             "kevo_candidate_ref + free");
-    kevo_candidate_free(own);
 #endif
+    kevo_candidate_free(own);
 }
 
 /* ---- 2. the task in every submit ---------------------------------------- */
@@ -289,7 +251,7 @@ static double run_submits(const kevo_task *task, json_t *task_json,
     kevo_error err;
     kevo_error_init(&err);
     uint64_t key = task_key(task), sum = 0;
-    double t0 = now();
+    double t0 = bench_now();
     for (size_t i = 0; i < n; i++) {
         if (with_task)
             key = task_key(task);
@@ -304,18 +266,18 @@ static double run_submits(const kevo_task *task, json_t *task_json,
         json_decref(msg);
     }
     *sink += (size_t)sum;
-    return now() - t0;
+    return bench_now() - t0;
 }
 
 /* The task key alone, n times. */
 static double run_keys(const kevo_task *task, size_t n, size_t *sink)
 {
     uint64_t sum = 0;
-    double t0 = now();
+    double t0 = bench_now();
     for (size_t i = 0; i < n; i++)
         sum += task_key(task);
     *sink += (size_t)sum;
-    return now() - t0;
+    return bench_now() - t0;
 }
 
 /* What one task's submits carry, for the lines under the table. */
@@ -441,10 +403,10 @@ static double run_search(const kevo_task *task, size_t evals, size_t *scored,
             KEVO_OK ||
         kevo_search_add_operator(s, "params", NULL, NULL, 1.0, &err) != KEVO_OK)
         die("cannot set up the search", &err);
-    double t0 = now();
+    double t0 = bench_now();
     if (kevo_search_run(s, &err) != KEVO_OK)
         die("the search", &err);
-    double t = now() - t0;
+    double t = bench_now() - t0;
     stats->size = sizeof *stats;
     kevo_search_get_stats(s, stats);
     kevo_search_free(s);
@@ -493,7 +455,7 @@ static double run_by_hand(const kevo_task *task, size_t n, size_t *scored)
         die("cannot set up the archive", &err);
     const kevo_paramspace *space = kevo_candidate_params(seed);
     size_t np = kevo_paramspace_count(space);
-    double t0 = now();
+    double t0 = bench_now();
     for (size_t i = 0; i < n; i++) {
         size_t cell;
         if (kevo_archive_select(a, rng, KEVO_SELECT_UNIFORM, 0, &cell, &err))
@@ -514,7 +476,7 @@ static double run_by_hand(const kevo_task *task, size_t n, size_t *scored)
             die("insert", &err);
         kevo_candidate_free(c);
     }
-    double t = now() - t0;
+    double t = bench_now() - t0;
     kevo_archive_free(a);
     kevo_rng_free(rng);
     return t;
@@ -584,7 +546,7 @@ int main(int argc, char **argv)
     const char *srcdir = getenv("KEVO_SRCDIR");
     if (!srcdir || !*srcdir)
         srcdir = KEVO_BENCH_SRCDIR;
-    int cpu = pin_to_one_cpu();
+    int cpu = bench_pin_to_one_cpu();
     size_t sink = 0;
     kevo_task *sgemm = load_task(srcdir, "sgemm");
     kevo_task *salted = salted_task(srcdir);
