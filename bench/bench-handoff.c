@@ -106,7 +106,7 @@ static kevo_task *load_task(const char *srcdir, const char *name)
 static double run_source_copy(const char *source, size_t n, size_t *sink)
 {
     size_t len = strlen(source) + 1, sum = 0;
-    double t0 = bench_now();
+    double t0 = bench_cpu_now();
     for (size_t i = 0; i < n; i++) {
         char *p = malloc(len);
         if (!p)
@@ -116,7 +116,7 @@ static double run_source_copy(const char *source, size_t n, size_t *sink)
         free(p);
     }
     *sink += sum;
-    return bench_now() - t0;
+    return bench_cpu_now() - t0;
 }
 
 /* n handoffs of cand, each a deep copy (ref false) or a reference (ref
@@ -125,7 +125,7 @@ static double run_handoffs(kevo_candidate *cand, size_t n, bool ref,
                            size_t *sink)
 {
     size_t sum = 0;
-    double t0 = bench_now();
+    double t0 = bench_cpu_now();
     for (size_t i = 0; i < n; i++) {
 #ifdef KEVO_CANDIDATE_HAS_REF
         kevo_candidate *c =
@@ -139,7 +139,7 @@ static double run_handoffs(kevo_candidate *cand, size_t n, bool ref,
         kevo_candidate_free(c);
     }
     *sink += sum;
-    return bench_now() - t0;
+    return bench_cpu_now() - t0;
 }
 
 static void bench_candidate(table *t, const kevo_task *task, double scale,
@@ -251,7 +251,7 @@ static double run_submits(const kevo_task *task, json_t *task_json,
     kevo_error err;
     kevo_error_init(&err);
     uint64_t key = task_key(task), sum = 0;
-    double t0 = bench_now();
+    double t0 = bench_cpu_now();
     for (size_t i = 0; i < n; i++) {
         if (with_task)
             key = task_key(task);
@@ -266,18 +266,18 @@ static double run_submits(const kevo_task *task, json_t *task_json,
         json_decref(msg);
     }
     *sink += (size_t)sum;
-    return bench_now() - t0;
+    return bench_cpu_now() - t0;
 }
 
 /* The task key alone, n times. */
 static double run_keys(const kevo_task *task, size_t n, size_t *sink)
 {
     uint64_t sum = 0;
-    double t0 = bench_now();
+    double t0 = bench_cpu_now();
     for (size_t i = 0; i < n; i++)
         sum += task_key(task);
     *sink += (size_t)sum;
-    return bench_now() - t0;
+    return bench_cpu_now() - t0;
 }
 
 /* What one task's submits carry, for the lines under the table. */
@@ -403,10 +403,10 @@ static double run_search(const kevo_task *task, size_t evals, size_t *scored,
             KEVO_OK ||
         kevo_search_add_operator(s, "params", NULL, NULL, 1.0, &err) != KEVO_OK)
         die("cannot set up the search", &err);
-    double t0 = bench_now();
+    double t0 = bench_cpu_now();
     if (kevo_search_run(s, &err) != KEVO_OK)
         die("the search", &err);
-    double t = bench_now() - t0;
+    double t = bench_cpu_now() - t0;
     stats->size = sizeof *stats;
     kevo_search_get_stats(s, stats);
     kevo_search_free(s);
@@ -455,7 +455,7 @@ static double run_by_hand(const kevo_task *task, size_t n, size_t *scored)
         die("cannot set up the archive", &err);
     const kevo_paramspace *space = kevo_candidate_params(seed);
     size_t np = kevo_paramspace_count(space);
-    double t0 = bench_now();
+    double t0 = bench_cpu_now();
     for (size_t i = 0; i < n; i++) {
         size_t cell;
         if (kevo_archive_select(a, rng, KEVO_SELECT_UNIFORM, 0, &cell, &err))
@@ -476,7 +476,7 @@ static double run_by_hand(const kevo_task *task, size_t n, size_t *scored)
             die("insert", &err);
         kevo_candidate_free(c);
     }
-    double t = bench_now() - t0;
+    double t = bench_cpu_now() - t0;
     kevo_archive_free(a);
     kevo_rng_free(rng);
     return t;
@@ -547,6 +547,7 @@ int main(int argc, char **argv)
     if (!srcdir || !*srcdir)
         srcdir = KEVO_BENCH_SRCDIR;
     int cpu = bench_pin_to_one_cpu();
+    double wall0 = bench_now(), cpu0 = bench_cpu_now();
     size_t sink = 0;
     kevo_task *sgemm = load_task(srcdir, "sgemm");
     kevo_task *salted = salted_task(srcdir);
@@ -559,10 +560,13 @@ int main(int argc, char **argv)
     bench_task(&task, &tf[1], srcdir, "attention_bf16", scale, &sink);
     bench_engine(&engine, &ef, salted, scale);
 
+    double wall = bench_now() - wall0, used = bench_cpu_now() - cpu0;
     printf("kevo handoff benchmark, one thread");
     if (cpu >= 0)
         printf(", pinned to CPU %d", cpu);
-    printf("\n");
+    printf("; times are the process's CPU time (%.1f s of %.1f s of wall "
+           "time)\n",
+           used, wall);
     print_table("1. a candidate handed on", &cand);
     const kevo_candidate *seed = kevo_task_seed(sgemm);
     printf("candidate: sgemm's seed, %zu B of source, %zu parameters, %zu "

@@ -1,6 +1,6 @@
 /*
- * bench_util.h: what the CPU benchmarks share: a monotonic clock, and
- * pinning the process to the CPU it runs on.
+ * bench_util.h: what the CPU benchmarks share: a monotonic clock, the
+ * process's CPU clock, and pinning the process to the CPU it runs on.
  */
 #ifndef KEVO_BENCH_UTIL_H
 #define KEVO_BENCH_UTIL_H
@@ -15,6 +15,16 @@ static inline double bench_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Seconds of CPU time of the process (CLOCK_PROCESS_CPUTIME_ID): unlike
+ * the wall clock, it does not count the time other work on the machine
+ * holds the CPU. */
+static inline double bench_cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
