@@ -4,10 +4,13 @@
  *   1. a candidate handed on: kevo_candidate_copy() of sgemm's seed
  *      (kevo_candidate_ref() where candidate.h defines
  *      KEVO_CANDIDATE_HAS_REF), against copying its source text alone;
- *   2. the task in every submit: the calls kevo_evaluator_submit() and the
- *      eval message make on the task for every evaluation (the task as
- *      JSON text and its hash; the message serialised, sent down a pipe
- *      and parsed back), against the same message without the task;
+ *   2. the task in every submit: what kevo_evaluator_submit() and the
+ *      eval message do with the task for every evaluation now (the task's
+ *      version checked, its key looked up; the message by key serialised,
+ *      sent down a pipe and parsed back) and what they did before (the
+ *      task as JSON text and its hash; the message with the whole task),
+ *      against the message by key alone; and the task message a worker
+ *      now gets once;
  *   3. the engine end to end: a search of sgemm whose children come from
  *      the params plugin and are scored by a function that costs nothing,
  *      against a loop that does by hand the least such a search must do.
@@ -38,7 +41,9 @@
 #include "bench_util.h"
 #include "core/kevo_private.h"
 #include "model/candidate_private.h"
+#include "model/task_private.h"
 #include "proc/ipc.h"
+#include "proc/task_keys.h"
 
 #define SEED 20240601
 /* The engine section's evaluations at scale 1, and the most in one search
@@ -172,9 +177,10 @@ static void bench_candidate(table *t, const kevo_task *task, double scale,
 
 /* ---- 2. the task in every submit ---------------------------------------- */
 
-/* What kevo_evaluator_submit() does with the task on every submit
- * (evaluator.c, find_task): the task as JSON text, hashed into the task
- * key that finds its record. */
+/* What kevo_evaluator_submit() did with the task on every submit before
+ * tasks went to the worker once (evaluator.c, find_task): the task as JSON
+ * text, hashed into the task key that found its record. It still does
+ * this once per version of the task. */
 static uint64_t task_key(const kevo_task *task)
 {
     char *text = NULL;
@@ -200,9 +206,9 @@ static json_t *kernel_names(const kevo_candidate *cand)
 }
 
 /* The eval message the evaluator sends the GPU worker for cand
- * (evaluator_pipeline.c, eval_message), with the task's JSON object (one
- * reference taken) when task_json is not NULL, without a "task" member
- * when it is. */
+ * (evaluator_pipeline.c, eval_message), naming the task by its key; with
+ * the task's JSON object in it too (one reference taken) when task_json
+ * is not NULL, as every eval message carried it before. */
 static json_t *eval_message(const kevo_task *task, json_t *task_json,
                             uint64_t key, const kevo_candidate *cand,
                             uint64_t id)
@@ -238,25 +244,50 @@ static size_t message_bytes(const json_t *msg)
     return len;
 }
 
-/* n submits' worth of what each does today with the task (with_task): its
- * key (task_key()), then the eval message with the task, sent as a frame
- * down a pipe (kevo__ipc_send: serialised and written) and read back as
- * the worker reads it (kevo__ipc_recv: read and parsed). Without with_task,
- * the message alone, without the task: what stays when the worker holds
- * the task already. */
+/* How a submit is timed. */
+typedef enum submit_kind {
+    MESSAGE_ONLY,  /* the eval message alone, by key */
+    SUBMIT_BEFORE, /* the task key and the message with the task */
+    SUBMIT_NOW     /* the task's version checked, the worker's key looked
+                    * up, the message by key */
+} submit_kind;
+
+/* n submits' worth of what each does with the task. SUBMIT_NOW: the
+ * task's version compared with its record's (evaluator.c, find_task), the
+ * key looked up in the worker's tasks as the evaluator counts them
+ * (kevo__gpu_client_has_task, before each eval message), then the eval
+ * message by key, sent as a frame down a pipe (kevo__ipc_send: serialised
+ * and written) and read back as the worker reads it (kevo__ipc_recv: read
+ * and parsed). SUBMIT_BEFORE: what each submit did before the task went to
+ * the worker once: the task key (task_key()) and the message with the
+ * task in it, through the pipe. MESSAGE_ONLY: the message by key alone. */
 static double run_submits(const kevo_task *task, json_t *task_json,
                           const kevo_candidate *cand, const int fd[2],
-                          bool with_task, size_t n, size_t *sink)
+                          submit_kind kind, size_t n, size_t *sink)
 {
     kevo_error err;
     kevo_error_init(&err);
     uint64_t key = task_key(task), sum = 0;
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016" PRIx64, key);
+    kevo__task_version seen, now;
+    kevo__task_version_of(task, &seen);
+    kevo__task_keys held;
+    kevo__task_keys_init(&held, NULL);
+    if (kevo__task_keys_put(&held, hex, NULL, &err) != KEVO_OK)
+        die("the task keys", &err);
     double t0 = bench_cpu_now();
     for (size_t i = 0; i < n; i++) {
-        if (with_task)
+        if (kind == SUBMIT_BEFORE)
             key = task_key(task);
-        json_t *msg =
-            eval_message(task, with_task ? task_json : NULL, key, cand, i + 1);
+        if (kind == SUBMIT_NOW) {
+            kevo__task_version_of(task, &now);
+            if (!kevo__task_version_equal(&now, &seen) ||
+                !kevo__task_keys_use(&held, hex, NULL))
+                die("the task changed", NULL);
+        }
+        json_t *msg = eval_message(
+            task, kind == SUBMIT_BEFORE ? task_json : NULL, key, cand, i + 1);
         kevo__frame f = {0};
         if (kevo__ipc_send(fd[1], msg, NULL, 0, -1, &err) != KEVO_OK ||
             kevo__ipc_recv(fd[0], -1, &f, &err) != KEVO_OK)
@@ -266,6 +297,51 @@ static double run_submits(const kevo_task *task, json_t *task_json,
         json_decref(msg);
     }
     *sink += (size_t)sum;
+    kevo__task_keys_clear(&held);
+    return bench_cpu_now() - t0;
+}
+
+static void free_task(void *task)
+{
+    kevo_task_free(task);
+}
+
+/* n task messages, each sent down the pipe and read back, its task loaded
+ * (kevo_task_load_string) and kept by key, as the worker does once per
+ * task and worker process. */
+static double run_task_messages(json_t *task_json, const int fd[2], size_t n,
+                                size_t *sink)
+{
+    kevo_error err;
+    kevo_error_init(&err);
+    kevo__task_keys kept;
+    kevo__task_keys_init(&kept, free_task);
+    size_t sum = 0;
+    double t0 = bench_cpu_now();
+    for (size_t i = 0; i < n; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "%zu", i % KEVO__TASK_KEYS_MAX);
+        json_t *msg =
+            json_pack("{s:s, s:I, s:s, s:O}", "op", "task", "id",
+                      (json_int_t)i + 1, "task_key", key, "task", task_json);
+        kevo__frame f = {0};
+        if (!msg || kevo__ipc_send(fd[1], msg, NULL, 0, -1, &err) != KEVO_OK ||
+            kevo__ipc_recv(fd[0], -1, &f, &err) != KEVO_OK)
+            die("the pipe", &err);
+        char *text = json_dumps(json_object_get(f.json, "task"), JSON_COMPACT);
+        kevo_task *t = NULL;
+        if (!text ||
+            kevo_task_load_string(text, "the task", NULL, &t, &err) !=
+                KEVO_OK ||
+            kevo__task_keys_put(&kept, key, t, &err) != KEVO_OK)
+            die("the task message", &err);
+        sum += kevo__task_keys_count(&kept);
+        free(text);
+        kevo__frame_clear(&f);
+        json_decref(msg);
+    }
+    *sink += sum;
+    kevo__task_keys_clear(&kept);
     return bench_cpu_now() - t0;
 }
 
@@ -284,7 +360,7 @@ static double run_keys(const kevo_task *task, size_t n, size_t *sink)
 typedef struct task_figures {
     const char *name;
     size_t task_bytes, with_bytes, without_bytes;
-    double ns_with, ns_without;
+    double ns_before, ns_now, ns_message, ns_task_message;
 } task_figures;
 
 /* A pipe whose buffer holds a whole message, so that one thread can write
@@ -338,17 +414,28 @@ static void bench_task(table *t, task_figures *fig, const char *srcdir,
     open_pipe(fd, fig->with_bytes);
     size_t n = (size_t)(600 * scale) + 1;
 
-    run_submits(task, task_json, cand, fd, false, n / 10, sink);
-    double base = run_submits(task, task_json, cand, fd, false, n, sink);
+    run_submits(task, task_json, cand, fd, MESSAGE_ONLY, n / 10, sink);
+    double base = run_submits(task, task_json, cand, fd, MESSAGE_ONLY, n, sink);
     const row *b =
-        add_row(t, NULL, (double)n, base, "%s: message without the task", name);
-    run_submits(task, task_json, cand, fd, true, n / 10, sink);
-    double today = run_submits(task, task_json, cand, fd, true, n, sink);
-    add_row(t, b, (double)n, today, "%s: submit with the task (today)", name);
-    add_row(t, b, (double)n, run_keys(task, n, sink), "%s: task key alone",
+        add_row(t, NULL, (double)n, base, "%s: message by key alone", name);
+    run_submits(task, task_json, cand, fd, SUBMIT_NOW, n / 10, sink);
+    double now = run_submits(task, task_json, cand, fd, SUBMIT_NOW, n, sink);
+    add_row(t, b, (double)n, now, "%s: submit now (task by key)", name);
+    run_submits(task, task_json, cand, fd, SUBMIT_BEFORE, n / 10, sink);
+    double before =
+        run_submits(task, task_json, cand, fd, SUBMIT_BEFORE, n, sink);
+    add_row(t, b, (double)n, before, "%s: submit before (task each time)",
             name);
-    fig->ns_with = 1e9 * today / (double)n;
-    fig->ns_without = 1e9 * base / (double)n;
+    add_row(t, b, (double)n, run_keys(task, n, sink),
+            "%s: task key alone (before)", name);
+    size_t m = n / 10 + 1;
+    run_task_messages(task_json, fd, m / 10 + 1, sink);
+    double once = run_task_messages(task_json, fd, m, sink);
+    add_row(t, b, (double)m, once, "%s: task message (once a worker)", name);
+    fig->ns_now = 1e9 * now / (double)n;
+    fig->ns_before = 1e9 * before / (double)n;
+    fig->ns_message = 1e9 * base / (double)n;
+    fig->ns_task_message = 1e9 * once / (double)m;
     close(fd[0]);
     close(fd[1]);
     json_decref(task_json);
@@ -577,12 +664,14 @@ int main(int argc, char **argv)
            1e9 * cand.rows[cand.n - 1].seconds / cand.rows[cand.n - 1].ops);
     print_table("2. the task in every submit", &task);
     for (size_t i = 0; i < 2; i++)
-        printf("task: %s: %zu B of task JSON in every eval message (%zu B "
-               "with it, %zu B without); %.0f ns a submit, %.0f ns of it "
-               "for the task\n",
-               tf[i].name, tf[i].task_bytes, tf[i].with_bytes,
-               tf[i].without_bytes, tf[i].ns_with,
-               tf[i].ns_with - tf[i].ns_without);
+        printf("task: %s: %zu B of task JSON, once a worker now (eval "
+               "message %zu B, %zu B with the task before); a submit %.0f "
+               "ns now, %.0f ns before (%.0f and %.0f ns for the task); the "
+               "task message %.0f ns\n",
+               tf[i].name, tf[i].task_bytes, tf[i].without_bytes,
+               tf[i].with_bytes, tf[i].ns_now, tf[i].ns_before,
+               tf[i].ns_now - tf[i].ns_message,
+               tf[i].ns_before - tf[i].ns_message, tf[i].ns_task_message);
     print_table("3. the engine end to end", &engine);
     printf("engine: %.0f evaluations/s, %.1f us an evaluation (%llu "
            "evaluations: %zu search(es) of %zu; %llu children proposed)\n",
