@@ -114,7 +114,8 @@ int main(int argc, char **argv)
         (rc = kevo_search_add_operator(s, "params", NULL, NULL, 1.0, &err)) ||
         (rc = kevo_search_set_callback(s, on_event, NULL, &err)) ||
         (argc > 1 && (rc = kevo_search_open_run(s, argv[1], 0, NULL, &err))) ||
-        (rc = kevo_search_run(s, &err)))
+        (rc = kevo_search_run(s, &err)) ||
+        (argc > 1 && (rc = kevo_report_write(argv[1], &err))))
         goto done;
 
     double fitness = 0;

@@ -715,6 +715,14 @@ int cmd_search(int argc, char **argv)
         status = failure_status(rc);
         goto done;
     }
+    /* The report, from what the engine left in the run directory: after a
+     * normal end, a stop on a budget and an interrupt alike. */
+    kevo_error_init(&err);
+    if ((rc = kevo_report_write(dir, &err)) != KEVO_OK) {
+        fprintf(stderr, "%s: report: %s\n", program, err.text);
+        status = failure_status(rc);
+        goto done;
+    }
     if (!cli_print_summary(dir, cli.json, &champion)) {
         if (cli.json)
             goto done;

@@ -202,6 +202,7 @@ int main(void)
     is_int(kevo_search_run(s, &e), KEVO_OK, "the search runs to the end");
     if (e.code)
         diag("%s", e.text);
+    is_int(kevo_report_write(run, &e), KEVO_OK, "the caller writes the report");
     kevo_search_stats st = {.size = sizeof st};
     kevo_search_get_stats(s, &st);
     is_int(st.stop, KEVO_STOP_EVALUATIONS, "stopped by the budget");

@@ -223,6 +223,7 @@ static void test_budget_and_rundir(void)
     is_int(kevo_search_run(s, &e), KEVO_OK, "run to the end");
     if (e.code)
         diag("%s", e.text);
+    is_int(kevo_report_write(run, &e), KEVO_OK, "the caller writes the report");
     kevo_search_stats st = {.size = sizeof st};
     is_int(kevo_search_get_stats(s, &st), KEVO_OK, "stats");
     is_int(st.stop, KEVO_STOP_EVALUATIONS, "stopped by the budget");

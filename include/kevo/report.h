@@ -37,8 +37,9 @@ KEVO_API kevo_status kevo_report_html(const char *run_dir, char **html,
  * kevo_report_write: builds the report of run_dir as kevo_report_html()
  * does and writes it to run_dir/report.html atomically (a temporary file in
  * the same directory, fsync, rename), so a reader sees the old page or the
- * new one, never a part. It does not take the run directory's lock: a
- * search that holds it may call this. Returns KEVO_OK or the errors of
+ * new one, never a part. It does not take the run directory's lock, so the
+ * program that runs a search may call this while the search holds it; the
+ * search engine writes no report itself. Returns KEVO_OK or the errors of
  * kevo_report_html(); KEVO_EIO when the page cannot be written.
  */
 KEVO_API kevo_status kevo_report_write(const char *run_dir, kevo_error *err);

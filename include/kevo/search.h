@@ -26,8 +26,9 @@
  * With a run directory (kevo_search_open_run()) the engine logs every
  * evaluation to events.jsonl, writes each child's source to candidates/,
  * checkpoints every so many evaluations and at the end, writes
- * summary.json, best.cu, best.dispatch.json and report.html, and can
- * continue a killed run from its last checkpoint.
+ * summary.json, best.cu and best.dispatch.json, and can continue a killed
+ * run from its last checkpoint. The engine writes no report: the caller
+ * does, with kevo_report_write() (kevo/report.h) once the search ended.
  *
  * Typical use: kevo_search_new() for a task, options, an evaluator
  * (kevo_search_set_evaluator()) or a scoring function of the caller's own
@@ -327,13 +328,13 @@ KEVO_API kevo_status kevo_search_open_run(kevo_search *search, const char *path,
  * the operators, and judges the evaluations that finished, waiting at
  * most timeout_ms milliseconds for one (negative: until one does). Once a
  * stop condition holds it lets the work in flight finish, then gates the
- * best elites, tunes the champion, writes the final checkpoint, summary and
- * report, and returns KEVO_DONE; after kevo_search_interrupt() it drops the
- * work in flight and skips the gating and tuning (the champion stays the
- * one gated so far), so that it finishes at once. Later calls return
- * KEVO_DONE at once. Returns KEVO_OK while the search goes on;
- * KEVO_ESTATE without an evaluator or scoring function or without an
- * operator; errors of the evaluator, the scoring function or the run
+ * best elites, tunes the champion, writes the final checkpoint and summary
+ * (the report is the caller's, kevo_report_write()), and returns KEVO_DONE;
+ * after kevo_search_interrupt() it drops the work in flight and skips the
+ * gating and tuning (the champion stays the one gated so far), so that it
+ * finishes at once. Later calls return KEVO_DONE at once. Returns KEVO_OK while
+ * the search goes on; KEVO_ESTATE without an evaluator or scoring function or
+ * without an operator; errors of the evaluator, the scoring function or the run
  * directory, after which the search is stopped (the last checkpoint
  * stands).
  */

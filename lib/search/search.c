@@ -1,7 +1,9 @@
 /*
- * search.c: the search engine's loop. Options, operators, the pipeline of
- * operator requests and evaluations, stop conditions and the phases after
- * the search proper (draining, gating, tuning, the last checkpoint).
+ * search.c: the search engine's life. Creation and set-up (operators, the
+ * evaluator or scoring function, the callback), the start (islands, the
+ * seed's evaluation), the stop conditions, and the step, which moves
+ * through the phases: searching, draining, gating, tuning, done. The jobs
+ * in flight are search_pipeline.c's; requests are search_request.c's.
  */
 #include "config.h"
 
@@ -10,8 +12,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <kevo/report.h>
 
 #include "fitness/fitness.h"
 #include "model/devprops.h"
@@ -42,14 +42,14 @@ kevo_status kevo_search_new(const kevo_task *task, kevo_search **out,
     kevo_search *s = calloc(1, sizeof *s);
     if (!s)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    s->task = task;
-    kevo__search_options_default(s->opt);
-    s->best = -INFINITY;
-    s->champion = -1;
-    s->next_id = 1;
-    kevo_status rc = kevo_operator_host_new(task, 1, &s->host, err);
+    s->cfg.task = task;
+    kevo__search_options_default(s->cfg.opt);
+    s->progress.best = -INFINITY;
+    s->pick.champion = -1;
+    s->progress.next_id = 1;
+    kevo_status rc = kevo_operator_host_new(task, 1, &s->ops.host, err);
     if (rc == KEVO_OK)
-        rc = kevo_promptpool_new(32, &s->pool, err);
+        rc = kevo_promptpool_new(32, &s->ops.pool, err);
     if (rc != KEVO_OK) {
         kevo_search_free(s);
         return rc;
@@ -58,57 +58,40 @@ kevo_status kevo_search_new(const kevo_task *task, kevo_search **out,
     return KEVO_OK;
 }
 
-void kevo__search_job_clear(kevo__search_job *job)
-{
-    kevo_candidate_free(job->cand);
-    kevo_eval_result_free(job->result);
-    free(job->fail_kind);
-    free(job->fail_diagnostic);
-    job->cand = NULL;
-    job->result = NULL;
-    job->fail_kind = job->fail_diagnostic = NULL;
-}
-
 void kevo_search_free(kevo_search *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->njobs; i++)
-        kevo__search_job_clear(&s->jobs[i]);
-    free(s->jobs);
-    free(s->reqs);
-    kevo_operator_host_free(s->host);
-    for (size_t i = 0; i < s->nops; i++)
-        free(s->ops[i].plugin);
-    free(s->ops);
-    kevo_promptpool_free(s->pool);
-    for (size_t i = 0; i < s->nislands; i++)
-        kevo_archive_free(s->islands[i]);
-    free(s->islands);
-    kevo_rng_free(s->rng);
-    kevo_rundir_close(s->dir);
-    free(s->command);
-    free(s->history);
-    for (size_t i = 0; i < s->ngates; i++) {
-        free(s->gates[i].reason);
-        kevo_eval_result_free(s->gates[i].train);
-        kevo_eval_result_free(s->gates[i].held);
+    for (size_t i = 0; i < s->pipe.njobs; i++)
+        kevo__search_job_clear(&s->pipe.jobs[i]);
+    free(s->pipe.jobs);
+    free(s->pipe.reqs);
+    kevo_operator_host_free(s->ops.host);
+    for (size_t i = 0; i < s->ops.n; i++)
+        free(s->ops.list[i].plugin);
+    free(s->ops.list);
+    kevo_promptpool_free(s->ops.pool);
+    for (size_t i = 0; i < s->pop.nislands; i++)
+        kevo_archive_free(s->pop.islands[i]);
+    free(s->pop.islands);
+    kevo_rng_free(s->pop.rng);
+    kevo_rundir_close(s->run.dir);
+    free(s->run.command);
+    free(s->progress.history);
+    for (size_t i = 0; i < s->pick.ngates; i++) {
+        free(s->pick.gates[i].reason);
+        kevo_eval_result_free(s->pick.gates[i].train);
+        kevo_eval_result_free(s->pick.gates[i].held);
     }
-    free(s->gates);
-    free(s->finalists);
-    kevo_candidate_free(s->champion_cand);
-    for (size_t i = 0; i < s->nobs; i++) {
-        kevo_vars_free(s->obs[i].params);
-        free(s->obs[i].times);
-    }
-    free(s->obs);
-    for (size_t i = 0; i < s->nnotes; i++)
-        free(s->notes[i].json);
-    free(s->notes);
-    kevo__search_tune_free(s);
-    kevo__search_repair_free(s);
-    kevo__search_validity_free(s);
-    free(s->dispatch);
+    free(s->pick.gates);
+    free(s->pick.finalists);
+    kevo_candidate_free(s->pick.champion_cand);
+    for (size_t i = 0; i < s->pop.nnotes; i++)
+        free(s->pop.notes[i].json);
+    free(s->pop.notes);
+    kevo__search_tuning_free(&s->tuning);
+    kevo__search_repair_free(&s->repair);
+    kevo__search_validity_free(&s->ops);
     free(s);
 }
 
@@ -118,11 +101,11 @@ kevo_status kevo_search_set_evaluator(kevo_search *s, kevo_evaluator *ev,
     if (!s || !ev)
         return kevo__error_set(err, KEVO_EINVAL,
                                "kevo_search_set_evaluator: NULL argument");
-    if (s->started_flag || s->score)
+    if (s->state.started || s->cfg.score)
         return kevo__error_set(err, KEVO_ESTATE,
                                "kevo_search_set_evaluator: the search has "
                                "started or scores with a function");
-    s->ev = ev;
+    s->cfg.ev = ev;
     return KEVO_OK;
 }
 
@@ -132,23 +115,23 @@ kevo_status kevo_search_set_score_fn(kevo_search *s, kevo_search_score_fn fn,
     if (!s || !fn)
         return kevo__error_set(err, KEVO_EINVAL,
                                "kevo_search_set_score_fn: NULL argument");
-    if (s->started_flag || s->ev)
+    if (s->state.started || s->cfg.ev)
         return kevo__error_set(err, KEVO_ESTATE,
                                "kevo_search_set_score_fn: the search has "
                                "started or has an evaluator");
-    s->score = fn;
-    s->score_user = user;
+    s->cfg.score = fn;
+    s->cfg.score_user = user;
     return KEVO_OK;
 }
 
 kevo_operator_host *kevo_search_host(kevo_search *s)
 {
-    return s ? s->host : NULL;
+    return s ? s->ops.host : NULL;
 }
 
 kevo_promptpool *kevo_search_prompts(kevo_search *s)
 {
-    return s ? s->pool : NULL;
+    return s ? s->ops.pool : NULL;
 }
 
 kevo_status kevo_search_set_callback(kevo_search *s, kevo_search_callback fn,
@@ -157,8 +140,8 @@ kevo_status kevo_search_set_callback(kevo_search *s, kevo_search_callback fn,
     if (!s)
         return kevo__error_set(err, KEVO_EINVAL,
                                "kevo_search_set_callback: search is NULL");
-    s->callback = fn;
-    s->callback_user = user;
+    s->cfg.callback = fn;
+    s->cfg.callback_user = user;
     return KEVO_OK;
 }
 
@@ -169,7 +152,7 @@ kevo_status kevo_search_add_operator(kevo_search *s, const char *plugin,
     if (!s || !plugin)
         return kevo__error_set(err, KEVO_EINVAL,
                                "kevo_search_add_operator: NULL argument");
-    if (s->started_flag)
+    if (s->state.started)
         return kevo__error_set(err, KEVO_ESTATE,
                                "kevo_search_add_operator: the search has "
                                "started");
@@ -177,31 +160,31 @@ kevo_status kevo_search_add_operator(kevo_search *s, const char *plugin,
         return kevo__error_set(err, KEVO_ERANGE,
                                "operator %s: weight %g is not positive",
                                name ? name : plugin, weight);
-    kevo__search_op *ops = realloc(s->ops, (s->nops + 1) * sizeof *ops);
+    kevo__search_op *ops = realloc(s->ops.list, (s->ops.n + 1) * sizeof *ops);
     if (!ops)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    s->ops = ops;
-    kevo__search_op *o = &ops[s->nops];
+    s->ops.list = ops;
+    kevo__search_op *o = &ops[s->ops.n];
     memset(o, 0, sizeof *o);
     o->plugin = strdup(plugin);
     if (!o->plugin)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     kevo_status rc =
-        kevo_operator_new(s->host, plugin, name, config_json, &o->op, err);
+        kevo_operator_new(s->ops.host, plugin, name, config_json, &o->op, err);
     if (rc != KEVO_OK) {
         free(o->plugin);
         return rc;
     }
     o->weight = weight;
     o->prompts = kevo_operator_can_revise(o->op) != 0;
-    s->nops++;
+    s->ops.n++;
     return KEVO_OK;
 }
 
 void kevo_search_interrupt(kevo_search *s)
 {
     if (s)
-        s->interrupted = 1;
+        s->state.interrupted = 1;
 }
 
 /* ---- clocks, logging, events --------------------------------------------- */
@@ -215,9 +198,9 @@ double kevo__search_now(void)
 
 double kevo__search_elapsed(const kevo_search *s)
 {
-    if (!s->started_flag)
+    if (!s->state.started)
         return 0;
-    return kevo__search_now() - s->started;
+    return kevo__search_now() - s->progress.start_time;
 }
 
 kevo_status kevo__search_log(kevo_search *s, const char *type, json_t *fields,
@@ -226,12 +209,12 @@ kevo_status kevo__search_log(kevo_search *s, const char *type, json_t *fields,
     kevo_status rc = KEVO_OK;
     if (!fields)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    if (s->dir) {
+    if (s->run.dir) {
         char *text = json_dumps(fields, JSON_COMPACT);
         if (!text)
             rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         else
-            rc = kevo_rundir_event(s->dir, type, text, err);
+            rc = kevo_rundir_event(s->run.dir, type, text, err);
         free(text);
     }
     json_decref(fields);
@@ -240,95 +223,19 @@ kevo_status kevo__search_log(kevo_search *s, const char *type, json_t *fields,
 
 void kevo__search_emit(kevo_search *s, const kevo_search_event *ev)
 {
-    if (s->callback)
-        s->callback(s, ev, s->callback_user);
-}
-
-/* ---- submitting ---------------------------------------------------------- */
-
-kevo_status kevo__search_submit(kevo_search *s, kevo__job_kind kind,
-                                kevo_candidate *cand,
-                                const kevo__search_job *proto, unsigned flags,
-                                kevo_error *err)
-{
-    if (s->njobs == s->cjobs) {
-        size_t c = s->cjobs ? 2 * s->cjobs : 16;
-        kevo__search_job *j = realloc(s->jobs, c * sizeof *j);
-        if (!j) {
-            kevo_candidate_free(cand);
-            return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-        }
-        s->jobs = j;
-        s->cjobs = c;
-    }
-    kevo__search_job job = {0};
-    if (proto)
-        job = *proto;
-    job.kind = kind;
-    job.cand = cand;
-    job.result = NULL;
-    if (s->ev) {
-        kevo_status rc = kevo_evaluator_submit(s->ev, s->task, cand, flags,
-                                               &job.ticket, err);
-        if (rc != KEVO_OK) {
-            kevo_candidate_free(cand);
-            return rc;
-        }
-    } else {
-        job.ticket = ++s->next_ticket;
-    }
-    s->jobs[s->njobs++] = job;
-    return KEVO_OK;
-}
-
-kevo_status kevo__search_submit_group(kevo_search *s, kevo__job_kind kind,
-                                      kevo_candidate **cands, size_t n,
-                                      unsigned flags, kevo_error *err)
-{
-    kevo_status rc = KEVO_OK;
-    uint64_t *tickets = calloc(n ? n : 1, sizeof *tickets);
-    if (!tickets || s->njobs + n > s->cjobs) {
-        size_t c = s->cjobs ? s->cjobs : 16;
-        while (c < s->njobs + n)
-            c *= 2;
-        kevo__search_job *j = tickets ? realloc(s->jobs, c * sizeof *j) : NULL;
-        if (!j)
-            rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-        else {
-            s->jobs = j;
-            s->cjobs = c;
-        }
-    }
-    if (rc == KEVO_OK)
-        rc = kevo_evaluator_submit_group(s->ev, s->task,
-                                         (const kevo_candidate *const *)cands,
-                                         n, flags, tickets, err);
-    for (size_t i = 0; i < n; i++) {
-        if (rc != KEVO_OK) {
-            kevo_candidate_free(cands[i]);
-            continue;
-        }
-        kevo__search_job job = {0};
-        job.kind = kind;
-        job.cand = cands[i];
-        job.ticket = tickets[i];
-        job.parent_cell = KEVO_NO_CELL;
-        job.parent_fitness = NAN;
-        s->jobs[s->njobs++] = job;
-    }
-    free(tickets);
-    return rc;
+    if (s->cfg.callback)
+        s->cfg.callback(s, ev, s->cfg.callback_user);
 }
 
 /* ---- the start ----------------------------------------------------------- */
 
 static size_t auto_depth(const kevo_search *s)
 {
-    if (s->opt[KEVO_SEARCH_DEPTH] > 0)
-        return (size_t)s->opt[KEVO_SEARCH_DEPTH];
-    if (!s->ev)
+    if (s->cfg.opt[KEVO_SEARCH_DEPTH] > 0)
+        return (size_t)s->cfg.opt[KEVO_SEARCH_DEPTH];
+    if (!s->cfg.ev)
         return 1;
-    int64_t w = kevo_evaluator_get_int(s->ev, KEVO_EVAL_COMPILE_WORKERS);
+    int64_t w = kevo_evaluator_get_int(s->cfg.ev, KEVO_EVAL_COMPILE_WORKERS);
     if (w <= 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         w = n > 0 ? n : 1;
@@ -340,15 +247,17 @@ static size_t auto_depth(const kevo_search *s)
  * seed set after the host was made decides. */
 static kevo_status reseed_operators(kevo_search *s, kevo_error *err)
 {
-    for (size_t i = 0; i < s->nops; i++) {
+    for (size_t i = 0; i < s->ops.n; i++) {
         char stream[256];
         snprintf(stream, sizeof stream, "operator:%s",
-                 kevo_operator_name(s->ops[i].op));
-        kevo_rng *r = kevo_rng_new((uint64_t)s->opt[KEVO_SEARCH_SEED], stream);
+                 kevo_operator_name(s->ops.list[i].op));
+        kevo_rng *r =
+            kevo_rng_new((uint64_t)s->cfg.opt[KEVO_SEARCH_SEED], stream);
         char *state = NULL;
         kevo_status rc = r ? kevo_rng_save(r, &state) : KEVO_ENOMEM;
         if (rc == KEVO_OK)
-            rc = kevo_rng_restore(kevo_operator_rng(s->ops[i].op), state, err);
+            rc = kevo_rng_restore(kevo_operator_rng(s->ops.list[i].op), state,
+                                  err);
         free(state);
         kevo_rng_free(r);
         if (rc != KEVO_OK)
@@ -361,21 +270,21 @@ static kevo_status reseed_operators(kevo_search *s, kevo_error *err)
  * kevo_search_open_run() before it restores a checkpoint). */
 kevo_status kevo__search_prepare(kevo_search *s, kevo_error *err)
 {
-    if (s->islands)
+    if (s->pop.islands)
         return KEVO_OK;
-    size_t k = (size_t)s->opt[KEVO_SEARCH_ISLANDS];
-    s->islands = calloc(k, sizeof *s->islands);
-    if (!s->islands)
+    size_t k = (size_t)s->cfg.opt[KEVO_SEARCH_ISLANDS];
+    s->pop.islands = calloc(k, sizeof *s->pop.islands);
+    if (!s->pop.islands)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    s->nislands = k;
+    s->pop.nislands = k;
     for (size_t i = 0; i < k; i++) {
         kevo_status rc =
-            kevo_archive_new_for_task(s->task, &s->islands[i], err);
+            kevo_archive_new_for_task(s->cfg.task, &s->pop.islands[i], err);
         if (rc != KEVO_OK)
             return rc;
     }
-    s->rng = kevo_rng_new((uint64_t)s->opt[KEVO_SEARCH_SEED], "search");
-    if (!s->rng)
+    s->pop.rng = kevo_rng_new((uint64_t)s->cfg.opt[KEVO_SEARCH_SEED], "search");
+    if (!s->pop.rng)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     return KEVO_OK;
 }
@@ -386,192 +295,105 @@ kevo_status kevo__search_prepare(kevo_search *s, kevo_error *err)
  * and the peak the task counts its flops against). */
 static kevo_status set_device(kevo_search *s, kevo_error *err)
 {
-    const kevo_vars *props = kevo_evaluator_device(s->ev);
+    const kevo_vars *props = kevo_evaluator_device(s->cfg.ev);
     char *json = NULL;
     if (props) {
-        kevo_peak peak = kevo_task_peak(s->task);
-        kevo_ceilings c = {.bandwidth = kevo_evaluator_bandwidth(s->ev),
-                           .launch = kevo_evaluator_latency(s->ev)};
-        c.peak[KEVO_PEAK_FP32] = kevo_evaluator_peak(s->ev, KEVO_PEAK_FP32);
-        c.peak[KEVO_PEAK_FP64] = kevo_evaluator_peak(s->ev, KEVO_PEAK_FP64);
+        kevo_peak peak = kevo_task_peak(s->cfg.task);
+        kevo_ceilings c = {.bandwidth = kevo_evaluator_bandwidth(s->cfg.ev),
+                           .launch = kevo_evaluator_latency(s->cfg.ev)};
+        c.peak[KEVO_PEAK_FP32] = kevo_evaluator_peak(s->cfg.ev, KEVO_PEAK_FP32);
+        c.peak[KEVO_PEAK_FP64] = kevo_evaluator_peak(s->cfg.ev, KEVO_PEAK_FP64);
         if ((unsigned)peak < KEVO__PEAK_COUNT)
-            c.peak[peak] = kevo_evaluator_peak(s->ev, peak);
-        json = kevo__devprops_json(kevo_evaluator_device_name(s->ev), props, &c,
-                                   peak);
+            c.peak[peak] = kevo_evaluator_peak(s->cfg.ev, peak);
+        json = kevo__devprops_json(kevo_evaluator_device_name(s->cfg.ev), props,
+                                   &c, peak);
         if (!json)
             return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     }
-    kevo_status rc = kevo_operator_host_set_device(s->host, props, json, err);
+    kevo_status rc =
+        kevo_operator_host_set_device(s->ops.host, props, json, err);
     free(json);
     return rc;
 }
 
 static kevo_status start(kevo_search *s, kevo_error *err)
 {
-    if (!s->ev && !s->score)
+    if (!s->cfg.ev && !s->cfg.score)
         return kevo__error_set(err, KEVO_ESTATE,
                                "the search has neither an evaluator nor a "
                                "scoring function");
-    if (s->nops == 0)
+    if (s->ops.n == 0)
         return kevo__error_set(err, KEVO_ESTATE,
                                "the search has no operator: add one with "
                                "kevo_search_add_operator()");
     kevo_status rc = kevo__search_prepare(s, err);
-    if (rc == KEVO_OK && !s->resumed)
+    if (rc == KEVO_OK && !s->run.resumed)
         rc = reseed_operators(s, err);
     if (rc == KEVO_OK)
-        rc = kevo_operator_host_set_archive(s->host, s->islands[0], err);
-    if (rc == KEVO_OK && s->ev)
+        rc =
+            kevo_operator_host_set_archive(s->ops.host, s->pop.islands[0], err);
+    if (rc == KEVO_OK && s->cfg.ev)
         rc = set_device(s, err);
     if (rc != KEVO_OK)
         return rc;
-    s->started_flag = true;
-    s->started = kevo__search_now();
-    s->evaluations_start = s->evaluations;
+    s->state.started = true;
+    s->progress.start_time = kevo__search_now();
+    s->progress.evaluations_start = s->progress.evaluations;
 
     json_t *names = json_array();
-    for (size_t i = 0; i < s->nops; i++)
-        json_array_append_new(names,
-                              json_string(kevo_operator_name(s->ops[i].op)));
-    rc = kevo__search_log(
-        s, "start",
-        json_pack("{s:s, s:I, s:b, s:I, s:o, s:I, s:s?}", "task",
-                  kevo_task_name(s->task), "seed",
-                  (json_int_t)s->opt[KEVO_SEARCH_SEED], "resumed", s->resumed,
-                  "evaluations", (json_int_t)s->evaluations, "operators", names,
-                  "islands", (json_int_t)s->nislands, "command", s->command),
-        err);
-    if (rc != KEVO_OK || s->resumed)
+    for (size_t i = 0; i < s->ops.n; i++)
+        json_array_append_new(
+            names, json_string(kevo_operator_name(s->ops.list[i].op)));
+    rc = kevo__search_log(s, "start",
+                          json_pack("{s:s, s:I, s:b, s:I, s:o, s:I, s:s?}",
+                                    "task", kevo_task_name(s->cfg.task), "seed",
+                                    (json_int_t)s->cfg.opt[KEVO_SEARCH_SEED],
+                                    "resumed", s->run.resumed, "evaluations",
+                                    (json_int_t)s->progress.evaluations,
+                                    "operators", names, "islands",
+                                    (json_int_t)s->pop.nislands, "command",
+                                    s->run.command),
+                          err);
+    if (rc != KEVO_OK || s->run.resumed)
         return rc;
 
     /* The seed is the first evaluation: the archive starts from it. */
-    const kevo_candidate *seed = kevo_task_seed(s->task);
+    const kevo_candidate *seed = kevo_task_seed(s->cfg.task);
     if (!seed)
         return kevo__error_set(err, KEVO_EINVALID,
                                "task %s has no seed kernel to start from",
-                               kevo_task_name(s->task));
+                               kevo_task_name(s->cfg.task));
     kevo_candidate *c = kevo_candidate_copy(seed);
     if (!c)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    kevo_candidate_set_id(c, s->next_id++);
-    rc = kevo_operator_host_mark_seen(s->host, c, err);
+    kevo_candidate_set_id(c, s->progress.next_id++);
+    rc = kevo_operator_host_mark_seen(s->ops.host, c, err);
     if (rc != KEVO_OK) {
         kevo_candidate_free(c);
         return rc;
     }
     kevo__search_job proto = {
         .op = SIZE_MAX, .parent_cell = KEVO_NO_CELL, .parent_fitness = NAN};
-    s->submitted++;
-    s->seeded = true;
+    s->progress.submitted++;
     return kevo__search_submit(s, KEVO__JOB_CHILD, c, &proto, 0, err);
-}
-
-/* ---- evaluations --------------------------------------------------------- */
-
-/* Collects finished evaluations, waiting at most timeout_ms for the
- * first. */
-static kevo_status collect(kevo_search *s, int timeout_ms, kevo_error *err)
-{
-    bool waiting = false;
-    for (size_t i = 0; i < s->njobs && !waiting; i++)
-        waiting = s->jobs[i].result == NULL;
-    if (!waiting || !s->ev)
-        return KEVO_OK;
-    int t = timeout_ms;
-    for (;;) {
-        kevo_eval_result *res = NULL;
-        kevo_status rc = kevo_evaluator_wait(s->ev, t, &res, err);
-        if (rc == KEVO_ETIMEDOUT || rc == KEVO_DONE)
-            return KEVO_OK;
-        if (rc != KEVO_OK)
-            return rc;
-        uint64_t ticket = kevo_eval_result_ticket(res);
-        size_t i = 0;
-        while (i < s->njobs && s->jobs[i].ticket != ticket)
-            i++;
-        if (i < s->njobs && !s->jobs[i].result)
-            s->jobs[i].result = res;
-        else
-            kevo_eval_result_free(res); /* dropped by an interrupt */
-        t = 0;
-    }
-}
-
-/* Judges the finished jobs at the front of the queue, in ticket order. */
-static kevo_status judge_ready(kevo_search *s, kevo_error *err)
-{
-    while (s->njobs > 0) {
-        kevo__search_job *job = &s->jobs[0];
-        kevo_status rc;
-        if (s->score && job->kind == KEVO__JOB_CHILD) {
-            size_t nd = kevo_archive_dimension_count(s->islands[0]);
-            double desc[64] = {0};
-            double fitness = 0;
-            if (nd > KEVO_ARRAY_SIZE(desc))
-                return kevo__error_set(err, KEVO_ELIMIT,
-                                       "too many behaviour dimensions");
-            s->scoring = true;
-            rc = s->score(s->task, job->cand, &fitness, desc, s->score_user,
-                          err);
-            s->scoring = false;
-            job->fail_kind = s->score_kind; /* kevo_search_fail_candidate() */
-            job->fail_diagnostic = s->score_diagnostic;
-            s->score_kind = s->score_diagnostic = NULL;
-            if (rc == KEVO_OK && (!isfinite(fitness) || fitness < 0))
-                rc = kevo__error_set(
-                    err, KEVO_ERANGE,
-                    "the scoring function gave fitness %g "
-                    "for candidate %llu",
-                    fitness, (unsigned long long)kevo_candidate_id(job->cand));
-            if (rc == KEVO_OK)
-                rc = kevo__search_judge_scored(s, job, fitness, desc, err);
-        } else {
-            if (!job->result)
-                return KEVO_OK;
-            rc = job->kind == KEVO__JOB_TUNE_HELD
-                     ? kevo__search_tune_judge(s, job, err)
-                     : kevo__search_judge(s, job, err);
-            if (job->kind == KEVO__JOB_TUNE_HELD)
-                s->tune_pending--;
-        }
-        kevo__search_job_clear(&s->jobs[0]);
-        memmove(&s->jobs[0], &s->jobs[1], (s->njobs - 1) * sizeof *s->jobs);
-        s->njobs--;
-        if (rc != KEVO_OK)
-            return rc;
-        if (s->since_checkpoint >=
-            (uint64_t)s->opt[KEVO_SEARCH_CHECKPOINT_EVERY]) {
-            rc = kevo__search_checkpoint(s, err);
-            if (rc != KEVO_OK)
-                return rc;
-        }
-        if (s->nislands > 1 &&
-            s->since_migration >= (uint64_t)s->opt[KEVO_SEARCH_MIGRATE_EVERY]) {
-            s->since_migration = 0;
-            rc = kevo__search_migrate(s, err);
-            if (rc != KEVO_OK)
-                return rc;
-        }
-    }
-    return KEVO_OK;
 }
 
 /* ---- stopping ------------------------------------------------------------ */
 
 static kevo_stop_reason stop_reason(kevo_search *s)
 {
-    const int64_t *o = s->opt;
-    if (s->interrupted)
+    const int64_t *o = s->cfg.opt;
+    if (s->state.interrupted)
         return KEVO_STOP_INTERRUPTED;
     if (o[KEVO_SEARCH_MAX_EVALS] > 0 &&
-        s->submitted >= (uint64_t)o[KEVO_SEARCH_MAX_EVALS])
+        s->progress.submitted >= (uint64_t)o[KEVO_SEARCH_MAX_EVALS])
         return KEVO_STOP_EVALUATIONS;
     if (o[KEVO_SEARCH_MAX_SECONDS] > 0 &&
         kevo__search_elapsed(s) >= (double)o[KEVO_SEARCH_MAX_SECONDS])
         return KEVO_STOP_TIME;
     uint64_t in = 0, out = 0;
     double cost = 0;
-    kevo_operator_host_usage(s->host, &in, &out, &cost);
+    kevo_operator_host_usage(s->ops.host, &in, &out, &cost);
     if (o[KEVO_SEARCH_MAX_TOKENS] > 0 &&
         in + out >= (uint64_t)o[KEVO_SEARCH_MAX_TOKENS])
         return KEVO_STOP_TOKENS;
@@ -579,35 +401,27 @@ static kevo_stop_reason stop_reason(kevo_search *s)
         cost * 1e6 >= (double)o[KEVO_SEARCH_MAX_COST_MICROS])
         return KEVO_STOP_COST;
     if (o[KEVO_SEARCH_TARGET_PPM] > 0 &&
-        s->best >= (double)o[KEVO_SEARCH_TARGET_PPM] / 1e6)
+        s->progress.best >= (double)o[KEVO_SEARCH_TARGET_PPM] / 1e6)
         return KEVO_STOP_TARGET;
-    if (o[KEVO_SEARCH_STAGNATION] > 0 && s->evaluations > 0 &&
-        s->evaluations - s->last_improvement >=
+    if (o[KEVO_SEARCH_STAGNATION] > 0 && s->progress.evaluations > 0 &&
+        s->progress.evaluations - s->progress.last_improvement >=
             (uint64_t)o[KEVO_SEARCH_STAGNATION])
         return KEVO_STOP_STAGNATION;
-    if (s->exhausted_run >= 8 * s->nops &&
+    if (s->progress.exhausted_run >= 8 * s->ops.n &&
         kevo__search_children_in_flight(s) == 0 &&
         kevo__search_child_requests(s) == 0)
         return KEVO_STOP_EXHAUSTED;
     return KEVO_STOP_NONE;
 }
 
-/* Drops the work in flight (after an interrupt). */
-static void drop_in_flight(kevo_search *s)
-{
-    for (size_t i = 0; i < s->njobs; i++)
-        kevo__search_job_clear(&s->jobs[i]);
-    s->njobs = 0;
-}
-
 static kevo_status finish(kevo_search *s, kevo_error *err)
 {
     const char *state =
-        s->stop == KEVO_STOP_INTERRUPTED ? "interrupted" : "finished";
+        s->state.stop == KEVO_STOP_INTERRUPTED ? "interrupted" : "finished";
     kevo_status rc = kevo__search_log(
         s, "stop",
-        json_pack("{s:s, s:I}", "reason", kevo_stop_reason_name(s->stop), "n",
-                  (json_int_t)s->evaluations),
+        json_pack("{s:s, s:I}", "reason", kevo_stop_reason_name(s->state.stop),
+                  "n", (json_int_t)s->progress.evaluations),
         err);
     if (rc == KEVO_OK)
         rc = kevo__search_checkpoint(s, err);
@@ -615,15 +429,11 @@ static kevo_status finish(kevo_search *s, kevo_error *err)
         rc = kevo__search_write_best(s, err);
     if (rc == KEVO_OK)
         rc = kevo__search_write_summary(s, state, err);
-    if (rc == KEVO_OK && s->dir) {
-        kevo_error e = KEVO__ERROR_INIT;
-        if (kevo_report_write(kevo_rundir_path(s->dir), &e) != KEVO_OK)
-            rc = kevo__error_wrap(err, &e, "report");
-    }
-    s->phase = 4;
-    kevo_search_event ev = {.size = sizeof ev,
-                            .type = KEVO_SEARCH_STOPPED,
-                            .fitness = isfinite(s->best) ? s->best : NAN};
+    s->state.phase = KEVO__PHASE_DONE;
+    kevo_search_event ev = {
+        .size = sizeof ev,
+        .type = KEVO_SEARCH_STOPPED,
+        .fitness = isfinite(s->progress.best) ? s->progress.best : NAN};
     kevo__search_emit(s, &ev);
     return rc;
 }
@@ -635,26 +445,26 @@ static kevo_status search_phase(kevo_search *s, kevo_error *err)
     kevo_status rc = KEVO_OK;
     kevo_stop_reason why = stop_reason(s);
     if (why != KEVO_STOP_NONE) {
-        s->stop = why;
-        s->phase = 1;
+        s->state.stop = why;
+        s->state.phase = KEVO__PHASE_DRAINING;
         return KEVO_OK;
     }
     size_t depth = auto_depth(s);
-    int64_t max = s->opt[KEVO_SEARCH_MAX_EVALS];
+    int64_t max = s->cfg.opt[KEVO_SEARCH_MAX_EVALS];
     /* Evaluations in flight keep the compile pool and the GPU busy;
      * requests to asynchronous operators (LLM replies) are capped apart, so
      * that slow replies never starve the GPU of the fast operators' work. */
-    while (rc == KEVO_OK && s->njobs < depth && s->nreqs < depth) {
-        uint64_t planned =
-            s->submitted + kevo__search_child_requests(s) *
-                               (uint64_t)s->opt[KEVO_SEARCH_CHILDREN];
+    while (rc == KEVO_OK && s->pipe.njobs < depth && s->pipe.nreqs < depth) {
+        uint64_t planned = s->progress.submitted +
+                           kevo__search_child_requests(s) *
+                               (uint64_t)s->cfg.opt[KEVO_SEARCH_CHILDREN];
         if (max > 0 && planned >= (uint64_t)max)
             break;
         bool sent;
         rc = kevo__search_request(s, &sent, err);
         if (rc == KEVO_OK && sent)
             rc = kevo__search_take_results(s, err);
-        if (!sent || s->exhausted_run >= 8 * s->nops)
+        if (!sent || s->progress.exhausted_run >= 8 * s->ops.n)
             break;
     }
     if (rc == KEVO_OK)
@@ -666,68 +476,71 @@ kevo_status kevo_search_step(kevo_search *s, int timeout_ms, kevo_error *err)
 {
     if (!s)
         return kevo__error_set(err, KEVO_EINVAL, "kevo_search_step: NULL");
-    if (s->phase == 4)
+    if (s->state.phase == KEVO__PHASE_DONE)
         return KEVO_DONE;
     kevo_status rc = KEVO_OK;
-    if (!s->started_flag) {
+    if (!s->state.started) {
         rc = start(s, err);
-        if (rc != KEVO_OK && s->started_flag)
+        if (rc != KEVO_OK && s->state.started)
             goto fail; /* the search cannot go on */
         if (rc != KEVO_OK)
             return rc; /* set-up missing: the caller may fix it */
     }
-    if (s->interrupted && s->phase < 4) {
-        s->stop = KEVO_STOP_INTERRUPTED;
-        drop_in_flight(s);
+    if (s->state.interrupted && s->state.phase < KEVO__PHASE_DONE) {
+        s->state.stop = KEVO_STOP_INTERRUPTED;
+        kevo__search_drop_in_flight(s);
         rc = finish(s, err);
         return rc == KEVO_OK ? KEVO_DONE : rc;
     }
-    if (s->phase == 0)
+    if (s->state.phase == KEVO__PHASE_SEARCHING)
         rc = search_phase(s, err);
 
     /* Drive the operators and the evaluator. */
     if (rc == KEVO_OK)
-        rc = kevo_operator_host_poll(s->host, 0, NULL, err);
+        rc = kevo_operator_host_poll(s->ops.host, 0, NULL, err);
     if (rc == KEVO_OK)
         rc = kevo__search_take_results(s, err);
     if (rc == KEVO_OK) {
         bool evals = false;
-        for (size_t i = 0; i < s->njobs && !evals; i++)
-            evals = s->jobs[i].result == NULL && s->ev;
+        for (size_t i = 0; i < s->pipe.njobs && !evals; i++)
+            evals = s->pipe.jobs[i].result == NULL && s->cfg.ev;
         if (evals)
-            rc = collect(
+            rc = kevo__search_collect(
                 s,
-                s->nreqs ? (timeout_ms < 0 || timeout_ms > 5 ? 5 : timeout_ms)
-                         : timeout_ms,
+                s->pipe.nreqs
+                    ? (timeout_ms < 0 || timeout_ms > 5 ? 5 : timeout_ms)
+                    : timeout_ms,
                 err);
-        else if (s->nreqs)
+        else if (s->pipe.nreqs)
             rc = kevo_operator_host_poll(
-                s->host, timeout_ms < 0 ? 100 : timeout_ms, NULL, err);
+                s->ops.host, timeout_ms < 0 ? 100 : timeout_ms, NULL, err);
         if (rc == KEVO_OK)
             rc = kevo__search_take_results(s, err);
     }
     if (rc == KEVO_OK)
-        rc = judge_ready(s, err);
+        rc = kevo__search_judge_ready(s, err);
     if (rc != KEVO_OK)
         goto fail;
 
-    if (s->phase == 1 && s->njobs == 0 && kevo__search_child_requests(s) == 0)
-        s->phase = 2;
-    if (s->phase == 2) {
+    if (s->state.phase == KEVO__PHASE_DRAINING && s->pipe.njobs == 0 &&
+        kevo__search_child_requests(s) == 0)
+        s->state.phase = KEVO__PHASE_GATING;
+    if (s->state.phase == KEVO__PHASE_GATING) {
         bool done = true;
-        if (s->ev)
+        if (s->cfg.ev)
             rc = kevo__search_final_gate(s, &done, err);
         if (rc == KEVO_OK && done)
-            s->phase = 3;
+            s->state.phase = KEVO__PHASE_TUNING;
     }
-    if (rc == KEVO_OK && s->phase == 3) {
-        if (!s->tune && s->ev && s->champion >= 0 && s->opt[KEVO_SEARCH_TUNE]) {
+    if (rc == KEVO_OK && s->state.phase == KEVO__PHASE_TUNING) {
+        if (!s->tuning.tune && s->cfg.ev && s->pick.champion >= 0 &&
+            s->cfg.opt[KEVO_SEARCH_TUNE]) {
             int pending = 0;
             rc = kevo__search_tune_start(s, &pending, err);
-            s->tune_pending = pending;
+            s->tuning.pending = pending;
         }
-        if (rc == KEVO_OK && s->tune_pending == 0) {
-            if (s->tune)
+        if (rc == KEVO_OK && s->tuning.pending == 0) {
+            if (s->tuning.tune)
                 rc = kevo__search_tune_finish(s, err);
             if (rc == KEVO_OK)
                 rc = finish(s, err);
@@ -738,9 +551,9 @@ kevo_status kevo_search_step(kevo_search *s, int timeout_ms, kevo_error *err)
     if (rc == KEVO_OK)
         return KEVO_OK;
 fail:
-    s->stop = s->stop ? s->stop : KEVO_STOP_INTERRUPTED;
-    s->phase = 4;
-    if (s->dir)
+    s->state.stop = s->state.stop ? s->state.stop : KEVO_STOP_INTERRUPTED;
+    s->state.phase = KEVO__PHASE_DONE;
+    if (s->run.dir)
         kevo__search_write_summary(s, "failed", NULL);
     return rc;
 }
@@ -764,53 +577,55 @@ kevo_status kevo_search_get_stats(const kevo_search *s, kevo_search_stats *st)
         return KEVO_EINVAL;
     memset(st, 0, sizeof *st);
     st->size = sizeof *st;
-    st->evaluations = s->evaluations;
-    st->in_flight = s->nreqs + s->njobs;
-    st->failures = s->failures;
-    st->improvements = s->improvements;
-    st->best_fitness = isfinite(s->best) ? s->best : NAN;
+    st->evaluations = s->progress.evaluations;
+    st->in_flight = s->pipe.nreqs + s->pipe.njobs;
+    st->failures = s->progress.failures;
+    st->improvements = s->progress.improvements;
+    st->best_fitness = isfinite(s->progress.best) ? s->progress.best : NAN;
     st->champion_fitness =
-        s->champion >= 0 ? kevo__search_gate_fitness(&s->gates[s->champion])
-                         : NAN;
-    if (s->score && isfinite(s->best))
-        st->champion_fitness = s->best;
+        s->pick.champion >= 0
+            ? kevo__search_gate_fitness(&s->pick.gates[s->pick.champion])
+            : NAN;
+    if (s->cfg.score && isfinite(s->progress.best))
+        st->champion_fitness = s->progress.best;
     size_t cells = 0;
-    for (size_t i = 0; i < s->nislands; i++) {
-        cells += kevo_archive_cell_count(s->islands[i]);
-        st->filled += kevo_archive_size(s->islands[i]);
+    for (size_t i = 0; i < s->pop.nislands; i++) {
+        cells += kevo_archive_cell_count(s->pop.islands[i]);
+        st->filled += kevo_archive_size(s->pop.islands[i]);
     }
     st->coverage = cells ? (double)st->filled / (double)cells : 0;
     st->elapsed = kevo__search_elapsed(s);
-    st->evals_per_second =
-        st->elapsed > 0
-            ? (double)(s->evaluations - s->evaluations_start) / st->elapsed
-            : 0;
-    kevo_operator_host_usage(s->host, &st->input_tokens, &st->output_tokens,
+    st->evals_per_second = st->elapsed > 0
+                               ? (double)(s->progress.evaluations -
+                                          s->progress.evaluations_start) /
+                                     st->elapsed
+                               : 0;
+    kevo_operator_host_usage(s->ops.host, &st->input_tokens, &st->output_tokens,
                              &st->cost);
     kevo__validity v;
-    kevo__search_validity_total(s, &v);
+    kevo__search_validity_total(&s->ops, &v);
     st->proposals = v.proposals;
     st->valid = v.valid;
     st->repairs = v.repairs;
     st->seconds_left = NAN;
-    if (s->opt[KEVO_SEARCH_MAX_SECONDS] > 0) {
-        double left = (double)s->opt[KEVO_SEARCH_MAX_SECONDS] - st->elapsed;
+    if (s->cfg.opt[KEVO_SEARCH_MAX_SECONDS] > 0) {
+        double left = (double)s->cfg.opt[KEVO_SEARCH_MAX_SECONDS] - st->elapsed;
         st->seconds_left = left > 0 ? left : 0;
     }
-    st->stop = s->stop;
+    st->stop = s->state.stop;
     return KEVO_OK;
 }
 
 size_t kevo_search_island_count(const kevo_search *s)
 {
-    return s ? s->nislands : 0;
+    return s ? s->pop.nislands : 0;
 }
 
 const kevo_archive *kevo_search_archive(const kevo_search *s, size_t island)
 {
-    if (!s || island >= s->nislands)
+    if (!s || island >= s->pop.nislands)
         return NULL;
-    return s->islands[island];
+    return s->pop.islands[island];
 }
 
 const kevo_candidate *kevo_search_champion(const kevo_search *s,
@@ -820,26 +635,27 @@ const kevo_candidate *kevo_search_champion(const kevo_search *s,
         *fitness = NAN;
     if (!s)
         return NULL;
-    if (s->score) {
-        for (size_t i = 0; i < s->nislands; i++) {
+    if (s->cfg.score) {
+        for (size_t i = 0; i < s->pop.nislands; i++) {
             kevo_archive_stats st = {.size = sizeof st};
-            kevo_archive_get_stats(s->islands[i], &st);
-            if (st.best_cell != KEVO_NO_CELL && st.best_fitness == s->best) {
+            kevo_archive_get_stats(s->pop.islands[i], &st);
+            if (st.best_cell != KEVO_NO_CELL &&
+                st.best_fitness == s->progress.best) {
                 if (fitness)
                     *fitness = st.best_fitness;
-                return kevo_archive_candidate(s->islands[i], st.best_cell);
+                return kevo_archive_candidate(s->pop.islands[i], st.best_cell);
             }
         }
         return NULL;
     }
-    if (s->champion < 0)
+    if (s->pick.champion < 0)
         return NULL;
     if (fitness)
-        *fitness = kevo__search_gate_fitness(&s->gates[s->champion]);
-    return s->champion_cand;
+        *fitness = kevo__search_gate_fitness(&s->pick.gates[s->pick.champion]);
+    return s->pick.champion_cand;
 }
 
 const char *kevo_search_dispatch_json(const kevo_search *s)
 {
-    return s ? s->dispatch : NULL;
+    return s ? s->tuning.dispatch : NULL;
 }

@@ -38,10 +38,10 @@ static kevo_candidate *finalist_candidate(kevo_search *s, uint64_t id)
     size_t island, cell;
     if (kevo__search_find_elite(s, id, &island, &cell))
         return kevo__candidate_share(
-            kevo_archive_candidate(s->islands[island], cell));
-    if (id != KEVO__SEARCH_SEED_ID || !kevo_task_seed(s->task))
+            kevo_archive_candidate(s->pop.islands[island], cell));
+    if (id != KEVO__SEARCH_SEED_ID || !kevo_task_seed(s->cfg.task))
         return NULL;
-    kevo_candidate *c = kevo_candidate_copy(kevo_task_seed(s->task));
+    kevo_candidate *c = kevo_candidate_copy(kevo_task_seed(s->cfg.task));
     if (c)
         kevo_candidate_set_id(c, id);
     return c;
@@ -53,19 +53,19 @@ static kevo_candidate *finalist_candidate(kevo_search *s, uint64_t id)
 static kevo_status choose_finalists(kevo_search *s, kevo_error *err)
 {
     size_t total = 0;
-    for (size_t i = 0; i < s->nislands; i++)
-        total += kevo_archive_size(s->islands[i]);
+    for (size_t i = 0; i < s->pop.nislands; i++)
+        total += kevo_archive_size(s->pop.islands[i]);
     ranked *r = calloc(total ? total : 1, sizeof *r);
-    free(s->finalists);
-    s->nfinalists = 0;
-    s->finalists = calloc(total + 1, sizeof *s->finalists);
-    if (!r || !s->finalists) {
+    free(s->pick.finalists);
+    s->pick.nfinalists = 0;
+    s->pick.finalists = calloc(total + 1, sizeof *s->pick.finalists);
+    if (!r || !s->pick.finalists) {
         free(r);
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     }
     size_t n = 0;
-    for (size_t i = 0; i < s->nislands; i++) {
-        const kevo_archive *a = s->islands[i];
+    for (size_t i = 0; i < s->pop.nislands; i++) {
+        const kevo_archive *a = s->pop.islands[i];
         for (size_t c = kevo_archive_first(a); c != KEVO_NO_CELL;
              c = kevo_archive_next(a, c)) {
             r[n].island = i;
@@ -76,22 +76,23 @@ static kevo_status choose_finalists(kevo_search *s, kevo_error *err)
         }
     }
     qsort(r, n, sizeof *r, by_fitness);
-    size_t top = (size_t)s->opt[KEVO_SEARCH_GATE_TOP];
+    size_t top = (size_t)s->cfg.opt[KEVO_SEARCH_GATE_TOP];
     bool seed = false;
-    for (size_t i = 0; i < n && s->nfinalists < top; i++) {
+    for (size_t i = 0; i < n && s->pick.nfinalists < top; i++) {
         if ((i > 0 && r[i].id == r[i - 1].id) || !(r[i].fitness > 0))
             continue; /* migrated copies; failures */
-        s->finalists[s->nfinalists++] = r[i].id;
+        s->pick.finalists[s->pick.nfinalists++] = r[i].id;
         seed = seed || r[i].id == KEVO__SEARCH_SEED_ID;
-        kevo__search_gate *g = kevo__search_gate_get(s, r[i].id, r[i].fitness);
+        kevo__search_gate *g =
+            kevo__search_gate_get(&s->pick, r[i].id, r[i].fitness);
         if (!g) {
             free(r);
             return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         }
     }
     free(r);
-    if (!seed && kevo_task_seed(s->task))
-        s->finalists[s->nfinalists++] = KEVO__SEARCH_SEED_ID;
+    if (!seed && kevo_task_seed(s->cfg.task))
+        s->pick.finalists[s->pick.nfinalists++] = KEVO__SEARCH_SEED_ID;
     return KEVO_OK;
 }
 
@@ -102,17 +103,18 @@ static kevo_status retime(kevo_search *s, bool *sent, kevo_error *err)
 {
     *sent = false;
     kevo_status rc = choose_finalists(s, err);
-    if (rc != KEVO_OK || s->nfinalists < 2)
+    if (rc != KEVO_OK || s->pick.nfinalists < 2)
         return rc;
-    kevo_candidate **c = calloc(s->nfinalists, sizeof *c);
+    kevo_candidate **c = calloc(s->pick.nfinalists, sizeof *c);
     if (!c)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     size_t n = 0;
-    for (size_t i = 0; i < s->nfinalists; i++) {
-        kevo__search_gate *g = kevo__search_gate_find(s, s->finalists[i]);
+    for (size_t i = 0; i < s->pick.nfinalists; i++) {
+        kevo__search_gate *g =
+            kevo__search_gate_find(&s->pick, s->pick.finalists[i]);
         if (g && g->done && !g->passed)
             continue; /* failed its gate already */
-        if ((c[n] = finalist_candidate(s, s->finalists[i])))
+        if ((c[n] = finalist_candidate(s, s->pick.finalists[i])))
             n++;
     }
     if (n >= 2) {
@@ -131,7 +133,7 @@ static kevo_status retime(kevo_search *s, bool *sent, kevo_error *err)
  * -infinity when it has none. */
 static double rank_fitness(kevo_search *s, uint64_t id)
 {
-    const kevo__search_gate *g = kevo__search_gate_find(s, id);
+    const kevo__search_gate *g = kevo__search_gate_find(&s->pick, id);
     double f = g ? kevo__search_gate_fitness(g) : NAN;
     return isfinite(f) ? f : -INFINITY;
 }
@@ -139,18 +141,18 @@ static double rank_fitness(kevo_search *s, uint64_t id)
 /* Sorts the finalists, fittest first (ties: lower id). */
 static void rank_finalists(kevo_search *s)
 {
-    for (size_t i = 1; i < s->nfinalists; i++) {
-        uint64_t id = s->finalists[i];
+    for (size_t i = 1; i < s->pick.nfinalists; i++) {
+        uint64_t id = s->pick.finalists[i];
         double f = rank_fitness(s, id);
         size_t j = i;
         while (j > 0) {
-            double fp = rank_fitness(s, s->finalists[j - 1]);
-            if (fp > f || (fp == f && s->finalists[j - 1] < id))
+            double fp = rank_fitness(s, s->pick.finalists[j - 1]);
+            if (fp > f || (fp == f && s->pick.finalists[j - 1] < id))
                 break;
-            s->finalists[j] = s->finalists[j - 1];
+            s->pick.finalists[j] = s->pick.finalists[j - 1];
             j--;
         }
-        s->finalists[j] = id;
+        s->pick.finalists[j] = id;
     }
 }
 
@@ -160,26 +162,27 @@ static void rank_finalists(kevo_search *s)
 kevo_status kevo__search_final_gate(kevo_search *s, bool *done, kevo_error *err)
 {
     *done = false;
-    if (s->njobs > 0)
+    if (s->pipe.njobs > 0)
         return KEVO_OK; /* a retime or a gate is under way */
     kevo_status rc = KEVO_OK;
-    if (!s->retime_sent) {
+    if (!s->pick.retime_sent) {
         bool sent = false;
-        s->retime_sent = true;
+        s->pick.retime_sent = true;
         rc = retime(s, &sent, err);
         if (rc != KEVO_OK || sent)
             return rc;
     }
-    if (!s->retime_done) {
-        s->retime_done = true;
+    if (!s->pick.retime_done) {
+        s->pick.retime_done = true;
         rank_finalists(s);
     }
     *done = true;
-    for (size_t i = 0; i < s->nfinalists; i++) {
-        kevo__search_gate *g = kevo__search_gate_find(s, s->finalists[i]);
+    for (size_t i = 0; i < s->pick.nfinalists; i++) {
+        kevo__search_gate *g =
+            kevo__search_gate_find(&s->pick, s->pick.finalists[i]);
         if (g && g->done && !g->passed)
             continue;
-        kevo_candidate *c = finalist_candidate(s, s->finalists[i]);
+        kevo_candidate *c = finalist_candidate(s, s->pick.finalists[i]);
         if (!c)
             continue; /* gone: nothing to gate */
         if (g && g->done && g->passed && g->held) {

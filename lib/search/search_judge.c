@@ -19,9 +19,9 @@
 
 const char *kevo__search_note_get(const kevo_search *s, uint64_t id)
 {
-    for (size_t i = 0; id && i < s->nnotes; i++) {
-        if (s->notes[i].id == id)
-            return s->notes[i].json;
+    for (size_t i = 0; id && i < s->pop.nnotes; i++) {
+        if (s->pop.notes[i].id == id)
+            return s->pop.notes[i].json;
     }
     return NULL;
 }
@@ -31,34 +31,34 @@ kevo_status kevo__search_set_note(kevo_search *s, uint64_t id, const char *json)
     char *copy = strdup(json);
     if (!copy)
         return KEVO_ENOMEM;
-    for (size_t i = 0; i < s->nnotes; i++) {
-        if (s->notes[i].id == id) {
-            free(s->notes[i].json);
-            s->notes[i].json = copy;
+    for (size_t i = 0; i < s->pop.nnotes; i++) {
+        if (s->pop.notes[i].id == id) {
+            free(s->pop.notes[i].json);
+            s->pop.notes[i].json = copy;
             return KEVO_OK;
         }
     }
-    if (s->nnotes == s->cnotes) {
-        size_t c = s->cnotes ? 2 * s->cnotes : 32;
-        kevo__search_note *n = realloc(s->notes, c * sizeof *n);
+    if (s->pop.nnotes == s->pop.cnotes) {
+        size_t c = s->pop.cnotes ? 2 * s->pop.cnotes : 32;
+        kevo__search_note *n = realloc(s->pop.notes, c * sizeof *n);
         if (!n) {
             free(copy);
             return KEVO_ENOMEM;
         }
-        s->notes = n;
-        s->cnotes = c;
+        s->pop.notes = n;
+        s->pop.cnotes = c;
     }
-    s->notes[s->nnotes].id = id;
-    s->notes[s->nnotes].json = copy;
-    s->nnotes++;
+    s->pop.notes[s->pop.nnotes].id = id;
+    s->pop.notes[s->pop.nnotes].json = copy;
+    s->pop.nnotes++;
     return KEVO_OK;
 }
 
 bool kevo__search_find_elite(const kevo_search *s, uint64_t id, size_t *island,
                              size_t *cell)
 {
-    for (size_t i = 0; i < s->nislands; i++) {
-        const kevo_archive *a = s->islands[i];
+    for (size_t i = 0; i < s->pop.nislands; i++) {
+        const kevo_archive *a = s->pop.islands[i];
         for (size_t c = kevo_archive_first(a); c != KEVO_NO_CELL;
              c = kevo_archive_next(a, c)) {
             if (kevo_candidate_id(kevo_archive_candidate(a, c)) == id) {
@@ -71,29 +71,30 @@ bool kevo__search_find_elite(const kevo_search *s, uint64_t id, size_t *island,
     return false;
 }
 
-kevo_status kevo__search_history_add(kevo_search *s, double n, double best)
+kevo_status kevo__search_history_add(kevo__search_progress *p, double n,
+                                     double best)
 {
-    if (s->nhistory == s->chistory) {
-        size_t c = s->chistory ? 2 * s->chistory : 64;
-        double *h = realloc(s->history, 2 * c * sizeof *h);
+    if (p->nhistory == p->chistory) {
+        size_t c = p->chistory ? 2 * p->chistory : 64;
+        double *h = realloc(p->history, 2 * c * sizeof *h);
         if (!h)
             return KEVO_ENOMEM;
-        s->history = h;
-        s->chistory = c;
+        p->history = h;
+        p->chistory = c;
     }
-    s->history[2 * s->nhistory] = n;
-    s->history[2 * s->nhistory + 1] = best;
-    s->nhistory++;
+    p->history[2 * p->nhistory] = n;
+    p->history[2 * p->nhistory + 1] = best;
+    p->nhistory++;
     return KEVO_OK;
 }
 
 /* ---- gates --------------------------------------------------------------- */
 
-kevo__search_gate *kevo__search_gate_find(kevo_search *s, uint64_t id)
+kevo__search_gate *kevo__search_gate_find(kevo__search_pick *pick, uint64_t id)
 {
-    for (size_t i = 0; i < s->ngates; i++) {
-        if (s->gates[i].id == id)
-            return &s->gates[i];
+    for (size_t i = 0; i < pick->ngates; i++) {
+        if (pick->gates[i].id == id)
+            return &pick->gates[i];
     }
     return NULL;
 }
@@ -103,21 +104,21 @@ double kevo__search_gate_fitness(const kevo__search_gate *g)
     return isfinite(g->retimed) ? g->retimed : g->fitness;
 }
 
-kevo__search_gate *kevo__search_gate_get(kevo_search *s, uint64_t id,
+kevo__search_gate *kevo__search_gate_get(kevo__search_pick *pick, uint64_t id,
                                          double fitness)
 {
-    kevo__search_gate *g = kevo__search_gate_find(s, id);
+    kevo__search_gate *g = kevo__search_gate_find(pick, id);
     if (g)
         return g;
-    if (s->ngates == s->cgates) {
-        size_t c = s->cgates ? 2 * s->cgates : 16;
-        kevo__search_gate *n = realloc(s->gates, c * sizeof *n);
+    if (pick->ngates == pick->cgates) {
+        size_t c = pick->cgates ? 2 * pick->cgates : 16;
+        kevo__search_gate *n = realloc(pick->gates, c * sizeof *n);
         if (!n)
             return NULL;
-        s->gates = n;
-        s->cgates = c;
+        pick->gates = n;
+        pick->cgates = c;
     }
-    g = &s->gates[s->ngates++];
+    g = &pick->gates[pick->ngates++];
     memset(g, 0, sizeof *g);
     g->id = id;
     g->fitness = fitness;
@@ -130,10 +131,10 @@ kevo_status kevo__search_gate_start(kevo_search *s, const kevo_candidate *cand,
                                     kevo_error *err)
 {
     uint64_t id = kevo_candidate_id(cand);
-    kevo__search_gate *g = kevo__search_gate_find(s, id);
+    kevo__search_gate *g = kevo__search_gate_find(&s->pick, id);
     if (g && ((g->started && !g->done) || (g->done && (!g->passed || g->held))))
         return KEVO_OK; /* under way, or gated already */
-    if (!g && !(g = kevo__search_gate_get(s, id, fitness)))
+    if (!g && !(g = kevo__search_gate_get(&s->pick, id, fitness)))
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     /* A gate restored from a checkpoint without its results runs again. */
     g->done = false;
@@ -158,20 +159,20 @@ kevo_status kevo__search_crown(kevo_search *s, kevo__search_gate *g,
                                const kevo_candidate *cand, bool forced,
                                kevo_error *err)
 {
-    long idx = (long)(g - s->gates);
-    if (s->champion == idx && s->champion_cand)
+    long idx = (long)(g - s->pick.gates);
+    if (s->pick.champion == idx && s->pick.champion_cand)
         return KEVO_OK;
-    if (!forced && s->champion >= 0 &&
-        kevo__search_gate_fitness(&s->gates[s->champion]) >=
+    if (!forced && s->pick.champion >= 0 &&
+        kevo__search_gate_fitness(&s->pick.gates[s->pick.champion]) >=
             kevo__search_gate_fitness(g))
         return KEVO_OK;
     kevo_candidate *champion = kevo__candidate_share(cand);
-    kevo_candidate_free(s->champion_cand);
-    s->champion_cand = champion;
-    s->champion = idx;
+    kevo_candidate_free(s->pick.champion_cand);
+    s->pick.champion_cand = champion;
+    s->pick.champion = idx;
     double fitness = kevo__search_gate_fitness(g);
     json_t *f = json_pack("{s:I, s:f, s:I}", "id", (json_int_t)g->id, "fitness",
-                          fitness, "n", (json_int_t)s->evaluations);
+                          fitness, "n", (json_int_t)s->progress.evaluations);
     if (f && isfinite(g->retimed))
         json_object_set_new(f, "first_fitness", json_real(g->fitness));
     kevo_status rc = kevo__search_log(s, "champion", f, err);
@@ -191,7 +192,7 @@ static kevo_status judge_retime(kevo_search *s, kevo__search_job *job,
                                 kevo_error *err)
 {
     uint64_t id = kevo_candidate_id(job->cand);
-    kevo__search_gate *g = kevo__search_gate_get(s, id, NAN);
+    kevo__search_gate *g = kevo__search_gate_get(&s->pick, id, NAN);
     if (!g)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     kevo_eval_result *res = job->result;
@@ -226,7 +227,7 @@ static kevo_status judge_gate(kevo_search *s, kevo__search_job *job,
     if (job->kind == KEVO__JOB_RETIME)
         return judge_retime(s, job, err);
     uint64_t id = kevo_candidate_id(job->cand);
-    kevo__search_gate *g = kevo__search_gate_find(s, id);
+    kevo__search_gate *g = kevo__search_gate_find(&s->pick, id);
     if (!g)
         return KEVO_OK;
     if (job->kind == KEVO__JOB_GATE_TRAIN) {
@@ -254,7 +255,8 @@ static kevo_status judge_gate(kevo_search *s, kevo__search_job *job,
         g->held = job->result;
         job->result = NULL;
         char why[2048];
-        g->passed = kevo_evaluator_gate_check(s->ev, g->held, why, sizeof why);
+        g->passed =
+            kevo_evaluator_gate_check(s->cfg.ev, g->held, why, sizeof why);
         g->held_fitness = kevo_eval_result_fitness(g->held);
         g->done = true;
         free(g->reason);
@@ -278,7 +280,7 @@ static kevo_status judge_gate(kevo_search *s, kevo__search_job *job,
     kevo__search_emit(s, &ev);
     /* During the search a gate that passes may crown; at the end the final
      * gating decides. */
-    if (rc == KEVO_OK && g->passed && s->phase < 2)
+    if (rc == KEVO_OK && g->passed && s->state.phase < KEVO__PHASE_GATING)
         rc = kevo__search_crown(s, g, job->cand, false, err);
     return rc;
 }
@@ -307,18 +309,19 @@ static json_t *eval_fields(kevo_search *s, const kevo__search_job *job,
     for (size_t i = 0; i < kevo_candidate_parent_count(c); i++)
         json_array_append_new(
             parents, json_integer((json_int_t)kevo_candidate_parent(c, i)));
-    const char *op =
-        job->op == SIZE_MAX ? "seed" : kevo_operator_name(s->ops[job->op].op);
+    const char *op = job->op == SIZE_MAX
+                         ? "seed"
+                         : kevo_operator_name(s->ops.list[job->op].op);
     size_t cells = 0, filled = 0;
-    for (size_t i = 0; i < s->nislands; i++) {
-        cells += kevo_archive_cell_count(s->islands[i]);
-        filled += kevo_archive_size(s->islands[i]);
+    for (size_t i = 0; i < s->pop.nislands; i++) {
+        cells += kevo_archive_cell_count(s->pop.islands[i]);
+        filled += kevo_archive_size(s->pop.islands[i]);
     }
     json_t *f = json_pack(
         "{s:I, s:I, s:I, s:s, s:o, s:s, s:f, s:s, s:f}", "n",
-        (json_int_t)s->evaluations, "id", (json_int_t)kevo_candidate_id(c),
-        "island", (json_int_t)job->island, "operator", op, "parents", parents,
-        "verdict",
+        (json_int_t)s->progress.evaluations, "id",
+        (json_int_t)kevo_candidate_id(c), "island", (json_int_t)job->island,
+        "operator", op, "parents", parents, "verdict",
         res              ? kevo_verdict_name(kevo_eval_result_verdict(res))
         : job->fail_kind ? job->fail_kind
                          : "ok",
@@ -335,7 +338,8 @@ static json_t *eval_fields(kevo_search *s, const kevo__search_job *job,
                             ? json_integer((json_int_t)cell)
                             : json_null());
     json_object_set_new(f, "best",
-                        isfinite(s->best) ? json_real(s->best) : json_null());
+                        isfinite(s->progress.best) ? json_real(s->progress.best)
+                                                   : json_null());
     const kevo_vars *params = kevo_candidate_assignment(c);
     if (params && kevo_vars_count(params) > 0)
         json_object_set_new(f, "params", kevo__search_params_json(params));
@@ -371,21 +375,20 @@ static kevo_status judge_child(kevo_search *s, kevo__search_job *job,
 {
     kevo_status rc = KEVO_OK;
     bool seed = job->op == SIZE_MAX;
-    s->evaluations++;
-    s->since_checkpoint++;
-    s->since_migration++;
+    s->progress.evaluations++;
+    s->progress.since_checkpoint++;
+    s->progress.since_migration++;
     if (!ok)
-        s->failures++;
+        s->progress.failures++;
 
     /* Failures stay out of the archive, except a seed with a known
      * behaviour, which must give the search a parent. */
-    bool judged =
-        desc &&
-        (ok || (seed && s->islands && kevo_archive_size(s->islands[0]) == 0));
+    bool judged = desc && (ok || (seed && s->pop.islands &&
+                                  kevo_archive_size(s->pop.islands[0]) == 0));
     kevo_insert_outcome outcome = KEVO_INSERT_REJECTED;
     size_t cell = KEVO_NO_CELL;
     if (judged) {
-        rc = kevo_archive_insert(s->islands[job->island], job->cand,
+        rc = kevo_archive_insert(s->pop.islands[job->island], job->cand,
                                  ok ? fitness : 0, desc, &outcome, &cell, err);
         if (rc != KEVO_OK)
             return rc;
@@ -402,18 +405,19 @@ static kevo_status judge_child(kevo_search *s, kevo__search_job *job,
     bool beat =
         ok && isfinite(job->parent_fitness) && fitness > job->parent_fitness;
     if (!seed) {
-        kevo__search_op *o = &s->ops[job->op];
+        kevo__search_op *o = &s->ops.list[job->op];
         o->evaluated++;
         o->entered += entered;
         o->improved += beat;
         if (job->parent_cell != KEVO_NO_CELL)
-            kevo_archive_credit(s->islands[job->island], job->parent_cell,
+            kevo_archive_credit(s->pop.islands[job->island], job->parent_cell,
                                 job->parent_id, entered);
         int64_t p = kevo_candidate_prompt(job->cand);
         if (p >= 0) {
             unsigned outc = (entered ? KEVO_PROMPT_ENTERED : 0u) |
                             (beat ? KEVO_PROMPT_BEAT_PARENT : 0u);
-            kevo_promptpool_credit(s->pool, (uint64_t)p, outc, ok ? fitness : 0,
+            kevo_promptpool_credit(s->ops.pool, (uint64_t)p, outc,
+                                   ok ? fitness : 0,
                                    kevo_candidate_id(job->cand), NULL);
         }
         bool valid =
@@ -422,17 +426,18 @@ static kevo_status judge_child(kevo_search *s, kevo__search_job *job,
             return rc;
     }
     if (ok && *res) {
-        rc = kevo__search_observe(s, job->cand, *res);
+        rc = kevo__search_observe(&s->tuning, s->cfg.task, job->cand, *res);
         if (rc != KEVO_OK)
             return rc;
     }
-    bool improved = entered && ok && fitness > s->best;
+    bool improved = entered && ok && fitness > s->progress.best;
     if (improved) {
-        s->best = fitness;
-        s->improvements++;
-        s->last_improvement = s->evaluations;
-        if (kevo__search_history_add(s, (double)s->evaluations, fitness) !=
-            KEVO_OK)
+        s->progress.best = fitness;
+        s->progress.improvements++;
+        s->progress.last_improvement = s->progress.evaluations;
+        if (kevo__search_history_add(&s->progress,
+                                     (double)s->progress.evaluations,
+                                     fitness) != KEVO_OK)
             return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     }
     rc = kevo__search_log(
@@ -449,9 +454,9 @@ static kevo_status judge_child(kevo_search *s, kevo__search_job *job,
                             .outcome = outcome,
                             .island = job->island};
     kevo__search_emit(s, &ev);
-    if (improved && s->ev)
+    if (improved && s->cfg.ev)
         rc = kevo__search_gate_start(s, job->cand, fitness, res, err);
-    if (improved && s->score) {
+    if (improved && s->cfg.score) {
         kevo_search_event cev = {.size = sizeof cev,
                                  .type = KEVO_SEARCH_CHAMPION,
                                  .candidate = job->cand,
@@ -481,11 +486,11 @@ kevo_status kevo__search_judge(kevo_search *s, kevo__search_job *job,
     if (!isfinite(fitness) || fitness < 0)
         fitness = 0;
     ok = ok && fitness > 0;
-    size_t nd = kevo_archive_dimension_count(s->islands[0]);
+    size_t nd = kevo_archive_dimension_count(s->pop.islands[0]);
     double desc[64];
     bool known = nd <= KEVO_ARRAY_SIZE(desc);
     for (size_t d = 0; known && d < nd; d++) {
-        const char *name = kevo_archive_dimension_name(s->islands[0], d);
+        const char *name = kevo_archive_dimension_name(s->pop.islands[0], d);
         known = kevo_eval_result_descriptor(res, name, &desc[d]) == KEVO_OK &&
                 !isnan(desc[d]);
     }
@@ -494,7 +499,7 @@ kevo_status kevo__search_judge(kevo_search *s, kevo__search_job *job,
             err, KEVO_EINVALID,
             "the seed kernel of task %s failed (%s): %s; the search needs a "
             "seed that compiles",
-            kevo_task_name(s->task),
+            kevo_task_name(s->cfg.task),
             kevo_verdict_name(kevo_eval_result_verdict(res)),
             kevo_eval_result_reason(res) ? kevo_eval_result_reason(res) : "");
     }
@@ -507,13 +512,13 @@ kevo_status kevo__search_judge(kevo_search *s, kevo__search_job *job,
 
 kevo_status kevo__search_migrate(kevo_search *s, kevo_error *err)
 {
-    size_t k = s->nislands;
+    size_t k = s->pop.nislands;
     size_t *best = calloc(k, sizeof *best);
     if (!best)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     for (size_t i = 0; i < k; i++) {
         kevo_archive_stats st = {.size = sizeof st};
-        kevo_archive_get_stats(s->islands[i], &st);
+        kevo_archive_get_stats(s->pop.islands[i], &st);
         best[i] = st.best_cell;
     }
     kevo_status rc = KEVO_OK;
@@ -521,7 +526,7 @@ kevo_status kevo__search_migrate(kevo_search *s, kevo_error *err)
         if (best[i] == KEVO_NO_CELL)
             continue;
         size_t to = (i + 1) % k;
-        const kevo_archive *a = s->islands[i];
+        const kevo_archive *a = s->pop.islands[i];
         double desc[64];
         if (kevo_archive_dimension_count(a) > KEVO_ARRAY_SIZE(desc) ||
             kevo_archive_descriptor(a, best[i], desc) != KEVO_OK)
@@ -529,7 +534,7 @@ kevo_status kevo__search_migrate(kevo_search *s, kevo_error *err)
         const kevo_candidate *c = kevo_archive_candidate(a, best[i]);
         kevo_insert_outcome out;
         size_t cell;
-        rc = kevo_archive_insert(s->islands[to], c,
+        rc = kevo_archive_insert(s->pop.islands[to], c,
                                  kevo_archive_fitness(a, best[i]), desc, &out,
                                  &cell, err);
         if (rc == KEVO_OK)

@@ -90,7 +90,7 @@ kevo_status kevo_search_set_int(kevo_search *s, kevo_search_option opt,
                                "kevo_search_set_int: unknown option %d",
                                (int)opt);
     const option_info *o = &options[opt];
-    if (s->started_flag && !o->live)
+    if (s->state.started && !o->live)
         return kevo__error_set(err, KEVO_ESTATE,
                                "search option %s cannot change once the "
                                "search has started",
@@ -101,7 +101,7 @@ kevo_status kevo_search_set_int(kevo_search *s, kevo_search_option opt,
                                "%lld]",
                                o->name, (long long)value, (long long)o->lo,
                                (long long)o->hi);
-    s->opt[opt] = value;
+    s->cfg.opt[opt] = value;
     return KEVO_OK;
 }
 
@@ -109,5 +109,5 @@ int64_t kevo_search_get_int(const kevo_search *s, kevo_search_option opt)
 {
     if (!s || (unsigned)opt >= KEVO__SEARCH_OPTIONS)
         return -1;
-    return s->opt[opt];
+    return s->cfg.opt[opt];
 }

@@ -1,10 +1,24 @@
 /*
- * search_private.h: the search engine's insides, shared by search.c (the
- * loop: requests, the pipeline, stop conditions), search_judge.c (what an
- * evaluation does to the archives, the credits and the champion),
- * search_final.c (the finalists timed again together, then gated),
- * search_state.c (checkpoints), search_summary.c (summary.json, best.cu)
- * and search_tune.c (per-shape tuning of the champion).
+ * search_private.h: the search engine's insides. A kevo_search is made of
+ * groups, one per concept (the struct at the end of the types below):
+ * cfg (what the caller set up), ops (operators, prompts and their
+ * validity), pop (the islands, the notes beside their elites and the
+ * engine's random stream), run (the run directory), pipe (requests and
+ * evaluations in flight), progress (counters, clocks, the best fitness
+ * and its history), pick (the gates and the champion), tuning, repair and
+ * state (the phase and the stop). A function that needs one group takes
+ * that group.
+ *
+ * The files: search.c (creation, the start, stop conditions and the step
+ * through the phases), search_pipeline.c (jobs submitted, collected and
+ * judged in ticket order), search_request.c (requests to operators and
+ * what they answer), search_judge.c (what an evaluation does to the
+ * archives, the credits, the gates and the champion), search_final.c (the
+ * finalists timed again together, then gated), search_tune.c (per-shape
+ * tuning of the champion), search_repair.c and search_validity.c (failed
+ * children sent back; how valid each operator's and prompt's children
+ * were), search_state.c (checkpoints and kevo_search_open_run()),
+ * search_summary.c (summary.json, best.cu) and search_options.c.
  */
 #ifndef KEVO_SEARCH_PRIVATE_H
 #define KEVO_SEARCH_PRIVATE_H
@@ -113,7 +127,24 @@ typedef struct kevo__search_note {
     char *json;
 } kevo__search_note;
 
-struct kevo_search {
+/* A prompt's validity counters (search_validity.c). */
+typedef struct kevo__search_pvalid kevo__search_pvalid;
+
+/* The phases of a search, in order; kevo_search_step() moves through them
+ * and never back. */
+typedef enum kevo__search_phase {
+    KEVO__PHASE_SEARCHING = 0, /* requests sent, children judged */
+    KEVO__PHASE_DRAINING,      /* a stop condition holds: the work in
+                                  flight ends */
+    KEVO__PHASE_GATING,        /* the finalists timed again and gated */
+    KEVO__PHASE_TUNING,        /* the champion's per-shape tuning */
+    KEVO__PHASE_DONE           /* the last checkpoint and summary written */
+} kevo__search_phase;
+
+/* What the caller set up before the first step: the task, the options,
+ * what judges a child (an evaluator or a scoring function) and the
+ * callback. */
+typedef struct kevo__search_config {
     const kevo_task *task;
     int64_t opt[KEVO__SEARCH_OPTIONS];
     kevo_evaluator *ev;
@@ -121,28 +152,50 @@ struct kevo_search {
     void *score_user;
     kevo_search_callback callback;
     void *callback_user;
+} kevo__search_config;
 
+/* What proposes children: the operator host, the operators with their
+ * records, the prompt pool, and how valid each prompt's children were. */
+typedef struct kevo__search_operators {
     kevo_operator_host *host;
-    kevo__search_op *ops;
-    size_t nops;
+    kevo__search_op *list;
+    size_t n;
     kevo_promptpool *pool;
+    kevo__search_pvalid *pvalid; /* validity per prompt */
+    size_t npvalid, cpvalid;
+} kevo__search_operators;
 
+/* The population: the islands' archives, the notes kept beside their
+ * elites, and the engine's random stream, which picks parents, operators,
+ * prompts and inspirations from them. */
+typedef struct kevo__search_population {
     kevo_archive **islands;
     size_t nislands;
     kevo_rng *rng;
+    kevo__search_note *notes;
+    size_t nnotes, cnotes;
+} kevo__search_population;
 
+/* The run directory (NULL without one), where the event log, checkpoints,
+ * summary.json and best.cu go. */
+typedef struct kevo__search_run {
     kevo_rundir *dir;
-    char *command;
-    bool resumed;
+    char *command; /* the command line recorded in the run */
+    bool resumed;  /* restored from the run's checkpoint */
+} kevo__search_run;
 
-    /* The pipeline. */
+/* The pipeline: operator requests and evaluations in flight. */
+typedef struct kevo__search_pipeline {
     kevo__search_req *reqs;
     size_t nreqs, creqs;
     kevo__search_job *jobs; /* in ticket order */
     size_t njobs, cjobs;
     uint64_t next_ticket; /* scoring-function jobs */
+} kevo__search_pipeline;
 
-    /* Counters (kept across a resume). */
+/* Counters, clocks and the best fitness over time: what the budget and the
+ * stop conditions read. Kept across a resume, except where said. */
+typedef struct kevo__search_progress {
     uint64_t evaluations;       /* judged children, the seed included */
     uint64_t evaluations_start; /* ... when this process started */
     uint64_t submitted;         /* children sent to evaluation */
@@ -157,44 +210,63 @@ struct kevo_search {
                                exhausted */
     double best;            /* over every island; -INFINITY before any */
     double elapsed_before;  /* seconds of earlier processes of the run */
-    double started;         /* monotonic clock at the first step */
-
+    double start_time;      /* monotonic clock at the first step */
     /* History of the best fitness: pairs (evaluations, best). */
     double *history;
     size_t nhistory, chistory;
+} kevo__search_progress;
 
-    /* Gates, and the champion (an index in gates, or -1). */
+/* The gates and the pick of the champion. */
+typedef struct kevo__search_pick {
     kevo__search_gate *gates;
     size_t ngates, cgates;
-    long champion;
+    long champion;                 /* an index in gates, or -1 */
     kevo_candidate *champion_cand; /* owned copy */
     /* The final gating: the finalists (the fittest elites and the seed),
      * timed again together, then gated in the order of those times. */
     uint64_t *finalists;
     size_t nfinalists;
     bool retime_sent, retime_done;
+} kevo__search_pick;
 
+/* Per-shape tuning of the champion (search_tune.c): the times of correct
+ * children it draws on, its state once started and its result. */
+typedef struct kevo__search_tuning {
     kevo__search_obs *obs;
     size_t nobs, cobs;
-    kevo__search_note *notes;
-    size_t nnotes, cnotes;
-
-    /* Repairs and validity (search_repair.c, search_validity.c). */
-    struct kevo__search_memo *memo;     /* recent failures per parent */
-    struct kevo__search_pvalid *pvalid; /* validity per prompt */
-    size_t npvalid, cpvalid;
-    bool scoring;                        /* inside the scoring function */
-    char *score_kind, *score_diagnostic; /* kevo_search_fail_candidate() */
-
-    struct kevo__search_tune *tune; /* search_tune.c's state, or NULL */
+    struct kevo__search_tune *tune; /* NULL until started */
     char *dispatch;                 /* the tuning's JSON, once made */
+    int pending;                    /* held-out checks in flight */
+} kevo__search_tuning;
 
-    volatile sig_atomic_t interrupted;
+/* What failures feed back (search_repair.c): the recent failures per
+ * parent, and the report of the scoring function on the child it scores
+ * (kevo_search_fail_candidate()). */
+typedef struct kevo__search_repairs {
+    struct kevo__search_memo *memo;
+    bool scoring; /* inside the scoring function */
+    char *score_kind, *score_diagnostic;
+} kevo__search_repairs;
+
+/* Where the search is in its life. */
+typedef struct kevo__search_state {
+    bool started; /* the first step ran */
+    kevo__search_phase phase;
     kevo_stop_reason stop;
-    int phase; /* 0 searching, 1 draining, 2 gating, 3 tuning, 4 done */
-    bool started_flag;
-    bool seeded; /* the seed was submitted */
-    int tune_pending;
+    volatile sig_atomic_t interrupted;
+} kevo__search_state;
+
+struct kevo_search {
+    kevo__search_config cfg;
+    kevo__search_operators ops;
+    kevo__search_population pop;
+    kevo__search_run run;
+    kevo__search_pipeline pipe;
+    kevo__search_progress progress;
+    kevo__search_pick pick;
+    kevo__search_tuning tuning;
+    kevo__search_repairs repair;
+    kevo__search_state state;
 };
 
 /* ---- search_options.c ---------------------------------------------------- */
@@ -214,20 +286,31 @@ double kevo__search_elapsed(const kevo_search *s);
 kevo_status kevo__search_log(kevo_search *s, const char *type, json_t *fields,
                              kevo_error *err);
 void kevo__search_emit(kevo_search *s, const kevo_search_event *ev);
+
+/* ---- search_pipeline.c --------------------------------------------------- */
+
 /* Submits the n candidates of cands (taken) to the evaluator as one group
  * (kevo_evaluator_submit_group()), a job of kind each. */
 kevo_status kevo__search_submit_group(kevo_search *s, kevo__job_kind kind,
                                       kevo_candidate **cands, size_t n,
                                       unsigned flags, kevo_error *err);
-/* The fitness a gate ranks by: the re-measured one when there is one. */
-double kevo__search_gate_fitness(const kevo__search_gate *g);
 /* Submits cand (taken) to the evaluator as a job of kind, or queues it for
  * the scoring function. */
 kevo_status kevo__search_submit(kevo_search *s, kevo__job_kind kind,
                                 kevo_candidate *cand,
                                 const kevo__search_job *proto, unsigned flags,
                                 kevo_error *err);
+/* Frees what a job holds. */
 void kevo__search_job_clear(kevo__search_job *job);
+/* Collects finished evaluations into their jobs, waiting at most
+ * timeout_ms for the first. */
+kevo_status kevo__search_collect(kevo_search *s, int timeout_ms,
+                                 kevo_error *err);
+/* Judges the finished jobs at the front of the queue, in ticket order;
+ * checkpoints and migrates when due. */
+kevo_status kevo__search_judge_ready(kevo_search *s, kevo_error *err);
+/* Drops the work in flight (after an interrupt). */
+void kevo__search_drop_in_flight(kevo_search *s);
 
 /* ---- search_request.c ---------------------------------------------------- */
 
@@ -259,10 +342,12 @@ kevo_status kevo__search_judge_scored(kevo_search *s, kevo__search_job *job,
 kevo_status kevo__search_gate_start(kevo_search *s, const kevo_candidate *cand,
                                     double fitness, kevo_eval_result **res,
                                     kevo_error *err);
-kevo__search_gate *kevo__search_gate_find(kevo_search *s, uint64_t id);
+/* The fitness a gate ranks by: the re-measured one when there is one. */
+double kevo__search_gate_fitness(const kevo__search_gate *g);
+kevo__search_gate *kevo__search_gate_find(kevo__search_pick *pick, uint64_t id);
 /* The gate record of id, made (not started) when there is none; NULL when
  * out of memory. */
-kevo__search_gate *kevo__search_gate_get(kevo_search *s, uint64_t id,
+kevo__search_gate *kevo__search_gate_get(kevo__search_pick *pick, uint64_t id,
                                          double fitness);
 /* Makes g the champion (forced: whatever the current one's fitness). */
 kevo_status kevo__search_crown(kevo_search *s, kevo__search_gate *g,
@@ -276,7 +361,9 @@ kevo_status kevo__search_set_note(kevo_search *s, uint64_t id,
 /* The elite with id in any island: its island and cell, or false. */
 bool kevo__search_find_elite(const kevo_search *s, uint64_t id, size_t *island,
                              size_t *cell);
-kevo_status kevo__search_history_add(kevo_search *s, double n, double best);
+/* Adds a point (evaluations n, best fitness) to the history. */
+kevo_status kevo__search_history_add(kevo__search_progress *p, double n,
+                                     double best);
 
 /* ---- search_repair.c ---------------------------------------------------- */
 
@@ -302,33 +389,35 @@ void kevo__search_revision_failures(kevo_search *s, uint64_t prompt,
                                     kevo_operator_revision *rev,
                                     kevo_operator_failure *kinds,
                                     kevo_operator_failure *children);
-void kevo__search_repair_free(kevo_search *s);
+void kevo__search_repair_free(kevo__search_repairs *r);
 
 /* ---- search_validity.c --------------------------------------------------- */
 
 /* Counts a proposal of operator op (SIZE_MAX: none) and prompt (-1: none):
  * a first attempt or a repair of turn, valid or not. */
-kevo_status kevo__search_count_proposal(kevo_search *s, size_t op,
+kevo_status kevo__search_count_proposal(kevo__search_operators *ops, size_t op,
                                         int64_t prompt, uint32_t turn,
                                         bool valid);
 /* Counts a repair request sent. */
-kevo_status kevo__search_count_repair(kevo_search *s, size_t op,
+kevo_status kevo__search_count_repair(kevo__search_operators *ops, size_t op,
                                       int64_t prompt);
 /* The totals over every operator. */
-void kevo__search_validity_total(const kevo_search *s, kevo__validity *out);
+void kevo__search_validity_total(const kevo__search_operators *ops,
+                                 kevo__validity *out);
 /* A prompt's counters, or NULL when it has none. */
-const kevo__validity *kevo__search_prompt_validity(const kevo_search *s,
-                                                   uint64_t prompt);
+const kevo__validity *
+kevo__search_prompt_validity(const kevo__search_operators *ops,
+                             uint64_t prompt);
 /* Adds the counters to a summary or checkpoint object o. */
 void kevo__search_validity_put(json_t *o, const kevo__validity *v);
 /* Reads them back from a checkpoint's object (absent keys stay 0, as in a
  * checkpoint written before they were kept). */
 void kevo__search_validity_get(const json_t *o, kevo__validity *v);
 /* The per-prompt counters as a checkpoint keeps them, and back. */
-json_t *kevo__search_pvalid_json(const kevo_search *s);
-kevo_status kevo__search_pvalid_restore(kevo_search *s, const json_t *arr,
-                                        kevo_error *err);
-void kevo__search_validity_free(kevo_search *s);
+json_t *kevo__search_pvalid_json(const kevo__search_operators *ops);
+kevo_status kevo__search_pvalid_restore(kevo__search_operators *ops,
+                                        const json_t *arr, kevo_error *err);
+void kevo__search_validity_free(kevo__search_operators *ops);
 
 /* ---- search_request.c (shared) ------------------------------------------- */
 
@@ -360,8 +449,10 @@ kevo_status kevo__search_final_gate(kevo_search *s, bool *done,
 
 /* ---- search_tune.c ------------------------------------------------------- */
 
-/* Records a correct child's times for tuning. */
-kevo_status kevo__search_observe(kevo_search *s, const kevo_candidate *cand,
+/* Records a correct child's times for tuning (the task's training
+ * shapes). */
+kevo_status kevo__search_observe(kevo__search_tuning *t, const kevo_task *task,
+                                 const kevo_candidate *cand,
                                  const kevo_eval_result *res);
 /* Builds the champion's dispatch table from the observations and submits
  * the held-out checks; *pending gets how many jobs it submitted. */
@@ -370,8 +461,11 @@ kevo_status kevo__search_tune_start(kevo_search *s, int *pending,
 /* Takes a TUNE_HELD job's result into the table. */
 kevo_status kevo__search_tune_judge(kevo_search *s, kevo__search_job *job,
                                     kevo_error *err);
-/* Writes the finished table as s->dispatch (and best.dispatch.json). */
+/* Writes the finished table as s->tuning.dispatch (and
+ * best.dispatch.json). */
 kevo_status kevo__search_tune_finish(kevo_search *s, kevo_error *err);
-void kevo__search_tune_free(kevo_search *s);
+/* Frees what t holds: the observations, the tuning's state and the
+ * table. */
+void kevo__search_tuning_free(kevo__search_tuning *t);
 
 #endif

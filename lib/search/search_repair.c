@@ -61,15 +61,15 @@ static void parent_clear(memo_parent *p)
     memset(p, 0, sizeof *p);
 }
 
-void kevo__search_repair_free(kevo_search *s)
+void kevo__search_repair_free(kevo__search_repairs *r)
 {
-    for (size_t i = 0; s->memo && i < s->memo->n; i++)
-        parent_clear(&s->memo->p[i]);
-    free(s->memo);
-    s->memo = NULL;
-    free(s->score_kind);
-    free(s->score_diagnostic);
-    s->score_kind = s->score_diagnostic = NULL;
+    for (size_t i = 0; r->memo && i < r->memo->n; i++)
+        parent_clear(&r->memo->p[i]);
+    free(r->memo);
+    r->memo = NULL;
+    free(r->score_kind);
+    free(r->score_diagnostic);
+    r->score_kind = r->score_diagnostic = NULL;
 }
 
 static memo_parent *memo_find(const kevo__search_memo *m, uint64_t parent)
@@ -86,9 +86,10 @@ static memo_parent *memo_find(const kevo__search_memo *m, uint64_t parent)
 static void memo_add(kevo_search *s, uint64_t parent, const char *kind,
                      uint64_t candidate, const char *line)
 {
-    if (!s->memo && !(s->memo = calloc(1, sizeof *s->memo)))
+    if (!s->repair.memo &&
+        !(s->repair.memo = calloc(1, sizeof *s->repair.memo)))
         return;
-    kevo__search_memo *m = s->memo;
+    kevo__search_memo *m = s->repair.memo;
     memo_parent *p = memo_find(m, parent);
     if (!p && m->n < PARENTS) {
         p = &m->p[m->n++];
@@ -117,7 +118,7 @@ static void memo_add(kevo_search *s, uint64_t parent, const char *kind,
 size_t kevo__search_failures_of(kevo_search *s, uint64_t parent,
                                 kevo_operator_failure *out, size_t max)
 {
-    memo_parent *p = memo_find(s->memo, parent);
+    memo_parent *p = memo_find(s->repair.memo, parent);
     size_t n = 0;
     for (; p && n < p->n && n < max; n++) {
         out[n] = (kevo_operator_failure){.kind = p->f[n].kind,
@@ -126,7 +127,7 @@ size_t kevo__search_failures_of(kevo_search *s, uint64_t parent,
                                          .candidate = p->f[n].candidate};
     }
     if (p)
-        p->touched = ++s->memo->clock;
+        p->touched = ++s->repair.memo->clock;
     return n;
 }
 
@@ -138,8 +139,9 @@ void kevo__search_revision_failures(kevo_search *s, uint64_t prompt,
     size_t n = 0;
     uint64_t count;
     const char *kind;
-    while (n < KEVO_PROMPT_FAILURE_KINDS_MAX &&
-           (kind = kevo_promptpool_failure_kind(s->pool, prompt, n, &count))) {
+    while (
+        n < KEVO_PROMPT_FAILURE_KINDS_MAX &&
+        (kind = kevo_promptpool_failure_kind(s->ops.pool, prompt, n, &count))) {
         kinds[n] = (kevo_operator_failure){.kind = kind, .count = count};
         n++;
     }
@@ -149,7 +151,7 @@ void kevo__search_revision_failures(kevo_search *s, uint64_t prompt,
     const char *diag;
     uint64_t cand;
     while (n < KEVO_PROMPT_FAILED_CHILDREN &&
-           (diag = kevo_promptpool_failed_child(s->pool, prompt, n, &cand,
+           (diag = kevo_promptpool_failed_child(s->ops.pool, prompt, n, &cand,
                                                 &kind))) {
         children[n] = (kevo_operator_failure){
             .kind = kind, .diagnostic = diag, .count = 1, .candidate = cand};
@@ -197,7 +199,7 @@ static kevo_status log_repair(kevo_search *s, const failed *f, uint64_t id,
     const kevo__search_req *r = f->from;
     json_t *o =
         json_pack("{s:s, s:I, s:I, s:i, s:i, s:s, s:s}", "operator",
-                  kevo_operator_name(s->ops[r->op].op), "request",
+                  kevo_operator_name(s->ops.list[r->op].op), "request",
                   (json_int_t)id, "of_request", (json_int_t)f->request,
                   "attempt", (int)f->attempt, "turn", (int)(f->turn + 1),
                   "kind", f->kind, "diagnostic", line ? line : "");
@@ -218,12 +220,13 @@ static kevo_status maybe_repair(kevo_search *s, const failed *f,
                                 const char *line, kevo_error *err)
 {
     const kevo__search_req *from = f->from;
-    kevo__search_op *o = &s->ops[from->op];
-    uint32_t turns = (uint32_t)s->opt[KEVO_SEARCH_REPAIR_TURNS];
-    int64_t max = s->opt[KEVO_SEARCH_MAX_EVALS];
-    if (f->turn >= turns || s->phase != 0 || s->interrupted ||
-        !kevo_operator_can_repair(o->op) || !f->source ||
-        (!f->child && !f->parent) || (max > 0 && s->submitted >= (uint64_t)max))
+    kevo__search_op *o = &s->ops.list[from->op];
+    uint32_t turns = (uint32_t)s->cfg.opt[KEVO_SEARCH_REPAIR_TURNS];
+    int64_t max = s->cfg.opt[KEVO_SEARCH_MAX_EVALS];
+    if (f->turn >= turns || s->state.phase != KEVO__PHASE_SEARCHING ||
+        s->state.interrupted || !kevo_operator_can_repair(o->op) ||
+        !f->source || (!f->child && !f->parent) ||
+        (max > 0 && s->progress.submitted >= (uint64_t)max))
         return KEVO_OK;
     kevo_operator_repair_request rep = {.size = sizeof rep,
                                         .request_id = f->request,
@@ -251,7 +254,7 @@ static kevo_status maybe_repair(kevo_search *s, const failed *f,
                                 err);
     if ((rc = kevo__search_add_req(s, &r, err)) != KEVO_OK)
         return rc;
-    if (kevo__search_count_repair(s, from->op, from->prompt) != KEVO_OK)
+    if (kevo__search_count_repair(&s->ops, from->op, from->prompt) != KEVO_OK)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     return log_repair(s, f, r.id, line, err);
 }
@@ -274,7 +277,7 @@ static kevo_status failure(kevo_search *s, const failed *f, uint64_t cand_id,
     kevo_status rc = KEVO_OK;
     if (r->prompt >= 0) {
         kevo_error e = KEVO__ERROR_INIT;
-        rc = kevo_promptpool_credit_failure(s->pool, (uint64_t)r->prompt,
+        rc = kevo_promptpool_credit_failure(s->ops.pool, (uint64_t)r->prompt,
                                             f->kind, cand_id, line, &e);
         /* An evicted prompt, or a kind the pool refuses, is not kept. */
         rc = rc == KEVO_ENOMEM ? kevo__error_set(err, rc, "out of memory")
@@ -292,11 +295,11 @@ kevo_status kevo__search_judged(kevo_search *s, const kevo__search_job *job,
                                 const kevo_eval_result *res, bool valid,
                                 kevo_error *err)
 {
-    if (job->op >= s->nops)
+    if (job->op >= s->ops.n)
         return KEVO_OK; /* the seed */
     int64_t prompt = kevo_candidate_prompt(job->cand);
-    if (kevo__search_count_proposal(s, job->op, prompt, job->turn, valid) !=
-        KEVO_OK)
+    if (kevo__search_count_proposal(&s->ops, job->op, prompt, job->turn,
+                                    valid) != KEVO_OK)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     if (valid)
         return KEVO_OK;
@@ -334,15 +337,15 @@ kevo_status kevo__search_judged(kevo_search *s, const kevo__search_job *job,
 static const kevo_candidate *parent_of(const kevo_search *s,
                                        const kevo__search_req *r)
 {
-    if (r->island < s->nislands && r->parent_cell != KEVO_NO_CELL) {
+    if (r->island < s->pop.nislands && r->parent_cell != KEVO_NO_CELL) {
         const kevo_candidate *c =
-            kevo_archive_candidate(s->islands[r->island], r->parent_cell);
+            kevo_archive_candidate(s->pop.islands[r->island], r->parent_cell);
         if (c && kevo_candidate_id(c) == r->parent_id)
             return c;
     }
     size_t island, cell;
     if (kevo__search_find_elite(s, r->parent_id, &island, &cell))
-        return kevo_archive_candidate(s->islands[island], cell);
+        return kevo_archive_candidate(s->pop.islands[island], cell);
     return NULL;
 }
 
@@ -355,8 +358,8 @@ kevo_status kevo__search_take_refused(kevo_search *s, const kevo__search_req *r,
         f.source = kevo_operator_result_refused(res, i, &f.attempt, &f.kind,
                                                 &f.diagnostic);
         f.parent = parent_of(s, r);
-        if (kevo__search_count_proposal(s, r->op, r->prompt, r->turn, false) !=
-            KEVO_OK)
+        if (kevo__search_count_proposal(&s->ops, r->op, r->prompt, r->turn,
+                                        false) != KEVO_OK)
             return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         kevo_status rc = failure(s, &f, 0, err);
         if (rc != KEVO_OK)
@@ -387,7 +390,7 @@ kevo_status kevo_search_fail_candidate(kevo_search *s, const char *kind,
                                "kevo_search_fail_candidate: the kind '%s' is "
                                "not 1 to 32 bytes of [a-z0-9_]",
                                kind);
-    if (!s->scoring)
+    if (!s->repair.scoring)
         return kevo__error_set(err, KEVO_ESTATE,
                                "kevo_search_fail_candidate: no candidate is "
                                "being scored (call it from the scoring "
@@ -398,9 +401,9 @@ kevo_status kevo_search_fail_candidate(kevo_search *s, const char *kind,
         free(d);
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     }
-    free(s->score_kind);
-    free(s->score_diagnostic);
-    s->score_kind = k;
-    s->score_diagnostic = d;
+    free(s->repair.score_kind);
+    free(s->repair.score_diagnostic);
+    s->repair.score_kind = k;
+    s->repair.score_diagnostic = d;
     return KEVO_OK;
 }

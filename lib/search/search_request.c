@@ -19,43 +19,43 @@
 size_t kevo__search_children_in_flight(const kevo_search *s)
 {
     size_t n = 0;
-    for (size_t i = 0; i < s->njobs; i++)
-        n += s->jobs[i].kind == KEVO__JOB_CHILD;
+    for (size_t i = 0; i < s->pipe.njobs; i++)
+        n += s->pipe.jobs[i].kind == KEVO__JOB_CHILD;
     return n;
 }
 
 size_t kevo__search_child_requests(const kevo_search *s)
 {
     size_t n = 0;
-    for (size_t i = 0; i < s->nreqs; i++)
-        n += !s->reqs[i].revision;
+    for (size_t i = 0; i < s->pipe.nreqs; i++)
+        n += !s->pipe.reqs[i].revision;
     return n;
 }
 
 kevo_status kevo__search_add_req(kevo_search *s, const kevo__search_req *r,
                                  kevo_error *err)
 {
-    if (s->nreqs == s->creqs) {
-        size_t c = s->creqs ? 2 * s->creqs : 16;
-        kevo__search_req *n = realloc(s->reqs, c * sizeof *n);
+    if (s->pipe.nreqs == s->pipe.creqs) {
+        size_t c = s->pipe.creqs ? 2 * s->pipe.creqs : 16;
+        kevo__search_req *n = realloc(s->pipe.reqs, c * sizeof *n);
         if (!n)
             return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-        s->reqs = n;
-        s->creqs = c;
+        s->pipe.reqs = n;
+        s->pipe.creqs = c;
     }
-    s->reqs[s->nreqs++] = *r;
+    s->pipe.reqs[s->pipe.nreqs++] = *r;
     return KEVO_OK;
 }
 
 static kevo_selection pick_rule(kevo_search *s)
 {
-    double w[3] = {(double)s->opt[KEVO_SEARCH_PICK_UNIFORM],
-                   (double)s->opt[KEVO_SEARCH_PICK_SOFTMAX],
-                   (double)s->opt[KEVO_SEARCH_PICK_CURIOSITY]};
+    double w[3] = {(double)s->cfg.opt[KEVO_SEARCH_PICK_UNIFORM],
+                   (double)s->cfg.opt[KEVO_SEARCH_PICK_SOFTMAX],
+                   (double)s->cfg.opt[KEVO_SEARCH_PICK_CURIOSITY]};
     double total = w[0] + w[1] + w[2];
     if (total <= 0)
         return KEVO_SELECT_UNIFORM;
-    double u = kevo_rng_uniform(s->rng) * total;
+    double u = kevo_rng_uniform(s->pop.rng) * total;
     if (u < w[0])
         return KEVO_SELECT_UNIFORM;
     if (u < w[0] + w[1])
@@ -66,15 +66,15 @@ static kevo_selection pick_rule(kevo_search *s)
 static size_t pick_operator(kevo_search *s)
 {
     double total = 0;
-    for (size_t i = 0; i < s->nops; i++)
-        total += s->ops[i].weight;
-    double u = kevo_rng_uniform(s->rng) * total;
-    for (size_t i = 0; i < s->nops; i++) {
-        if (u < s->ops[i].weight)
+    for (size_t i = 0; i < s->ops.n; i++)
+        total += s->ops.list[i].weight;
+    double u = kevo_rng_uniform(s->pop.rng) * total;
+    for (size_t i = 0; i < s->ops.n; i++) {
+        if (u < s->ops.list[i].weight)
             return i;
-        u -= s->ops[i].weight;
+        u -= s->ops.list[i].weight;
     }
-    return s->nops - 1;
+    return s->ops.n - 1;
 }
 
 /* The chance that a request carries a second parent, for crossover. Most
@@ -119,7 +119,7 @@ static size_t nth_mate(const kevo_archive *a, size_t pc,
 static size_t pick_second_parent(kevo_search *s, const kevo_archive *a,
                                  size_t pc, bool writes_code)
 {
-    if (kevo_rng_uniform(s->rng) >= CROSSOVER_RATE)
+    if (kevo_rng_uniform(s->pop.rng) >= CROSSOVER_RATE)
         return KEVO_NO_CELL;
     const kevo_candidate *parent = kevo_archive_candidate(a, pc);
     uint64_t n = 0;
@@ -131,7 +131,7 @@ static size_t pick_second_parent(kevo_search *s, const kevo_archive *a,
     size_t best = KEVO_NO_CELL;
     for (int draw = 0; draw < 2; draw++) {
         size_t c = nth_mate(a, pc, parent, writes_code,
-                            kevo_rng_uniform_int(s->rng, n));
+                            kevo_rng_uniform_int(s->pop.rng, n));
         if (best == KEVO_NO_CELL ||
             kevo_archive_fitness(a, c) > kevo_archive_fitness(a, best))
             best = c;
@@ -144,25 +144,26 @@ static size_t pick_second_parent(kevo_search *s, const kevo_archive *a,
 kevo_status kevo__search_request(kevo_search *s, bool *sent, kevo_error *err)
 {
     *sent = false;
-    size_t island = (size_t)(s->requests % s->nislands);
-    kevo_archive *a = s->islands[island];
+    size_t island = (size_t)(s->progress.requests % s->pop.nislands);
+    kevo_archive *a = s->pop.islands[island];
     if (kevo_archive_size(a) == 0) {
-        for (size_t i = 0; i < s->nislands && kevo_archive_size(a) == 0; i++) {
-            island = (island + 1) % s->nislands;
-            a = s->islands[island];
+        for (size_t i = 0; i < s->pop.nislands && kevo_archive_size(a) == 0;
+             i++) {
+            island = (island + 1) % s->pop.nislands;
+            a = s->pop.islands[island];
         }
         if (kevo_archive_size(a) == 0)
             return KEVO_OK;
     }
     size_t cell;
     kevo_status rc = kevo_archive_select(
-        a, s->rng, pick_rule(s),
-        (double)s->opt[KEVO_SEARCH_TEMPERATURE_PPM] / 1e6, &cell, err);
+        a, s->pop.rng, pick_rule(s),
+        (double)s->cfg.opt[KEVO_SEARCH_TEMPERATURE_PPM] / 1e6, &cell, err);
     if (rc != KEVO_OK)
         return rc;
     const kevo_candidate *parent = kevo_archive_candidate(a, cell);
     size_t opi = pick_operator(s);
-    kevo__search_op *o = &s->ops[opi];
+    kevo__search_op *o = &s->ops.list[opi];
 
     kevo__search_req r = {.op = opi,
                           .island = island,
@@ -171,20 +172,21 @@ kevo_status kevo__search_request(kevo_search *s, bool *sent, kevo_error *err)
                           .parent_fitness = kevo_archive_fitness(a, cell),
                           .prompt = -1};
     char *prompt_json = NULL;
-    if (o->prompts && kevo_promptpool_size(s->pool) > 0) {
+    if (o->prompts && kevo_promptpool_size(s->ops.pool) > 0) {
         uint64_t pid;
-        rc = kevo_promptpool_choose(s->pool, s->rng, &pid, err);
+        rc = kevo_promptpool_choose(s->ops.pool, s->pop.rng, &pid, err);
         if (rc == KEVO_OK)
-            rc = kevo_promptpool_prompt_json(s->pool, pid, &prompt_json, err);
+            rc = kevo_promptpool_prompt_json(s->ops.pool, pid, &prompt_json,
+                                             err);
         if (rc != KEVO_OK)
             return rc;
         r.prompt = (int64_t)pid;
     }
-    size_t k = (size_t)s->opt[KEVO_SEARCH_INSPIRATIONS];
+    size_t k = (size_t)s->cfg.opt[KEVO_SEARCH_INSPIRATIONS];
     size_t cells[16], n = 0;
     kevo_operator_inspiration insp[16];
     if (k > 0) {
-        rc = kevo_archive_inspirations(a, s->rng, cell, k, cells, &n, err);
+        rc = kevo_archive_inspirations(a, s->pop.rng, cell, k, cells, &n, err);
         if (rc != KEVO_OK) {
             free(prompt_json);
             return rc;
@@ -220,12 +222,12 @@ kevo_status kevo__search_request(kevo_search *s, bool *sent, kevo_error *err)
             mate ? kevo__search_note_get(s, kevo_candidate_id(mate)) : NULL,
         .prompt_json = prompt_json,
         .prompt_id = r.prompt,
-        .n_children = (uint32_t)s->opt[KEVO_SEARCH_CHILDREN]};
+        .n_children = (uint32_t)s->cfg.opt[KEVO_SEARCH_CHILDREN]};
     rc = kevo_operator_submit(o->op, &req, &r.id, err);
     free(prompt_json);
     if (rc != KEVO_OK)
         return rc;
-    s->requests++;
+    s->progress.requests++;
     o->requests++;
     *sent = true;
     return kevo__search_add_req(s, &r, err);
@@ -235,33 +237,33 @@ kevo_status kevo__search_request(kevo_search *s, bool *sent, kevo_error *err)
 kevo_status kevo__search_revise(kevo_search *s, kevo_error *err)
 {
     size_t opi = SIZE_MAX;
-    for (size_t i = 0; i < s->nops && opi == SIZE_MAX; i++) {
-        if (s->ops[i].prompts)
+    for (size_t i = 0; i < s->ops.n && opi == SIZE_MAX; i++) {
+        if (s->ops.list[i].prompts)
             opi = i;
     }
-    if (opi == SIZE_MAX || kevo_promptpool_size(s->pool) == 0)
+    if (opi == SIZE_MAX || kevo_promptpool_size(s->ops.pool) == 0)
         return KEVO_OK;
     uint64_t pid;
     kevo_prompt_record rec = {.size = sizeof rec};
-    kevo_status rc = kevo_promptpool_revision_due(s->pool, &pid, &rec, err);
+    kevo_status rc = kevo_promptpool_revision_due(s->ops.pool, &pid, &rec, err);
     if (rc != KEVO_OK || pid == KEVO_PROMPT_NONE)
         return rc;
     char *json = NULL;
-    rc = kevo_promptpool_prompt_json(s->pool, pid, &json, err);
+    rc = kevo_promptpool_prompt_json(s->ops.pool, pid, &json, err);
     if (rc != KEVO_OK)
         return rc;
     const kevo_candidate *best = NULL, *worst = NULL;
     size_t island, cell;
     if (rec.best_child &&
         kevo__search_find_elite(s, rec.best_child, &island, &cell))
-        best = kevo_archive_candidate(s->islands[island], cell);
+        best = kevo_archive_candidate(s->pop.islands[island], cell);
     if (rec.worst_child &&
         kevo__search_find_elite(s, rec.worst_child, &island, &cell))
-        worst = kevo_archive_candidate(s->islands[island], cell);
+        worst = kevo_archive_candidate(s->pop.islands[island], cell);
     kevo_operator_revision rev = {
         .size = sizeof rev,
         .prompt_id = (int64_t)pid,
-        .prompt_name = kevo_promptpool_name(s->pool, pid),
+        .prompt_name = kevo_promptpool_name(s->ops.pool, pid),
         .sections_json = json,
         .record = &rec,
         .best_source = best ? kevo_candidate_source(best) : NULL,
@@ -276,11 +278,11 @@ kevo_status kevo__search_revise(kevo_search *s, kevo_error *err)
                           .revision = true,
                           .revised_prompt = pid,
                           .parent_cell = KEVO_NO_CELL};
-    rc = kevo_operator_revise(s->ops[opi].op, &rev, &r.id, err);
+    rc = kevo_operator_revise(s->ops.list[opi].op, &rev, &r.id, err);
     free(json);
     if (rc != KEVO_OK)
         return rc;
-    s->ops[opi].revisions++;
+    s->ops.list[opi].revisions++;
     return kevo__search_add_req(s, &r, err);
 }
 
@@ -289,13 +291,13 @@ kevo_status kevo__search_revise(kevo_search *s, kevo_error *err)
 static kevo_status take_revision(kevo_search *s, const kevo__search_req *r,
                                  kevo_operator_result *res, kevo_error *err)
 {
-    const char *opname = kevo_operator_name(s->ops[r->op].op);
+    const char *opname = kevo_operator_name(s->ops.list[r->op].op);
     for (size_t i = 0; i < kevo_operator_result_prompt_count(res); i++) {
         uint64_t id = 0, evicted = 0;
         int added = 0;
         kevo_error e = KEVO__ERROR_INIT;
         kevo_status rc = kevo_promptpool_add_json(
-            s->pool, r->revised_prompt, kevo_operator_result_prompt(res, i),
+            s->ops.pool, r->revised_prompt, kevo_operator_result_prompt(res, i),
             NULL, &id, &added, &evicted, &e);
         json_t *f =
             json_pack("{s:I, s:s}", "parent", (json_int_t)r->revised_prompt,
@@ -326,27 +328,27 @@ static kevo_status take_revision(kevo_search *s, const kevo__search_req *r,
 static kevo_status take_children(kevo_search *s, const kevo__search_req *r,
                                  kevo_operator_result *res, kevo_error *err)
 {
-    kevo__search_op *o = &s->ops[r->op];
+    kevo__search_op *o = &s->ops.list[r->op];
     const char *opname = kevo_operator_name(o->op);
     size_t taken = 0;
-    int64_t max = s->opt[KEVO_SEARCH_MAX_EVALS];
+    int64_t max = s->cfg.opt[KEVO_SEARCH_MAX_EVALS];
     for (size_t i = 0; i < kevo_operator_result_child_count(res); i++) {
         kevo_candidate *c = kevo_operator_result_take_child(res, i);
         if (!c)
             continue;
-        if (max > 0 && s->submitted >= (uint64_t)max) {
+        if (max > 0 && s->progress.submitted >= (uint64_t)max) {
             kevo_candidate_free(c); /* past the budget */
             continue;
         }
-        uint64_t id = s->next_id++;
+        uint64_t id = s->progress.next_id++;
         kevo_candidate_set_id(c, id);
-        if (s->dir) {
+        if (s->run.dir) {
             char path[64];
             snprintf(path, sizeof path, "candidates/%llu.cu",
                      (unsigned long long)id);
             const char *src = kevo_candidate_source(c);
             kevo_status rc =
-                kevo_rundir_write_file(s->dir, path, src, strlen(src), err);
+                kevo_rundir_write_file(s->run.dir, path, src, strlen(src), err);
             if (rc != KEVO_OK) {
                 kevo_candidate_free(c);
                 return rc;
@@ -361,7 +363,7 @@ static kevo_status take_children(kevo_search *s, const kevo__search_req *r,
             .request = r->id,
             .attempt = kevo_operator_result_child_attempt(res, i),
             .turn = r->turn};
-        s->submitted++;
+        s->progress.submitted++;
         o->children++;
         taken++;
         kevo_status rc =
@@ -381,8 +383,8 @@ static kevo_status take_children(kevo_search *s, const kevo__search_req *r,
         /* Replies without a kernel tell of the prompt, too. */
         if (r->prompt >= 0 && (strcmp(kind, KEVO_FAIL_NO_CODE) == 0 ||
                                strcmp(kind, KEVO_FAIL_EDIT) == 0))
-            kevo_promptpool_credit_failure(s->pool, (uint64_t)r->prompt, kind,
-                                           0, why, NULL);
+            kevo_promptpool_credit_failure(s->ops.pool, (uint64_t)r->prompt,
+                                           kind, 0, why, NULL);
         json_t *f = json_pack("{s:s, s:s, s:s}", "operator", opname, "kind",
                               kind, "reason", why ? why : "");
         json_object_set_new(f, "prompt",
@@ -403,11 +405,12 @@ static kevo_status take_children(kevo_search *s, const kevo__search_req *r,
     if (taken == 0 && r->turn == 0) {
         o->failures++;
         if (r->prompt >= 0)
-            kevo_promptpool_credit(s->pool, (uint64_t)r->prompt, 0, NAN, 0,
+            kevo_promptpool_credit(s->ops.pool, (uint64_t)r->prompt, 0, NAN, 0,
                                    NULL);
-        s->exhausted_run = exhausted ? s->exhausted_run + 1 : 0;
+        s->progress.exhausted_run =
+            exhausted ? s->progress.exhausted_run + 1 : 0;
     } else if (taken > 0) {
-        s->exhausted_run = 0;
+        s->progress.exhausted_run = 0;
     }
     return KEVO_OK;
 }
@@ -416,17 +419,17 @@ static kevo_status take_children(kevo_search *s, const kevo__search_req *r,
 kevo_status kevo__search_take_results(kevo_search *s, kevo_error *err)
 {
     kevo_operator_result *res;
-    while (kevo_operator_host_next_result(s->host, &res) == KEVO_OK) {
+    while (kevo_operator_host_next_result(s->ops.host, &res) == KEVO_OK) {
         uint64_t id = kevo_operator_result_id(res);
         size_t i = 0;
-        while (i < s->nreqs && s->reqs[i].id != id)
+        while (i < s->pipe.nreqs && s->pipe.reqs[i].id != id)
             i++;
         kevo_status rc = KEVO_OK;
-        if (i < s->nreqs) {
-            kevo__search_req r = s->reqs[i];
-            memmove(&s->reqs[i], &s->reqs[i + 1],
-                    (s->nreqs - i - 1) * sizeof *s->reqs);
-            s->nreqs--;
+        if (i < s->pipe.nreqs) {
+            kevo__search_req r = s->pipe.reqs[i];
+            memmove(&s->pipe.reqs[i], &s->pipe.reqs[i + 1],
+                    (s->pipe.nreqs - i - 1) * sizeof *s->pipe.reqs);
+            s->pipe.nreqs--;
             rc = r.revision ? take_revision(s, &r, res, err)
                             : take_children(s, &r, res, err);
         }

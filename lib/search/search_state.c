@@ -65,33 +65,34 @@ static json_t *parse_owned(char *text)
 static json_t *checkpoint_json(kevo_search *s, kevo_error *err)
 {
     uint64_t th;
-    if (task_hash(s->task, &th, err) != KEVO_OK)
+    if (task_hash(s->cfg.task, &th, err) != KEVO_OK)
         return NULL;
     json_t *root = json_object();
     char hash[17];
     snprintf(hash, sizeof hash, "%016" PRIx64, th);
     json_object_set_new(root, "format", json_string(CHECKPOINT_FORMAT));
     json_object_set_new(root, "version", json_integer(CHECKPOINT_VERSION));
-    json_object_set_new(root, "task", json_string(kevo_task_name(s->task)));
+    json_object_set_new(root, "task", json_string(kevo_task_name(s->cfg.task)));
     json_object_set_new(root, "task_hash", json_string(hash));
-    json_object_set_new(root, "seed", json_integer(s->opt[KEVO_SEARCH_SEED]));
+    json_object_set_new(root, "seed",
+                        json_integer(s->cfg.opt[KEVO_SEARCH_SEED]));
     json_t *islands = json_array();
-    for (size_t i = 0; i < s->nislands; i++) {
+    for (size_t i = 0; i < s->pop.nislands; i++) {
         char *t = NULL;
-        kevo_archive_to_json(s->islands[i], &t, NULL);
+        kevo_archive_to_json(s->pop.islands[i], &t, NULL);
         json_array_append_new(islands, parse_owned(t));
     }
     json_object_set_new(root, "islands", islands);
     char *pool = NULL;
-    kevo_promptpool_to_json(s->pool, &pool, NULL);
+    kevo_promptpool_to_json(s->ops.pool, &pool, NULL);
     json_object_set_new(root, "prompts", parse_owned(pool));
     char *state = NULL;
-    kevo_rng_save(s->rng, &state);
+    kevo_rng_save(s->pop.rng, &state);
     json_object_set_new(root, "rng", state ? json_string(state) : json_null());
     free(state);
     json_t *ops = json_array();
-    for (size_t i = 0; i < s->nops; i++) {
-        kevo__search_op *o = &s->ops[i];
+    for (size_t i = 0; i < s->ops.n; i++) {
+        kevo__search_op *o = &s->ops.list[i];
         char *st = NULL;
         kevo_rng_save(kevo_operator_rng(o->op), &st);
         json_array_append_new(
@@ -108,26 +109,29 @@ static json_t *checkpoint_json(kevo_search *s, kevo_error *err)
         free(st);
     }
     json_object_set_new(root, "operators", ops);
-    json_object_set_new(root, "prompt_validity", kevo__search_pvalid_json(s));
+    json_object_set_new(root, "prompt_validity",
+                        kevo__search_pvalid_json(&s->ops));
     json_object_set_new(
         root, "counters",
         json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "evaluations",
-                  (json_int_t)s->evaluations, "submitted",
-                  (json_int_t)s->evaluations, "failures",
-                  (json_int_t)s->failures, "improvements",
-                  (json_int_t)s->improvements, "last_improvement",
-                  (json_int_t)s->last_improvement, "next_id",
-                  (json_int_t)s->next_id, "requests", (json_int_t)s->requests,
-                  "elapsed", s->elapsed_before + kevo__search_elapsed(s)));
-    json_object_set_new(root, "best", kevo__search_num(s->best));
+                  (json_int_t)s->progress.evaluations, "submitted",
+                  (json_int_t)s->progress.evaluations, "failures",
+                  (json_int_t)s->progress.failures, "improvements",
+                  (json_int_t)s->progress.improvements, "last_improvement",
+                  (json_int_t)s->progress.last_improvement, "next_id",
+                  (json_int_t)s->progress.next_id, "requests",
+                  (json_int_t)s->progress.requests, "elapsed",
+                  s->progress.elapsed_before + kevo__search_elapsed(s)));
+    json_object_set_new(root, "best", kevo__search_num(s->progress.best));
     json_t *hist = json_array();
-    for (size_t i = 0; i < s->nhistory; i++)
-        json_array_append_new(hist, json_pack("[f, f]", s->history[2 * i],
-                                              s->history[2 * i + 1]));
+    for (size_t i = 0; i < s->progress.nhistory; i++)
+        json_array_append_new(hist,
+                              json_pack("[f, f]", s->progress.history[2 * i],
+                                        s->progress.history[2 * i + 1]));
     json_object_set_new(root, "history", hist);
     json_t *gates = json_array();
-    for (size_t i = 0; i < s->ngates; i++) {
-        const kevo__search_gate *g = &s->gates[i];
+    for (size_t i = 0; i < s->pick.ngates; i++) {
+        const kevo__search_gate *g = &s->pick.gates[i];
         if (!g->done)
             continue;
         json_t *o = json_pack("{s:I, s:f, s:b}", "id", (json_int_t)g->id,
@@ -142,41 +146,43 @@ static json_t *checkpoint_json(kevo_search *s, kevo_error *err)
     }
     json_object_set_new(root, "gates", gates);
     json_object_set_new(root, "champion",
-                        s->champion_cand
-                            ? kevo__candidate_to_json(s->champion_cand)
+                        s->pick.champion_cand
+                            ? kevo__candidate_to_json(s->pick.champion_cand)
                             : json_null());
     json_t *seen = json_array();
-    for (size_t i = 0; i < s->host->cseen; i++) {
+    for (size_t i = 0; i < s->ops.host->cseen; i++) {
         char k[17];
-        if (!s->host->seen[i])
+        if (!s->ops.host->seen[i])
             continue; /* a free slot of the hash table */
-        snprintf(k, sizeof k, "%016" PRIx64, s->host->seen[i]);
+        snprintf(k, sizeof k, "%016" PRIx64, s->ops.host->seen[i]);
         json_array_append_new(seen, json_string(k));
     }
     json_object_set_new(root, "seen", seen);
     json_t *notes = json_object();
-    for (size_t i = 0; i < s->nnotes; i++) {
+    for (size_t i = 0; i < s->pop.nnotes; i++) {
         size_t isl, cell;
-        if (!kevo__search_find_elite(s, s->notes[i].id, &isl, &cell))
+        if (!kevo__search_find_elite(s, s->pop.notes[i].id, &isl, &cell))
             continue;
         char k[24];
-        snprintf(k, sizeof k, "%" PRIu64, s->notes[i].id);
-        json_object_set_new(notes, k, json_string(s->notes[i].json));
+        snprintf(k, sizeof k, "%" PRIu64, s->pop.notes[i].id);
+        json_object_set_new(notes, k, json_string(s->pop.notes[i].json));
     }
     json_object_set_new(root, "notes", notes);
     json_t *obs = json_array();
-    size_t nshapes = kevo_task_shape_count(s->task, KEVO_SHAPES_TRAIN);
-    for (size_t i = 0; i < s->nobs; i++) {
+    size_t nshapes = kevo_task_shape_count(s->cfg.task, KEVO_SHAPES_TRAIN);
+    for (size_t i = 0; i < s->tuning.nobs; i++) {
         char k[17];
-        snprintf(k, sizeof k, "%016" PRIx64, s->obs[i].source_hash);
+        snprintf(k, sizeof k, "%016" PRIx64, s->tuning.obs[i].source_hash);
         json_t *times = json_array();
         for (size_t j = 0; j < nshapes; j++)
-            json_array_append_new(times, kevo__search_num(s->obs[i].times[j]));
+            json_array_append_new(times,
+                                  kevo__search_num(s->tuning.obs[i].times[j]));
         json_array_append_new(
-            obs, json_pack("{s:I, s:s, s:o, s:o}", "id",
-                           (json_int_t)s->obs[i].id, "source", k, "params",
-                           kevo__search_params_json(s->obs[i].params), "times",
-                           times));
+            obs,
+            json_pack("{s:I, s:s, s:o, s:o}", "id",
+                      (json_int_t)s->tuning.obs[i].id, "source", k, "params",
+                      kevo__search_params_json(s->tuning.obs[i].params),
+                      "times", times));
     }
     json_object_set_new(root, "observations", obs);
     return root;
@@ -184,8 +190,8 @@ static json_t *checkpoint_json(kevo_search *s, kevo_error *err)
 
 kevo_status kevo__search_checkpoint(kevo_search *s, kevo_error *err)
 {
-    s->since_checkpoint = 0;
-    if (!s->dir)
+    s->progress.since_checkpoint = 0;
+    if (!s->run.dir)
         return KEVO_OK;
     json_t *root = checkpoint_json(s, err);
     if (!root)
@@ -196,14 +202,14 @@ kevo_status kevo__search_checkpoint(kevo_search *s, kevo_error *err)
     json_decref(root);
     if (!text)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    kevo_status rc = kevo_rundir_checkpoint(s->dir, text, err);
+    kevo_status rc = kevo_rundir_checkpoint(s->run.dir, text, err);
     free(text);
     if (rc == KEVO_OK)
         rc = kevo__search_write_summary(s, "running", err);
     if (rc == KEVO_OK)
         rc = kevo__search_log(
             s, "checkpoint",
-            json_pack("{s:I}", "n", (json_int_t)s->evaluations), err);
+            json_pack("{s:I}", "n", (json_int_t)s->progress.evaluations), err);
     kevo_search_event ev = {
         .size = sizeof ev, .type = KEVO_SEARCH_CHECKPOINT, .fitness = NAN};
     if (rc == KEVO_OK)
@@ -270,12 +276,12 @@ static kevo_status restore_islands(kevo_search *s, reader *r, json_t *root)
     json_t *isl = member(r, root, "islands", JSON_ARRAY);
     if (!isl)
         return r->err->code;
-    if (json_array_size(isl) != s->nislands)
+    if (json_array_size(isl) != s->pop.nislands)
         return kevo__json_fail(r->err, KEVO_EINVALID, r->origin, &r->path,
                                "$.islands has %zu islands; the search is "
                                "set up with %zu",
-                               json_array_size(isl), s->nislands);
-    for (size_t i = 0; i < s->nislands; i++) {
+                               json_array_size(isl), s->pop.nislands);
+    for (size_t i = 0; i < s->pop.nislands; i++) {
         char *text = json_dumps(json_array_get(isl, i), JSON_COMPACT);
         kevo_archive *a = NULL;
         kevo_status rc =
@@ -284,8 +290,8 @@ static kevo_status restore_islands(kevo_search *s, reader *r, json_t *root)
         free(text);
         if (rc != KEVO_OK)
             return kevo__error_set(r->err, rc, "out of memory");
-        kevo_archive_free(s->islands[i]);
-        s->islands[i] = a;
+        kevo_archive_free(s->pop.islands[i]);
+        s->pop.islands[i] = a;
     }
     return KEVO_OK;
 }
@@ -295,8 +301,8 @@ static kevo_status restore_operators(kevo_search *s, reader *r, json_t *root)
     json_t *ops = member(r, root, "operators", JSON_ARRAY);
     if (!ops)
         return r->err->code;
-    for (size_t i = 0; i < s->nops; i++) {
-        kevo__search_op *o = &s->ops[i];
+    for (size_t i = 0; i < s->ops.n; i++) {
+        kevo__search_op *o = &s->ops.list[i];
         json_t *e = NULL;
         size_t j;
         json_t *v;
@@ -341,15 +347,15 @@ static kevo_status restore_gates(kevo_search *s, reader *r, json_t *root)
         uint64_t id;
         if (!get_u64(r, g, "id", &id))
             return r->err->code;
-        if (s->ngates == s->cgates) {
-            size_t c = s->cgates ? 2 * s->cgates : 16;
-            kevo__search_gate *n = realloc(s->gates, c * sizeof *n);
+        if (s->pick.ngates == s->pick.cgates) {
+            size_t c = s->pick.cgates ? 2 * s->pick.cgates : 16;
+            kevo__search_gate *n = realloc(s->pick.gates, c * sizeof *n);
             if (!n)
                 return kevo__error_set(r->err, KEVO_ENOMEM, "out of memory");
-            s->gates = n;
-            s->cgates = c;
+            s->pick.gates = n;
+            s->pick.cgates = c;
         }
-        kevo__search_gate *x = &s->gates[s->ngates++];
+        kevo__search_gate *x = &s->pick.gates[s->pick.ngates++];
         memset(x, 0, sizeof *x);
         x->id = id;
         x->fitness = real_or_nan(json_object_get(g, "fitness"));
@@ -367,14 +373,14 @@ static kevo_status restore_gates(kevo_search *s, reader *r, json_t *root)
     json_t *champ = json_object_get(root, "champion");
     if (json_is_object(champ)) {
         size_t mark = kevo__jpath_key(&r->path, "champion");
-        kevo_status rc = kevo__candidate_from_json(champ, r->origin, &r->path,
-                                                   &s->champion_cand, r->err);
+        kevo_status rc = kevo__candidate_from_json(
+            champ, r->origin, &r->path, &s->pick.champion_cand, r->err);
         kevo__jpath_pop(&r->path, mark);
         if (rc != KEVO_OK)
             return rc;
-        kevo__search_gate *cg =
-            kevo__search_gate_find(s, kevo_candidate_id(s->champion_cand));
-        s->champion = cg ? (long)(cg - s->gates) : -1;
+        kevo__search_gate *cg = kevo__search_gate_find(
+            &s->pick, kevo_candidate_id(s->pick.champion_cand));
+        s->pick.champion = cg ? (long)(cg - s->pick.gates) : -1;
     }
     return KEVO_OK;
 }
@@ -395,7 +401,7 @@ static kevo_status restore_tables(kevo_search *s, reader *r, json_t *root)
             sscanf(json_string_value(v), "%" SCNx64, &k) != 1)
             return kevo__json_fail(r->err, KEVO_EINVALID, r->origin, &r->path,
                                    "$.seen[%zu] is not a hexadecimal key", i);
-        if (kevo__op_seen_add(s->host, k) != KEVO_OK)
+        if (kevo__op_seen_add(s->ops.host, k) != KEVO_OK)
             return kevo__error_set(r->err, KEVO_ENOMEM, "out of memory");
     }
     const char *key;
@@ -406,18 +412,18 @@ static kevo_status restore_tables(kevo_search *s, reader *r, json_t *root)
             return kevo__error_set(r->err, KEVO_ENOMEM, "out of memory");
     }
     json_array_foreach (hist, i, v) {
-        if (kevo__search_history_add(s, real_or_nan(json_array_get(v, 0)),
-                                     real_or_nan(json_array_get(v, 1))) !=
-            KEVO_OK)
+        if (kevo__search_history_add(
+                &s->progress, real_or_nan(json_array_get(v, 0)),
+                real_or_nan(json_array_get(v, 1))) != KEVO_OK)
             return kevo__error_set(r->err, KEVO_ENOMEM, "out of memory");
     }
-    size_t nshapes = kevo_task_shape_count(s->task, KEVO_SHAPES_TRAIN);
-    s->obs = calloc(json_array_size(obs) + 1, sizeof *s->obs);
-    if (!s->obs)
+    size_t nshapes = kevo_task_shape_count(s->cfg.task, KEVO_SHAPES_TRAIN);
+    s->tuning.obs = calloc(json_array_size(obs) + 1, sizeof *s->tuning.obs);
+    if (!s->tuning.obs)
         return kevo__error_set(r->err, KEVO_ENOMEM, "out of memory");
-    s->cobs = json_array_size(obs) + 1;
+    s->tuning.cobs = json_array_size(obs) + 1;
     json_array_foreach (obs, i, v) {
-        kevo__search_obs *o = &s->obs[s->nobs];
+        kevo__search_obs *o = &s->tuning.obs[s->tuning.nobs];
         json_t *times = json_object_get(v, "times");
         json_t *params = json_object_get(v, "params");
         json_t *src = json_object_get(v, "source");
@@ -434,7 +440,7 @@ static kevo_status restore_tables(kevo_search *s, reader *r, json_t *root)
             free(o->times);
             return kevo__error_set(r->err, KEVO_ENOMEM, "out of memory");
         }
-        s->nobs++;
+        s->tuning.nobs++;
         const char *name;
         json_t *pv;
         json_object_foreach (params, name, pv)
@@ -468,7 +474,7 @@ kevo_status kevo__search_restore(kevo_search *s, const char *json,
     }
     json_t *hash = member(&r, root, "task_hash", JSON_STRING);
     uint64_t th = 0;
-    if (!hash || task_hash(s->task, &th, r.err) != KEVO_OK) {
+    if (!hash || task_hash(s->cfg.task, &th, r.err) != KEVO_OK) {
         rc = r.err->code;
         goto done;
     }
@@ -478,7 +484,7 @@ kevo_status kevo__search_restore(kevo_search *s, const char *json,
         rc = kevo__error_set(r.err, KEVO_EINVALID,
                              "%s: the checkpoint is of another task (or the "
                              "task %s has changed since)",
-                             origin, kevo_task_name(s->task));
+                             origin, kevo_task_name(s->cfg.task));
         goto done;
     }
     uint64_t seed;
@@ -486,12 +492,12 @@ kevo_status kevo__search_restore(kevo_search *s, const char *json,
         rc = r.err->code;
         goto done;
     }
-    s->opt[KEVO_SEARCH_SEED] = (int64_t)seed;
-    kevo_rng_free(s->rng);
-    s->rng = NULL;
-    kevo_archive **old = s->islands;
-    size_t nold = s->nislands;
-    s->islands = NULL;
+    s->cfg.opt[KEVO_SEARCH_SEED] = (int64_t)seed;
+    kevo_rng_free(s->pop.rng);
+    s->pop.rng = NULL;
+    kevo_archive **old = s->pop.islands;
+    size_t nold = s->pop.nislands;
+    s->pop.islands = NULL;
     for (size_t i = 0; i < nold; i++)
         kevo_archive_free(old[i]);
     free(old);
@@ -502,7 +508,7 @@ kevo_status kevo__search_restore(kevo_search *s, const char *json,
     if (rc == KEVO_OK && !rng)
         rc = r.err->code;
     if (rc == KEVO_OK)
-        rc = kevo_rng_restore(s->rng, json_string_value(rng), r.err);
+        rc = kevo_rng_restore(s->pop.rng, json_string_value(rng), r.err);
     json_t *pool =
         rc == KEVO_OK ? member(&r, root, "prompts", JSON_OBJECT) : NULL;
     if (rc == KEVO_OK && !pool)
@@ -514,8 +520,8 @@ kevo_status kevo__search_restore(kevo_search *s, const char *json,
                   : KEVO_ENOMEM;
         free(text);
         if (rc == KEVO_OK) {
-            kevo_promptpool_free(s->pool);
-            s->pool = p;
+            kevo_promptpool_free(s->ops.pool);
+            s->ops.pool = p;
         }
     }
     if (rc == KEVO_OK)
@@ -526,22 +532,23 @@ kevo_status kevo__search_restore(kevo_search *s, const char *json,
         rc = r.err->code;
     if (rc == KEVO_OK) {
         size_t mark = kevo__jpath_key(&r.path, "counters");
-        bool ok = get_u64(&r, c, "evaluations", &s->evaluations) &&
-                  get_u64(&r, c, "failures", &s->failures) &&
-                  get_u64(&r, c, "improvements", &s->improvements) &&
-                  get_u64(&r, c, "last_improvement", &s->last_improvement) &&
-                  get_u64(&r, c, "next_id", &s->next_id) &&
-                  get_u64(&r, c, "requests", &s->requests);
-        s->elapsed_before = real_or_nan(json_object_get(c, "elapsed"));
-        if (!isfinite(s->elapsed_before))
-            s->elapsed_before = 0;
+        bool ok =
+            get_u64(&r, c, "evaluations", &s->progress.evaluations) &&
+            get_u64(&r, c, "failures", &s->progress.failures) &&
+            get_u64(&r, c, "improvements", &s->progress.improvements) &&
+            get_u64(&r, c, "last_improvement", &s->progress.last_improvement) &&
+            get_u64(&r, c, "next_id", &s->progress.next_id) &&
+            get_u64(&r, c, "requests", &s->progress.requests);
+        s->progress.elapsed_before = real_or_nan(json_object_get(c, "elapsed"));
+        if (!isfinite(s->progress.elapsed_before))
+            s->progress.elapsed_before = 0;
         kevo__jpath_pop(&r.path, mark);
-        s->submitted = s->evaluations;
+        s->progress.submitted = s->progress.evaluations;
         rc = ok ? KEVO_OK : r.err->code;
     }
     if (rc == KEVO_OK) {
         double b = real_or_nan(json_object_get(root, "best"));
-        s->best = isfinite(b) ? b : -INFINITY;
+        s->progress.best = isfinite(b) ? b : -INFINITY;
         rc = restore_gates(s, &r, root);
     }
     if (rc == KEVO_OK)
@@ -550,7 +557,7 @@ kevo_status kevo__search_restore(kevo_search *s, const char *json,
     if (rc == KEVO_OK &&
         json_is_array(json_object_get(root, "prompt_validity")))
         rc = kevo__search_pvalid_restore(
-            s, json_object_get(root, "prompt_validity"), r.err);
+            &s->ops, json_object_get(root, "prompt_validity"), r.err);
 done:
     json_decref(root);
     return rc;
@@ -565,7 +572,7 @@ kevo_status kevo_search_open_run(kevo_search *s, const char *path,
     if (!s || !path)
         return kevo__error_set(err, KEVO_EINVAL,
                                "kevo_search_open_run: NULL argument");
-    if (s->started_flag || s->dir)
+    if (s->state.started || s->run.dir)
         return kevo__error_set(err, KEVO_ESTATE,
                                "kevo_search_open_run: the search has started "
                                "or has a run directory");
@@ -574,16 +581,16 @@ kevo_status kevo_search_open_run(kevo_search *s, const char *path,
             err, KEVO_EINVAL, "kevo_search_open_run: unknown flags %#x", flags);
     bool resume = flags & KEVO_SEARCH_RUN_RESUME;
     kevo_status rc = kevo_rundir_open(
-        path, resume ? KEVO_RUNDIR_RESUME : KEVO_RUNDIR_NEW, &s->dir, err);
+        path, resume ? KEVO_RUNDIR_RESUME : KEVO_RUNDIR_NEW, &s->run.dir, err);
     if (rc != KEVO_OK)
         return rc;
-    free(s->command);
-    s->command = NULL;
-    if (command && !(s->command = strdup(command))) {
+    free(s->run.command);
+    s->run.command = NULL;
+    if (command && !(s->run.command = strdup(command))) {
         rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         goto fail;
     }
-    rc = kevo_operator_host_set_run_dir(s->host, path, err);
+    rc = kevo_operator_host_set_run_dir(s->ops.host, path, err);
     if (rc != KEVO_OK)
         goto fail;
     if (resume) {
@@ -598,21 +605,21 @@ kevo_status kevo_search_open_run(kevo_search *s, const char *path,
         free(json);
         if (rc != KEVO_OK)
             goto fail;
-        s->resumed = true;
+        s->run.resumed = true;
         return kevo__search_log(
-            s, "resume", json_pack("{s:I}", "n", (json_int_t)s->evaluations),
-            err);
+            s, "resume",
+            json_pack("{s:I}", "n", (json_int_t)s->progress.evaluations), err);
     }
     char *task = NULL;
-    rc = kevo_task_to_json(s->task, &task, err);
+    rc = kevo_task_to_json(s->cfg.task, &task, err);
     if (rc == KEVO_OK)
-        rc = kevo_rundir_write_file(s->dir, "task.json", task, strlen(task),
+        rc = kevo_rundir_write_file(s->run.dir, "task.json", task, strlen(task),
                                     err);
     free(task);
     if (rc == KEVO_OK)
         return KEVO_OK;
 fail:
-    kevo_rundir_close(s->dir);
-    s->dir = NULL;
+    kevo_rundir_close(s->run.dir);
+    s->run.dir = NULL;
     return rc;
 }

@@ -22,7 +22,7 @@
 /* The label of bin b of an archive dimension, from the task's bins. */
 static json_t *dimension_json(const kevo_search *s, size_t d)
 {
-    const kevo_archive *a = s->islands[0];
+    const kevo_archive *a = s->pop.islands[0];
     const kevo__archive_dim *dim = &a->dims[d];
     json_t *labels = json_array();
     char buf[64];
@@ -51,8 +51,8 @@ static json_t *archive_json(const kevo_search *s)
     size_t cells = 0, filled = 0;
     double qd = 0;
     json_t *elites = json_array();
-    for (size_t i = 0; i < s->nislands; i++) {
-        const kevo_archive *a = s->islands[i];
+    for (size_t i = 0; i < s->pop.nislands; i++) {
+        const kevo_archive *a = s->pop.islands[i];
         cells += kevo_archive_cell_count(a);
         filled += kevo_archive_size(a);
         for (size_t c = kevo_archive_first(a); c != KEVO_NO_CELL;
@@ -76,10 +76,10 @@ static json_t *archive_json(const kevo_search *s)
         }
     }
     json_t *dims = json_array();
-    for (size_t d = 0; d < kevo_archive_dimension_count(s->islands[0]); d++)
+    for (size_t d = 0; d < kevo_archive_dimension_count(s->pop.islands[0]); d++)
         json_array_append_new(dims, dimension_json(s, d));
     return json_pack("{s:I, s:I, s:I, s:f, s:f, s:o, s:o}", "islands",
-                     (json_int_t)s->nislands, "cells", (json_int_t)cells,
+                     (json_int_t)s->pop.nislands, "cells", (json_int_t)cells,
                      "filled", (json_int_t)filled, "coverage",
                      cells ? (double)filled / (double)cells : 0.0, "qd_score",
                      qd, "dimensions", dims, "elites", elites);
@@ -105,11 +105,11 @@ static const char *bound_name(kevo_bound b)
  * (no elite passed) the fittest elite that was gated, or NULL. */
 static const kevo__search_gate *table_gate(const kevo_search *s)
 {
-    if (s->champion >= 0)
-        return &s->gates[s->champion];
+    if (s->pick.champion >= 0)
+        return &s->pick.gates[s->pick.champion];
     const kevo__search_gate *best = NULL;
-    for (size_t i = 0; i < s->ngates; i++) {
-        const kevo__search_gate *g = &s->gates[i];
+    for (size_t i = 0; i < s->pick.ngates; i++) {
+        const kevo__search_gate *g = &s->pick.gates[i];
         if (g->done && g->train &&
             kevo_eval_result_verdict(g->train) == KEVO_VERDICT_OK &&
             (!best || g->fitness > best->fitness))
@@ -134,7 +134,7 @@ static json_t *shapes_json(const kevo_search *s)
                 break;
             kevo_vars *dims = kevo_vars_new();
             if (dims)
-                kevo_task_shape_vars(s->task, set, sr.index, dims);
+                kevo_task_shape_vars(s->cfg.task, set, sr.index, dims);
             json_t *o = json_pack(
                 "{s:s, s:I, s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:o}", "set",
                 k ? "held_out" : "training", "index", (json_int_t)sr.index,
@@ -167,7 +167,8 @@ static json_t *gate_shapes_json(const kevo_search *s,
         kevo__gate_judge(&sr, slack, floor, &row);
         kevo_vars *dims = kevo_vars_new();
         if (dims)
-            kevo_task_shape_vars(s->task, KEVO_SHAPES_HELD_OUT, sr.index, dims);
+            kevo_task_shape_vars(s->cfg.task, KEVO_SHAPES_HELD_OUT, sr.index,
+                                 dims);
         json_t *o = json_pack(
             "{s:I, s:o, s:o, s:o, s:o, s:o, s:f, s:s, s:b, s:b, s:o}", "index",
             (json_int_t)sr.index, "dims", kevo__search_params_json(dims),
@@ -187,8 +188,8 @@ static json_t *gate_shapes_json(const kevo_search *s,
 static json_t *gate_json(const kevo_search *s, const kevo__search_gate *g)
 {
     double slack = NAN, floor = NAN;
-    if (s->ev)
-        kevo__evaluator_gate_settings(s->ev, &slack, &floor);
+    if (s->cfg.ev)
+        kevo__evaluator_gate_settings(s->cfg.ev, &slack, &floor);
     json_t *o = json_pack("{s:I, s:b, s:f}", "id", (json_int_t)g->id, "passed",
                           g->passed, "train_fitness", g->fitness);
     json_object_set_new(o, "fitness",
@@ -227,16 +228,17 @@ static json_t *champion_json(const kevo_search *s)
                   kevo__search_params_json(kevo_candidate_assignment(c)));
     json_object_set_new(o, "prompt", p >= 0 ? json_integer(p) : json_null());
     json_object_set_new(o, "gate",
-                        s->champion >= 0 ? gate_json(s, &s->gates[s->champion])
-                                         : json_null());
+                        s->pick.champion >= 0
+                            ? gate_json(s, &s->pick.gates[s->pick.champion])
+                            : json_null());
     return o;
 }
 
 static json_t *operators_json(const kevo_search *s)
 {
     json_t *arr = json_array();
-    for (size_t i = 0; i < s->nops; i++) {
-        const kevo__search_op *o = &s->ops[i];
+    for (size_t i = 0; i < s->ops.n; i++) {
+        const kevo__search_op *o = &s->ops.list[i];
         uint64_t in = 0, out = 0;
         double cost = 0;
         kevo_operator_usage(o->op, &in, &out, &cost);
@@ -266,10 +268,10 @@ static void prompt_failures(const kevo_search *s, uint64_t id, json_t *o)
     uint64_t count, cand;
     const char *kind, *diag;
     for (size_t i = 0;
-         (kind = kevo_promptpool_failure_kind(s->pool, id, i, &count)); i++)
+         (kind = kevo_promptpool_failure_kind(s->ops.pool, id, i, &count)); i++)
         json_object_set_new(kinds, kind, json_integer((json_int_t)count));
-    for (size_t i = 0;
-         (diag = kevo_promptpool_failed_child(s->pool, id, i, &cand, &kind));
+    for (size_t i = 0; (diag = kevo_promptpool_failed_child(s->ops.pool, id, i,
+                                                            &cand, &kind));
          i++)
         json_array_append_new(children,
                               json_pack("{s:I, s:s, s:s}", "candidate",
@@ -282,23 +284,23 @@ static void prompt_failures(const kevo_search *s, uint64_t id, json_t *o)
 static json_t *prompts_json(const kevo_search *s)
 {
     json_t *arr = json_array();
-    for (size_t i = 0; i < kevo_promptpool_size(s->pool); i++) {
-        uint64_t id = kevo_promptpool_id(s->pool, i);
+    for (size_t i = 0; i < kevo_promptpool_size(s->ops.pool); i++) {
+        uint64_t id = kevo_promptpool_id(s->ops.pool, i);
         kevo_prompt_record r = {.size = sizeof r};
-        if (kevo_promptpool_get_record(s->pool, id, &r) != KEVO_OK)
+        if (kevo_promptpool_get_record(s->ops.pool, id, &r) != KEVO_OK)
             continue;
-        const char *name = kevo_promptpool_name(s->pool, id);
+        const char *name = kevo_promptpool_name(s->ops.pool, id);
         json_t *o = json_pack(
             "{s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I}", "id",
             (json_int_t)id, "name", name ? name : "", "parent",
-            (json_int_t)kevo_promptpool_parent(s->pool, id), "generation",
-            (json_int_t)kevo_promptpool_generation(s->pool, id), "uses",
+            (json_int_t)kevo_promptpool_parent(s->ops.pool, id), "generation",
+            (json_int_t)kevo_promptpool_generation(s->ops.pool, id), "uses",
             (json_int_t)r.uses, "children", (json_int_t)r.children, "entered",
             (json_int_t)r.entered, "beat_parent", (json_int_t)r.beat_parent,
             "mean", r.mean, "revisions", (json_int_t)r.revisions);
         json_object_set_new(o, "best_fitness",
                             kevo__search_num(r.best_fitness));
-        const kevo__validity *v = kevo__search_prompt_validity(s, id);
+        const kevo__validity *v = kevo__search_prompt_validity(&s->ops, id);
         kevo__search_validity_put(o, v ? v : &(kevo__validity){0});
         json_object_set_new(o, "failures",
                             json_integer((json_int_t)r.failures));
@@ -311,46 +313,49 @@ static json_t *prompts_json(const kevo_search *s)
 kevo_status kevo__search_write_summary(kevo_search *s, const char *state,
                                        kevo_error *err)
 {
-    if (!s->dir || !s->islands)
+    if (!s->run.dir || !s->pop.islands)
         return KEVO_OK;
     kevo_search_stats st = {.size = sizeof st};
     kevo_search_get_stats(s, &st);
     const char *fitness_name = "roofline";
-    if (s->ev && s->champion >= 0 && s->gates[s->champion].train)
-        fitness_name =
-            kevo__eval_result_fitness_name(s->gates[s->champion].train);
-    else if (s->score)
+    if (s->cfg.ev && s->pick.champion >= 0 &&
+        s->pick.gates[s->pick.champion].train)
+        fitness_name = kevo__eval_result_fitness_name(
+            s->pick.gates[s->pick.champion].train);
+    else if (s->cfg.score)
         fitness_name = "score";
     json_t *root = json_pack(
         "{s:s, s:i, s:s, s:s?, s:s?, s:s?, s:I, s:s, s:I, s:I, s:f, s:f, "
         "s:I, s:I, s:f, s:s}",
-        "format", "kevo-summary", "version", 1, "task", kevo_task_name(s->task),
-        "description", kevo_task_description(s->task), "device",
-        s->ev ? kevo_evaluator_device_name(s->ev) : NULL, "command", s->command,
-        "seed", (json_int_t)s->opt[KEVO_SEARCH_SEED], "state", state,
-        "evaluations", (json_int_t)s->evaluations, "failures",
-        (json_int_t)s->failures, "elapsed", s->elapsed_before + st.elapsed,
-        "evals_per_second", st.evals_per_second, "input_tokens",
-        (json_int_t)st.input_tokens, "output_tokens",
-        (json_int_t)st.output_tokens, "cost", st.cost, "fitness_name",
-        fitness_name);
+        "format", "kevo-summary", "version", 1, "task",
+        kevo_task_name(s->cfg.task), "description",
+        kevo_task_description(s->cfg.task), "device",
+        s->cfg.ev ? kevo_evaluator_device_name(s->cfg.ev) : NULL, "command",
+        s->run.command, "seed", (json_int_t)s->cfg.opt[KEVO_SEARCH_SEED],
+        "state", state, "evaluations", (json_int_t)s->progress.evaluations,
+        "failures", (json_int_t)s->progress.failures, "elapsed",
+        s->progress.elapsed_before + st.elapsed, "evals_per_second",
+        st.evals_per_second, "input_tokens", (json_int_t)st.input_tokens,
+        "output_tokens", (json_int_t)st.output_tokens, "cost", st.cost,
+        "fitness_name", fitness_name);
     if (!root)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     json_object_set_new(root, "stop_reason",
-                        s->stop ? json_string(kevo_stop_reason_name(s->stop))
-                                : json_null());
+                        s->state.stop
+                            ? json_string(kevo_stop_reason_name(s->state.stop))
+                            : json_null());
     json_object_set_new(root, "archive", archive_json(s));
     json_t *hist = json_array();
-    for (size_t i = 0; i < s->nhistory; i++)
-        json_array_append_new(hist,
-                              json_pack("[I, f]", (json_int_t)s->history[2 * i],
-                                        s->history[2 * i + 1]));
+    for (size_t i = 0; i < s->progress.nhistory; i++)
+        json_array_append_new(
+            hist, json_pack("[I, f]", (json_int_t)s->progress.history[2 * i],
+                            s->progress.history[2 * i + 1]));
     json_object_set_new(root, "history", hist);
     json_object_set_new(root, "champion", champion_json(s));
     json_t *tried = json_array();
-    for (size_t i = 0; i < s->ngates; i++) {
-        if (s->gates[i].done)
-            json_array_append_new(tried, gate_json(s, &s->gates[i]));
+    for (size_t i = 0; i < s->pick.ngates; i++) {
+        if (s->pick.gates[i].done)
+            json_array_append_new(tried, gate_json(s, &s->pick.gates[i]));
     }
     json_object_set_new(root, "gate_tried", tried);
     json_object_set_new(root, "shapes", shapes_json(s));
@@ -358,28 +363,30 @@ kevo_status kevo__search_write_summary(kevo_search *s, const char *state,
      * those of the fittest elite that failed the gate. */
     const kevo__search_gate *tg = table_gate(s);
     json_object_set_new(root, "shapes_of",
-                        !tg                ? json_null()
-                        : s->champion >= 0 ? json_string("champion")
-                                           : json_string("best_failed_gate"));
-    if (tg && s->champion < 0)
+                        !tg ? json_null()
+                        : s->pick.champion >= 0
+                            ? json_string("champion")
+                            : json_string("best_failed_gate"));
+    if (tg && s->pick.champion < 0)
         json_object_set_new(root, "best_failed_gate", gate_json(s, tg));
     json_object_set_new(root, "operators", operators_json(s));
     json_object_set_new(root, "prompts", prompts_json(s));
     kevo__validity total;
-    kevo__search_validity_total(s, &total);
-    json_t *validity = json_pack("{s:I}", "repair_turns",
-                                 (json_int_t)s->opt[KEVO_SEARCH_REPAIR_TURNS]);
+    kevo__search_validity_total(&s->ops, &total);
+    json_t *validity =
+        json_pack("{s:I}", "repair_turns",
+                  (json_int_t)s->cfg.opt[KEVO_SEARCH_REPAIR_TURNS]);
     kevo__search_validity_put(validity, &total);
     json_object_set_new(root, "validity", validity);
     json_object_set_new(root, "dispatch",
-                        s->dispatch ? json_string("best.dispatch.json")
-                                    : json_null());
+                        s->tuning.dispatch ? json_string("best.dispatch.json")
+                                           : json_null());
     char *text = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
     json_decref(root);
     if (!text)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    kevo_status rc =
-        kevo_rundir_write_file(s->dir, "summary.json", text, strlen(text), err);
+    kevo_status rc = kevo_rundir_write_file(s->run.dir, "summary.json", text,
+                                            strlen(text), err);
     free(text);
     return rc;
 }
@@ -390,19 +397,19 @@ kevo_status kevo__search_write_best(kevo_search *s, kevo_error *err)
 {
     double fitness;
     const kevo_candidate *c = kevo_search_champion(s, &fitness);
-    if (!s->dir || !c)
+    if (!s->run.dir || !c)
         return KEVO_OK;
     kevo_buf b = {0};
     const kevo_vars *params = kevo_candidate_assignment(c);
     kevo__buf_printf(&b, "/*\n * kevo: the champion of task %s\n",
-                     kevo_task_name(s->task));
+                     kevo_task_name(s->cfg.task));
     kevo__buf_printf(
         &b, " * fitness %.4f (candidate %llu, %s, generation %u)\n", fitness,
         (unsigned long long)kevo_candidate_id(c),
         kevo_candidate_operator(c) ? kevo_candidate_operator(c) : "seed",
         (unsigned)kevo_candidate_generation(c));
-    if (s->champion >= 0) {
-        const kevo__search_gate *g = &s->gates[s->champion];
+    if (s->pick.champion >= 0) {
+        const kevo__search_gate *g = &s->pick.gates[s->pick.champion];
         kevo__buf_printf(&b,
                          " * held-out gate: %s (not slower than the seed at "
                          "any held-out shape beyond the slack); held-out "
@@ -425,15 +432,15 @@ kevo_status kevo__search_write_best(kevo_search *s, kevo_error *err)
     if (!params || kevo_vars_count(params) == 0)
         kevo__buf_puts(&b, " none");
     kevo__buf_puts(&b, "\n");
-    if (s->dispatch)
+    if (s->tuning.dispatch)
         kevo__buf_puts(&b, " * per-shape parameters: best.dispatch.json\n");
     kevo__buf_printf(&b,
                      " * evaluate it again: kevo eval --held-out%s %s/task.json"
                      " %s/best.cu\n",
-                     p.data ? p.data : "", kevo_rundir_path(s->dir),
-                     kevo_rundir_path(s->dir));
-    if (s->command)
-        kevo__buf_printf(&b, " * found by: %s\n", s->command);
+                     p.data ? p.data : "", kevo_rundir_path(s->run.dir),
+                     kevo_rundir_path(s->run.dir));
+    if (s->run.command)
+        kevo__buf_printf(&b, " * found by: %s\n", s->run.command);
     kevo__buf_puts(&b, " */\n");
     kevo__buf_puts(&b, kevo_candidate_source(c));
     kevo__buf_free(&p);
@@ -442,7 +449,7 @@ kevo_status kevo__search_write_best(kevo_search *s, kevo_error *err)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     }
     kevo_status rc =
-        kevo_rundir_write_file(s->dir, "best.cu", b.data, b.len, err);
+        kevo_rundir_write_file(s->run.dir, "best.cu", b.data, b.len, err);
     kevo__buf_free(&b);
     return rc;
 }

@@ -32,9 +32,8 @@ struct kevo__search_tune {
     signed char *held_ok; /* per assignment x held-out shape: 1, 0, -1 */
 };
 
-void kevo__search_tune_free(kevo_search *s)
+static void tune_free(struct kevo__search_tune *t)
 {
-    struct kevo__search_tune *t = s->tune;
     if (!t)
         return;
     for (size_t i = 0; i < t->nassign; i++)
@@ -46,7 +45,21 @@ void kevo__search_tune_free(kevo_search *s)
     free(t->held_near);
     free(t->held_ok);
     free(t);
-    s->tune = NULL;
+}
+
+void kevo__search_tuning_free(kevo__search_tuning *t)
+{
+    for (size_t i = 0; i < t->nobs; i++) {
+        kevo_vars_free(t->obs[i].params);
+        free(t->obs[i].times);
+    }
+    free(t->obs);
+    t->obs = NULL;
+    t->nobs = t->cobs = 0;
+    tune_free(t->tune);
+    t->tune = NULL;
+    free(t->dispatch);
+    t->dispatch = NULL;
 }
 
 static uint64_t source_hash(const kevo_candidate *c)
@@ -55,7 +68,8 @@ static uint64_t source_hash(const kevo_candidate *c)
     return kevo__hash_finish(kevo__hash_bytes(0, src, strlen(src)));
 }
 
-kevo_status kevo__search_observe(kevo_search *s, const kevo_candidate *cand,
+kevo_status kevo__search_observe(kevo__search_tuning *t, const kevo_task *task,
+                                 const kevo_candidate *cand,
                                  const kevo_eval_result *res)
 {
     if (kevo_eval_result_shape_set(res) != KEVO_SHAPES_TRAIN)
@@ -63,16 +77,16 @@ kevo_status kevo__search_observe(kevo_search *s, const kevo_candidate *cand,
     const kevo_vars *params = kevo_candidate_assignment(cand);
     if (!params || kevo_vars_count(params) == 0)
         return KEVO_OK;
-    size_t n = kevo_task_shape_count(s->task, KEVO_SHAPES_TRAIN);
-    if (s->nobs == s->cobs) {
-        size_t c = s->cobs ? 2 * s->cobs : 64;
-        kevo__search_obs *o = realloc(s->obs, c * sizeof *o);
+    size_t n = kevo_task_shape_count(task, KEVO_SHAPES_TRAIN);
+    if (t->nobs == t->cobs) {
+        size_t c = t->cobs ? 2 * t->cobs : 64;
+        kevo__search_obs *o = realloc(t->obs, c * sizeof *o);
         if (!o)
             return KEVO_ENOMEM;
-        s->obs = o;
-        s->cobs = c;
+        t->obs = o;
+        t->cobs = c;
     }
-    kevo__search_obs *o = &s->obs[s->nobs];
+    kevo__search_obs *o = &t->obs[t->nobs];
     o->id = kevo_candidate_id(cand);
     o->source_hash = source_hash(cand);
     o->params = kevo_vars_copy(params);
@@ -91,7 +105,7 @@ kevo_status kevo__search_observe(kevo_search *s, const kevo_candidate *cand,
                 o->times[i] = sr.time;
         }
     }
-    s->nobs++;
+    t->nobs++;
     return KEVO_OK;
 }
 
@@ -148,17 +162,17 @@ kevo_status kevo__search_tune_start(kevo_search *s, int *pending,
                                     kevo_error *err)
 {
     *pending = 0;
-    const kevo_candidate *champ = s->champion_cand;
-    const kevo__search_gate *g = &s->gates[s->champion];
+    const kevo_candidate *champ = s->pick.champion_cand;
+    const kevo__search_gate *g = &s->pick.gates[s->pick.champion];
     const kevo_vars *cp = kevo_candidate_assignment(champ);
     if (!cp || kevo_vars_count(cp) == 0 || !g->train)
         return KEVO_OK;
     struct kevo__search_tune *t = calloc(1, sizeof *t);
     if (!t)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    s->tune = t;
-    t->ntrain = kevo_task_shape_count(s->task, KEVO_SHAPES_TRAIN);
-    t->nheld = kevo_task_shape_count(s->task, KEVO_SHAPES_HELD_OUT);
+    s->tuning.tune = t;
+    t->ntrain = kevo_task_shape_count(s->cfg.task, KEVO_SHAPES_TRAIN);
+    t->nheld = kevo_task_shape_count(s->cfg.task, KEVO_SHAPES_HELD_OUT);
     size_t nt = t->ntrain ? t->ntrain : 1, nh = t->nheld ? t->nheld : 1;
     t->train_choice = calloc(nt, sizeof *t->train_choice);
     t->train_time = calloc(nt, sizeof *t->train_time);
@@ -178,8 +192,8 @@ kevo_status kevo__search_tune_start(kevo_search *s, int *pending,
                 t->champ_time[j] = sr.time;
         }
         const kevo__search_obs *best = NULL;
-        for (size_t i = 0; i < s->nobs; i++) {
-            const kevo__search_obs *o = &s->obs[i];
+        for (size_t i = 0; i < s->tuning.nobs; i++) {
+            const kevo__search_obs *o = &s->tuning.obs[i];
             if (o->source_hash == h && isfinite(o->times[j]) &&
                 (!best || o->times[j] < best->times[j]))
                 best = o;
@@ -194,7 +208,7 @@ kevo_status kevo__search_tune_start(kevo_search *s, int *pending,
     for (size_t k = 0; !oom && k < t->nheld; k++) {
         double dmin = INFINITY;
         for (size_t j = 0; j < t->ntrain; j++) {
-            double d = shape_distance(s->task, k, j);
+            double d = shape_distance(s->cfg.task, k, j);
             if (d < dmin) {
                 dmin = d;
                 t->held_near[k] = j;
@@ -239,7 +253,7 @@ kevo_status kevo__search_tune_judge(kevo_search *s, kevo__search_job *job,
                                     kevo_error *err)
 {
     (void)err;
-    struct kevo__search_tune *t = s->tune;
+    struct kevo__search_tune *t = s->tuning.tune;
     if (!t || job->tune_index >= t->nassign)
         return KEVO_OK;
     signed char *row = &t->held_ok[job->tune_index * t->nheld];
@@ -248,7 +262,7 @@ kevo_status kevo__search_tune_judge(kevo_search *s, kevo__search_job *job,
     /* The gate's rule at each held-out shape: correct, and not slower than
      * the seed there beyond the slack. */
     double slack, floor;
-    kevo__evaluator_gate_settings(s->ev, &slack, &floor);
+    kevo__evaluator_gate_settings(s->cfg.ev, &slack, &floor);
     for (size_t i = 0; i < kevo_eval_result_shape_count(job->result); i++) {
         kevo_shape_result sr = {.size = sizeof sr};
         kevo__gate_row gr;
@@ -273,20 +287,20 @@ static json_t *dims_json(const kevo_task *task, kevo_shape_set set, size_t i)
 
 kevo_status kevo__search_tune_finish(kevo_search *s, kevo_error *err)
 {
-    struct kevo__search_tune *t = s->tune;
+    struct kevo__search_tune *t = s->tuning.tune;
     json_t *names = json_array(), *dims = json_array();
     const kevo_vars *cp = t->assign[0];
     for (size_t i = 0; i < kevo_vars_count(cp); i++)
         json_array_append_new(names, json_string(kevo_vars_name(cp, i)));
-    for (size_t i = 0; i < kevo_task_dim_count(s->task); i++)
+    for (size_t i = 0; i < kevo_task_dim_count(s->cfg.task); i++)
         json_array_append_new(dims,
-                              json_string(kevo_task_dim_name(s->task, i)));
+                              json_string(kevo_task_dim_name(s->cfg.task, i)));
     json_t *shapes = json_array(), *held = json_array();
     for (size_t j = 0; j < t->ntrain; j++) {
         double ct = t->champ_time[j], tt = t->train_time[j];
         json_t *o = json_pack(
             "{s:o, s:o, s:o, s:o}", "dims",
-            dims_json(s->task, KEVO_SHAPES_TRAIN, j), "params",
+            dims_json(s->cfg.task, KEVO_SHAPES_TRAIN, j), "params",
             kevo__search_params_json(t->assign[t->train_choice[j]]), "time",
             kevo__search_num(tt), "champion_time", kevo__search_num(ct));
         json_object_set_new(o, "speedup", kevo__search_num(ct / tt));
@@ -299,29 +313,29 @@ kevo_status kevo__search_tune_finish(kevo_search *s, kevo_error *err)
         bool fallback = ok != 1;
         json_t *o =
             json_pack("{s:o, s:I, s:o, s:b, s:b}", "dims",
-                      dims_json(s->task, KEVO_SHAPES_HELD_OUT, k), "nearest",
-                      (json_int_t)t->held_near[k], "params",
+                      dims_json(s->cfg.task, KEVO_SHAPES_HELD_OUT, k),
+                      "nearest", (json_int_t)t->held_near[k], "params",
                       kevo__search_params_json(t->assign[fallback ? 0 : a]),
                       "correct", ok == 1, "fallback", fallback && a != 0);
         json_array_append_new(held, o);
     }
     json_t *root =
         json_pack("{s:s, s:I, s:o, s:o, s:s, s:o, s:o, s:o}", "task",
-                  kevo_task_name(s->task), "champion",
-                  (json_int_t)kevo_candidate_id(s->champion_cand), "params",
-                  names, "default", kevo__search_params_json(cp), "rule",
-                  "nearest_training_shape", "dims", dims, "shapes", shapes,
-                  "held_out", held);
+                  kevo_task_name(s->cfg.task), "champion",
+                  (json_int_t)kevo_candidate_id(s->pick.champion_cand),
+                  "params", names, "default", kevo__search_params_json(cp),
+                  "rule", "nearest_training_shape", "dims", dims, "shapes",
+                  shapes, "held_out", held);
     char *text =
         root ? json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(6)) : NULL;
     json_decref(root);
     if (!text)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    free(s->dispatch);
-    s->dispatch = text;
+    free(s->tuning.dispatch);
+    s->tuning.dispatch = text;
     kevo_status rc = KEVO_OK;
-    if (s->dir)
-        rc = kevo_rundir_write_file(s->dir, "best.dispatch.json", text,
+    if (s->run.dir)
+        rc = kevo_rundir_write_file(s->run.dir, "best.dispatch.json", text,
                                     strlen(text), err);
     if (rc == KEVO_OK)
         rc = kevo__search_log(s, "tune",

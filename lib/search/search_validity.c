@@ -16,28 +16,29 @@
 #include "search_private.h"
 
 /* A prompt's counters. */
-typedef struct kevo__search_pvalid {
+struct kevo__search_pvalid {
     uint64_t prompt;
     kevo__validity v;
-} kevo__search_pvalid;
+};
 
-static kevo__validity *prompt_counters(kevo_search *s, int64_t prompt)
+static kevo__validity *prompt_counters(kevo__search_operators *ops,
+                                       int64_t prompt)
 {
     if (prompt < 0)
         return NULL;
-    for (size_t i = 0; i < s->npvalid; i++) {
-        if (s->pvalid[i].prompt == (uint64_t)prompt)
-            return &s->pvalid[i].v;
+    for (size_t i = 0; i < ops->npvalid; i++) {
+        if (ops->pvalid[i].prompt == (uint64_t)prompt)
+            return &ops->pvalid[i].v;
     }
-    if (s->npvalid == s->cpvalid) {
-        size_t c = s->cpvalid ? 2 * s->cpvalid : 16;
-        kevo__search_pvalid *n = realloc(s->pvalid, c * sizeof *n);
+    if (ops->npvalid == ops->cpvalid) {
+        size_t c = ops->cpvalid ? 2 * ops->cpvalid : 16;
+        kevo__search_pvalid *n = realloc(ops->pvalid, c * sizeof *n);
         if (!n)
             return NULL;
-        s->pvalid = n;
-        s->cpvalid = c;
+        ops->pvalid = n;
+        ops->cpvalid = c;
     }
-    kevo__search_pvalid *p = &s->pvalid[s->npvalid++];
+    kevo__search_pvalid *p = &ops->pvalid[ops->npvalid++];
     memset(p, 0, sizeof *p);
     p->prompt = (uint64_t)prompt;
     return &p->v;
@@ -55,39 +56,41 @@ static void count(kevo__validity *v, uint32_t turn, bool valid)
     }
 }
 
-kevo_status kevo__search_count_proposal(kevo_search *s, size_t op,
+kevo_status kevo__search_count_proposal(kevo__search_operators *ops, size_t op,
                                         int64_t prompt, uint32_t turn,
                                         bool valid)
 {
-    if (op < s->nops)
-        count(&s->ops[op].validity, turn, valid);
+    if (op < ops->n)
+        count(&ops->list[op].validity, turn, valid);
     if (prompt < 0)
         return KEVO_OK;
-    kevo__validity *v = prompt_counters(s, prompt);
+    kevo__validity *v = prompt_counters(ops, prompt);
     if (!v)
         return KEVO_ENOMEM;
     count(v, turn, valid);
     return KEVO_OK;
 }
 
-kevo_status kevo__search_count_repair(kevo_search *s, size_t op, int64_t prompt)
+kevo_status kevo__search_count_repair(kevo__search_operators *ops, size_t op,
+                                      int64_t prompt)
 {
-    if (op < s->nops)
-        s->ops[op].validity.repairs++;
+    if (op < ops->n)
+        ops->list[op].validity.repairs++;
     if (prompt < 0)
         return KEVO_OK;
-    kevo__validity *v = prompt_counters(s, prompt);
+    kevo__validity *v = prompt_counters(ops, prompt);
     if (!v)
         return KEVO_ENOMEM;
     v->repairs++;
     return KEVO_OK;
 }
 
-void kevo__search_validity_total(const kevo_search *s, kevo__validity *out)
+void kevo__search_validity_total(const kevo__search_operators *ops,
+                                 kevo__validity *out)
 {
     memset(out, 0, sizeof *out);
-    for (size_t i = 0; i < s->nops; i++) {
-        const kevo__validity *v = &s->ops[i].validity;
+    for (size_t i = 0; i < ops->n; i++) {
+        const kevo__validity *v = &ops->list[i].validity;
         out->proposals += v->proposals;
         out->valid += v->valid;
         out->first += v->first;
@@ -97,12 +100,12 @@ void kevo__search_validity_total(const kevo_search *s, kevo__validity *out)
     }
 }
 
-const kevo__validity *kevo__search_prompt_validity(const kevo_search *s,
-                                                   uint64_t prompt)
+const kevo__validity *
+kevo__search_prompt_validity(const kevo__search_operators *ops, uint64_t prompt)
 {
-    for (size_t i = 0; i < s->npvalid; i++) {
-        if (s->pvalid[i].prompt == prompt)
-            return &s->pvalid[i].v;
+    for (size_t i = 0; i < ops->npvalid; i++) {
+        if (ops->pvalid[i].prompt == prompt)
+            return &ops->pvalid[i].v;
     }
     return NULL;
 }
@@ -148,30 +151,30 @@ void kevo__search_validity_get(const json_t *o, kevo__validity *v)
     v->rescued = get(o, "repaired_valid");
 }
 
-json_t *kevo__search_pvalid_json(const kevo_search *s)
+json_t *kevo__search_pvalid_json(const kevo__search_operators *ops)
 {
     json_t *arr = json_array();
-    for (size_t i = 0; arr && i < s->npvalid; i++) {
+    for (size_t i = 0; arr && i < ops->npvalid; i++) {
         json_t *o =
-            json_pack("{s:I}", "prompt", (json_int_t)s->pvalid[i].prompt);
+            json_pack("{s:I}", "prompt", (json_int_t)ops->pvalid[i].prompt);
         if (o)
-            kevo__search_validity_put(o, &s->pvalid[i].v);
+            kevo__search_validity_put(o, &ops->pvalid[i].v);
         json_array_append_new(arr, o);
     }
     return arr;
 }
 
-kevo_status kevo__search_pvalid_restore(kevo_search *s, const json_t *arr,
-                                        kevo_error *err)
+kevo_status kevo__search_pvalid_restore(kevo__search_operators *ops,
+                                        const json_t *arr, kevo_error *err)
 {
     size_t i;
     json_t *o;
-    s->npvalid = 0;
+    ops->npvalid = 0;
     json_array_foreach (arr, i, o) {
         json_t *p = json_object_get(o, "prompt");
         if (!json_is_integer(p) || json_integer_value(p) < 0)
             continue;
-        kevo__validity *v = prompt_counters(s, json_integer_value(p));
+        kevo__validity *v = prompt_counters(ops, json_integer_value(p));
         if (!v)
             return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         kevo__search_validity_get(o, v);
@@ -179,9 +182,9 @@ kevo_status kevo__search_pvalid_restore(kevo_search *s, const json_t *arr,
     return KEVO_OK;
 }
 
-void kevo__search_validity_free(kevo_search *s)
+void kevo__search_validity_free(kevo__search_operators *ops)
 {
-    free(s->pvalid);
-    s->pvalid = NULL;
-    s->npvalid = s->cpvalid = 0;
+    free(ops->pvalid);
+    ops->pvalid = NULL;
+    ops->npvalid = ops->cpvalid = 0;
 }

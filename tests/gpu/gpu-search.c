@@ -252,6 +252,9 @@ static void test_params(void)
     kevo_status rc = kevo_search_run(s, &err);
     if (!ok(rc == KEVO_OK, "params search of saxpy runs to its end"))
         diag("%s", err.text);
+    if (!ok(kevo_report_write(run, &err) == KEVO_OK,
+            "the caller writes the report"))
+        diag("%s", err.text);
     kevo_search_stats st = {.size = sizeof st};
     kevo_search_get_stats(s, &st);
     is_int(st.stop, KEVO_STOP_EVALUATIONS, "it stops on the evaluation budget");
@@ -742,6 +745,9 @@ static void test_llm(void)
            "a new run directory");
     kevo_status rc = kevo_search_run(s, &err);
     if (!ok(rc == KEVO_OK, "llm and params search of saxpy runs to its end"))
+        diag("%s", err.text);
+    if (!ok(kevo_report_write(run, &err) == KEVO_OK,
+            "the caller writes the report"))
         diag("%s", err.text);
     kevo_search_stats st = {.size = sizeof st};
     kevo_search_get_stats(s, &st);
