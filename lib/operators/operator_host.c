@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/jsonutil.h"
+#include "model/candidate_private.h"
 #include "model/devprops.h"
 #include "operator_private.h"
 
@@ -897,17 +898,8 @@ static char *dup_or_null(const char *s, bool *failed)
     return c;
 }
 
-static kevo_candidate *copy_or_null(const kevo_candidate *c, bool *failed)
-{
-    if (!c)
-        return NULL;
-    kevo_candidate *copy = kevo_candidate_copy(c);
-    if (!copy)
-        *failed = true;
-    return copy;
-}
-
-/* The host's copy of a request, with its own id. */
+/* The host's copy of a request, with its own id; the candidates are
+ * shared, not copied. */
 static kevo_op_pending *copy_request(kevo_operator *op,
                                      const kevo_operator_request *req)
 {
@@ -915,8 +907,8 @@ static kevo_op_pending *copy_request(kevo_operator *op,
     kevo_op_pending *p = kevo__op_pending_new(op);
     if (!p)
         return NULL;
-    p->parent = copy_or_null(req->parent, &failed);
-    p->second = copy_or_null(req->second_parent, &failed);
+    p->parent = kevo__candidate_share(req->parent);
+    p->second = kevo__candidate_share(req->second_parent);
     p->parent_summary = dup_or_null(req->parent_summary_json, &failed);
     p->second_summary = dup_or_null(req->second_summary_json, &failed);
     p->target_cell = dup_or_null(req->target_cell_json, &failed);
@@ -933,7 +925,7 @@ static kevo_op_pending *copy_request(kevo_operator *op,
         for (size_t i = 0; i < n && !failed; i++) {
             p->ninsp = i + 1;
             p->insp_cands[i] =
-                copy_or_null(req->inspirations[i].candidate, &failed);
+                kevo__candidate_share(req->inspirations[i].candidate);
             p->insp_summaries[i] =
                 dup_or_null(req->inspirations[i].summary_json, &failed);
             p->insp[i].candidate = p->insp_cands[i];
