@@ -10,14 +10,12 @@
 #include "config.h"
 
 #include <math.h>
-#ifdef __linux__
-#include <sched.h>
-#endif
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include <kevo.h>
+
+#include "bench_util.h"
 
 #define SIDE 100
 #define GOAL 1e6
@@ -42,35 +40,11 @@ typedef struct row {
     double seconds;
 } row;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void die(const char *what, const kevo_error *err)
 {
     fprintf(stderr, "bench-archive: %s: %s\n", what,
             err && err->text[0] ? err->text : "failed");
     exit(1);
-}
-
-/* Keeps the process on the CPU it runs on, so that the scheduler does not
- * move it between measurements. Returns the CPU, or -1. */
-static int pin_to_one_cpu(void)
-{
-#ifdef __linux__
-    int cpu = sched_getcpu();
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (cpu >= 0) {
-        CPU_SET(cpu, &set);
-        if (sched_setaffinity(0, sizeof set, &set) == 0)
-            return cpu;
-    }
-#endif
-    return -1;
 }
 
 static kevo_archive *new_grid(void)
@@ -97,7 +71,7 @@ static inline void draw(kevo_rng *rng, double d[2], double *fitness)
 static double run_baseline(kevo_archive *a, kevo_rng *rng, size_t n,
                            size_t *sink)
 {
-    double d[2], f, t0 = now();
+    double d[2], f, t0 = bench_now();
     size_t sum = 0;
     for (size_t i = 0; i < n; i++) {
         size_t cell = 0;
@@ -106,7 +80,7 @@ static double run_baseline(kevo_archive *a, kevo_rng *rng, size_t n,
         sum += cell + (f > 0.5);
     }
     *sink += sum;
-    return now() - t0;
+    return bench_now() - t0;
 }
 
 static void insert_one(kevo_archive *a, const kevo_candidate *c, kevo_rng *rng,
@@ -127,10 +101,10 @@ static void insert_one(kevo_archive *a, const kevo_candidate *c, kevo_rng *rng,
 static double run_inserts(kevo_archive *a, const kevo_candidate *c,
                           kevo_rng *rng, size_t n, size_t *accepted)
 {
-    double t0 = now();
+    double t0 = bench_now();
     for (size_t i = 0; i < n; i++)
         insert_one(a, c, rng, accepted);
-    return now() - t0;
+    return bench_now() - t0;
 }
 
 /* Every insert is fitter than all before it, so each one copies the
@@ -138,7 +112,7 @@ static double run_inserts(kevo_archive *a, const kevo_candidate *c,
 static double run_improving(kevo_archive *a, const kevo_candidate *c,
                             kevo_rng *rng, size_t n)
 {
-    double d[2], f, t0 = now();
+    double d[2], f, t0 = bench_now();
     kevo_error err;
     kevo_error_init(&err);
     for (size_t i = 0; i < n; i++) {
@@ -146,7 +120,7 @@ static double run_improving(kevo_archive *a, const kevo_candidate *c,
         if (kevo_archive_insert(a, c, (double)i + f, d, NULL, NULL, &err))
             die("insert", &err);
     }
-    return now() - t0;
+    return bench_now() - t0;
 }
 
 /* n selects with rule how at temperature temp, each followed by an insert
@@ -159,7 +133,7 @@ static double run_selects(kevo_archive *a, const kevo_candidate *c,
     kevo_error err;
     kevo_error_init(&err);
     size_t accepted = 0, sum = 0;
-    double t0 = now();
+    double t0 = bench_now();
     for (size_t i = 0; i < n; i++) {
         size_t cell;
         if (kevo_archive_select(a, rng, how, temp, &cell, &err) != KEVO_OK)
@@ -170,7 +144,7 @@ static double run_selects(kevo_archive *a, const kevo_candidate *c,
         if (credit)
             kevo_archive_credit(a, cell, 0, (i & 3) == 0);
     }
-    double t = now() - t0;
+    double t = bench_now() - t0;
     *sink += sum + accepted;
     return t;
 }
@@ -187,7 +161,7 @@ static double run_mixed(kevo_archive *a, const kevo_candidate *c, kevo_rng *rng,
     kevo_error err;
     kevo_error_init(&err);
     size_t accepted = 0, sum = 0;
-    double t0 = now();
+    double t0 = bench_now();
     for (size_t i = 0; i < n; i++) {
         size_t cell;
         if (kevo_archive_select(a, rng, how[i % 3], temp[i % 3], &cell, &err) !=
@@ -197,7 +171,7 @@ static double run_mixed(kevo_archive *a, const kevo_candidate *c, kevo_rng *rng,
         insert_one(a, c, rng, &accepted);
         kevo_archive_credit(a, cell, 0, (i & 3) == 0);
     }
-    double t = now() - t0;
+    double t = bench_now() - t0;
     *sink += sum + accepted;
     return t;
 }
@@ -218,7 +192,7 @@ int main(int argc, char **argv)
     }
     size_t n_ins = (size_t)(4e6 * scale), n_imp = (size_t)(3e5 * scale),
            n_sel = (size_t)(2e6 * scale);
-    int cpu = pin_to_one_cpu();
+    int cpu = bench_pin_to_one_cpu();
     kevo_error err;
     kevo_error_init(&err);
     kevo_candidate *c = NULL;

@@ -7,9 +7,11 @@
  * statistics (median, percentiles, spread, coefficient of variation); the
  * split of a batch's kernel records into repetitions by the L2 flush
  * kernel's records; the timing options of an eval message, read with the
- * evaluator's option table; and a real `kevo-worker gpu` process says
- * hello: with the device's properties where there is a GPU, or "no CUDA
- * driver" and exit status 3 where there is none.
+ * evaluator's option table; the "task" message and an eval of a key the
+ * worker does not hold, answered by the worker's own handlers over a pipe
+ * (no CUDA call comes before those answers); and a real `kevo-worker gpu`
+ * process says hello: with the device's properties where there is a GPU,
+ * or "no CUDA driver" and exit status 3 where there is none.
  */
 #include "config.h"
 
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <nvrtc.h>
 
@@ -237,6 +240,109 @@ static void test_split(void)
 #undef C
 #undef I
 
+/* Hands msg (taken) to handler as the worker's main loop would, and reads
+ * the reply it writes to the pipe. */
+static json_t *answer(kevo__gpu *g, kevo__gpu_cache *cache, json_t *msg,
+                      const void *payload, size_t len)
+{
+    int fds[2];
+    kevo__frame f = {0}, reply = {0};
+    kevo_error err = KEVO__ERROR_INIT;
+    if (!msg || pipe(fds) != 0)
+        bail_out("out of memory or pipes");
+    f.json = msg;
+    f.payload = len ? malloc(len) : NULL;
+    f.payload_len = len;
+    if (len)
+        memcpy(f.payload, payload, len);
+    const char *op = json_string_value(json_object_get(msg, "op"));
+    int status = strcmp(op, "task") == 0 ? kevo__gpu_task(cache, &f, fds[1])
+                                         : kevo__gpu_eval(g, cache, &f, fds[1]);
+    if (status != 0 || kevo__ipc_recv(fds[0], 1000, &reply, &err) != KEVO_OK)
+        bail_out("the %s handler answered nothing (%d): %s", op, status,
+                 err.text);
+    kevo__frame_clear(&f);
+    close(fds[0]);
+    close(fds[1]);
+    return reply.json;
+}
+
+static json_t *task_message(const char *key, json_t *task)
+{
+    static json_int_t id = 1;
+    return json_pack("{s:s, s:I, s:s, s:o}", "op", "task", "id", id++,
+                     "task_key", key, "task", task);
+}
+
+static void test_tasks(void)
+{
+    kevo__gpu g;
+    kevo__gpu_cache cache;
+    kevo_task *task = NULL;
+    char *text = NULL;
+    kevo_error err = KEVO__ERROR_INIT;
+    char *path = kevo__path_join(tap_srcdir(), "examples/tasks/saxpy.json");
+    if (!path || kevo_task_load(path, &task, &err) != KEVO_OK ||
+        kevo_task_to_json(task, &text, &err) != KEVO_OK)
+        bail_out("saxpy.json: %s", err.text);
+    memset(&g, 0, sizeof(g));
+    kevo__gpu_cache_init(&cache);
+
+    json_t *r =
+        answer(&g, &cache, task_message("saxpy-key", json_loads(text, 0, NULL)),
+               NULL, 0);
+    ok(json_is_true(json_object_get(r, "ok")) &&
+           json_integer_value(json_object_get(r, "tasks")) == 1,
+       "a task message: the worker keeps the task (1 held)");
+    is_str(json_string_value(json_object_get(r, "task_key")), "saxpy-key",
+           "the reply names the key");
+    json_decref(r);
+    r = answer(&g, &cache,
+               task_message("broken", json_pack("{s:s}", "name", "broken")),
+               NULL, 0);
+    ok(json_is_false(json_object_get(r, "ok")) &&
+           strstr(json_string_value(json_object_get(r, "error")), "the task"),
+       "a task that does not load: ok false, saying why (%s)",
+       json_string_value(json_object_get(r, "error")));
+    json_decref(r);
+    for (int i = 0; i < KEVO__TASK_KEYS_MAX; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "more-%d", i);
+        json_decref(answer(
+            &g, &cache, task_message(key, json_loads(text, 0, NULL)), NULL, 0));
+    }
+    is_uint(kevo__task_keys_count(&cache.tasks), KEVO__TASK_KEYS_MAX,
+            "the worker keeps at most %d tasks", KEVO__TASK_KEYS_MAX);
+    ok(!kevo__task_keys_use(&cache.tasks, "saxpy-key", NULL),
+       "the least recently used one went");
+
+    /* An eval of a key the worker does not hold never reaches the GPU. */
+    static const unsigned char cubins[2] = {1, 2};
+    json_t *eval = json_pack(
+        "{s:s, s:I, s:s, s:{}, s:s, s:[I,I], s:I, s:I}", "op", "eval", "id",
+        (json_int_t)77, "task_key", "saxpy-key", "candidate", "set", "train",
+        "seeds", (json_int_t)1, (json_int_t)2, "reference_cubin_bytes",
+        (json_int_t)1, "candidate_cubin_bytes", (json_int_t)1);
+    r = answer(&g, &cache, eval, cubins, sizeof(cubins));
+    ok(json_is_false(json_object_get(r, "ok")) &&
+           json_integer_value(json_object_get(r, "id")) == 77 &&
+           strstr(json_string_value(json_object_get(r, "error")),
+                  "unknown task key \"saxpy-key\""),
+       "an eval of a key the worker does not hold: a protocol error naming "
+       "it (%s)",
+       json_string_value(json_object_get(r, "error")));
+    is_str(json_string_value(json_object_get(r, "unknown_task_key")),
+           "saxpy-key", "the reply names the key to send again");
+    json_decref(r);
+
+    kevo__gpu_cache_clear(&g, &cache);
+    is_uint(kevo__task_keys_count(&cache.tasks), 0,
+            "cleared: the worker holds no task");
+    kevo_task_free(task);
+    free(text);
+    free(path);
+}
+
 static char *worker_path(void)
 {
     const char *w = getenv("KEVO_WORKER");
@@ -372,6 +478,7 @@ int main(void)
     test_stats();
     test_split();
     test_eval_request();
+    test_tasks();
     test_hello();
     return done_testing();
 }

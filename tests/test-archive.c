@@ -262,9 +262,12 @@ static void test_insert(void)
     is_int(o, KEVO_INSERT_NEW_CELL, "outcome: new cell");
     is_uint(cell, 1 * 5 + 1, "cell (1, 1)");
     const kevo_candidate *elite = kevo_archive_candidate(a, cell);
-    ok(elite && elite != c, "the archive keeps a copy");
-    is_uint(kevo_candidate_id(elite), 7, "the copy has the id");
+    ok(elite == c, "the archive keeps a reference, not a copy");
+    is_uint(kevo_candidate_id(elite), 7, "the elite has the id");
     is_str(kevo_candidate_source(elite), source, "and the source");
+    is_int(kevo_candidate_set_id(c, 9), KEVO_ESTATE,
+           "the shared candidate cannot change");
+    is_uint(kevo_candidate_id(elite), 7, "the elite keeps its id");
     is_double(kevo_archive_fitness(a, cell), 1.5, 0, "fitness stored");
     double back[2] = {0, 0};
     is_int(kevo_archive_descriptor(a, cell, back), KEVO_OK, "descriptor");
@@ -282,9 +285,15 @@ static void test_insert(void)
     kevo_archive_descriptor(a, 6, back);
     ok(back[0] == 0.3, "nor its descriptor");
 
+    kevo_candidate *seven = c;
+    c = kevo_candidate_copy(seven);
     kevo_candidate_set_id(c, 8);
     is_int(kevo_archive_insert(a, c, 2.0, d, &o, &cell, NULL), KEVO_OK,
            "a fitter candidate");
+    is_int(kevo_candidate_set_id(seven, 9), KEVO_OK,
+           "the replaced elite's reference is dropped: its candidate is no "
+           "longer shared");
+    kevo_candidate_free(seven);
     is_int(o, KEVO_INSERT_REPLACED, "replaces the elite");
     is_uint(kevo_candidate_id(kevo_archive_candidate(a, 6)), 8, "the new one");
     kevo_archive_descriptor(a, 6, back);

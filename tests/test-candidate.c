@@ -1,9 +1,11 @@
 /*
  * test-candidate.c: candidates: creation, parameters, launch geometry and
- * its CUDA limits, lineage, copies, the hash, task parameters and JSON.
+ * its CUDA limits, lineage, copies and references, the hash, task
+ * parameters and JSON.
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -375,6 +377,72 @@ static void test_lineage_copy_hash(void)
     kevo_candidate_free(c);
 }
 
+/* Takes and drops references to one candidate, many times, then drops the
+ * reference it was given. */
+static void *ref_and_free(void *arg)
+{
+    kevo_candidate *c = arg;
+    for (int i = 0; i < 100000; i++)
+        kevo_candidate_free(kevo_candidate_ref(c));
+    kevo_candidate_free(c);
+    return NULL;
+}
+
+static void test_refs(void)
+{
+#ifndef KEVO_CANDIDATE_HAS_REF
+    ok(0, "KEVO_CANDIDATE_HAS_REF is defined");
+#endif
+    ok(kevo_candidate_ref(NULL) == NULL, "a reference to NULL is NULL");
+    kevo_candidate *c = make(reduction, "reduce.cu");
+    is_int(kevo_candidate_set_param(c, "VEC", 2, fresh()), KEVO_OK,
+           "one reference: the candidate may change");
+    kevo_candidate *r = kevo_candidate_ref(c);
+    ok(r == c, "kevo_candidate_ref returns its argument");
+    uint64_t h = kevo_candidate_hash(c);
+
+    is_int(kevo_candidate_set_param(c, "VEC", 4, fresh()), KEVO_ESTATE,
+           "shared: set_param fails");
+    is_str(err.text,
+           "kevo_candidate_set_param: the candidate is shared (2 "
+           "references) and so cannot change: change a copy "
+           "(kevo_candidate_copy)",
+           "and says why");
+    is_uint(kevo_candidate_hash(c), h, "the assignment did not change");
+    is_int(kevo_candidate_set_id(r, 5), KEVO_ESTATE, "shared: set_id fails");
+    is_uint(kevo_candidate_id(c), 0, "the id did not change");
+    uint64_t parents[] = {1};
+    is_int(kevo_candidate_set_lineage(c, parents, 1, "llm", 2, 3, fresh()),
+           KEVO_ESTATE, "shared: set_lineage fails");
+    like_str(err.text, "kevo_candidate_set_lineage: the candidate is shared",
+             "and names itself");
+    ok(kevo_candidate_operator(c) == NULL &&
+           kevo_candidate_parent_count(c) == 0,
+       "the lineage did not change");
+    is_int(kevo_candidate_set_id(NULL, 5), KEVO_EINVAL, "set_id of NULL");
+
+    kevo_candidate *copy = kevo_candidate_copy(c);
+    is_int(kevo_candidate_set_id(copy, 6), KEVO_OK,
+           "a copy of a shared candidate has one reference: it may change");
+    kevo_candidate_free(copy);
+
+    /* Two threads take and drop references together: the count must come
+     * back to where it was. */
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, ref_and_free, kevo_candidate_ref(c));
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    is_uint(atomic_load(&c->refs), 2,
+            "references taken and dropped from two threads balance");
+
+    kevo_candidate_free(r);
+    is_int(kevo_candidate_set_id(c, 7), KEVO_OK,
+           "one reference dropped: the candidate may change again");
+    is_uint(kevo_candidate_id(c), 7, "the id changed");
+    kevo_candidate_free(c);
+}
+
 static void test_merge(void)
 {
     kevo_candidate *c = make(reduction, "reduce.cu");
@@ -658,6 +726,7 @@ int main(void)
     test_geometry();
     test_params();
     test_lineage_copy_hash();
+    test_refs();
     test_merge();
     test_json();
     test_bad_json();

@@ -505,6 +505,63 @@ static void test_round_trip(kevo_task *t)
     free(json2);
 }
 
+/* The version the evaluator keys a task's JSON on: it changes with every
+ * change, and two tasks never share one, even with the same contents at
+ * the same address. */
+static void test_versions(void)
+{
+    char *json = NULL;
+    kevo_task *t = build();
+    CHECK(kevo_task_to_json(t, &json, &e_));
+    kevo__task_version v0, v1;
+    kevo__task_version_of(t, &v0);
+    kevo__task_version_of(t, &v1);
+    ok(kevo__task_version_equal(&v0, &v1), "unchanged: the same version");
+    is_str(kevo_task_name(t), "softmax", "a getter changes nothing");
+    kevo__task_version_of(t, &v1);
+    ok(kevo__task_version_equal(&v0, &v1), "... nor its version");
+
+    kevo_task_set_input_seed(t, 43);
+    kevo__task_version_of(t, &v1);
+    ok(!kevo__task_version_equal(&v0, &v1), "set_input_seed: a new version");
+    v0 = v1;
+    int64_t shape[] = {64, 32};
+    CHECK(kevo_task_add_shape(t, KEVO_SHAPES_HELD_OUT, shape, 2, &e_));
+    kevo__task_version_of(t, &v1);
+    ok(!kevo__task_version_equal(&v0, &v1), "add_shape: a new version");
+    v0 = v1;
+    CHECK(kevo_task_set_description(t, "changed", &e_));
+    kevo__task_version_of(t, &v1);
+    ok(!kevo__task_version_equal(&v0, &v1), "set_description: a new version");
+    v0 = v1;
+    CHECK(kevo_paramspace_add_range(kevo_task_params(t), "SPLIT", 1, 4, 1, 1,
+                                    &e_));
+    kevo__task_version_of(t, &v1);
+    ok(!kevo__task_version_equal(&v0, &v1),
+       "a parameter added through kevo_task_params: a new version");
+    v0 = v1;
+    CHECK(
+        kevo_paramspace_add_constraint(kevo_task_params(t), "SPLIT <= 4", &e_));
+    kevo__task_version_of(t, &v1);
+    ok(!kevo__task_version_equal(&v0, &v1), "... and a constraint");
+
+    /* The same JSON loaded twice, the first copy freed before the second
+     * is made (malloc tends to give the same address back). */
+    kevo_task *a = NULL, *b = NULL;
+    CHECK(kevo_task_load_string(json, NULL, NULL, &a, &e_));
+    kevo__task_version_of(a, &v0);
+    uintptr_t where = (uintptr_t)a;
+    kevo_task_free(a);
+    CHECK(kevo_task_load_string(json, NULL, NULL, &b, &e_));
+    kevo__task_version_of(b, &v1);
+    ok(!kevo__task_version_equal(&v0, &v1),
+       "two tasks of the same JSON have different versions%s",
+       (uintptr_t)b == where ? " (at the same address)" : "");
+    kevo_task_free(b);
+    kevo_task_free(t);
+    free(json);
+}
+
 /* Each failure of validation names the task, the shape and the value. */
 static void test_validate_errors(void)
 {
@@ -982,6 +1039,7 @@ int main(void)
     test_round_trip(t);
     test_new_for_task(t);
     kevo_task_free(t);
+    test_versions();
     test_validate_errors();
     test_dtypes();
     test_dtype_ulp();

@@ -1,7 +1,9 @@
 /*
  * gpu.c: `kevo-worker gpu --device N`: opens the device, compiles the
  * worker's own kernels (kernels.cu.h) with NVRTC for it, says hello, and
- * answers "peaks" and "eval" messages (gpu_eval.c) until its input ends.
+ * answers "peaks", "task" and "eval" messages (gpu_eval.h) until its input
+ * ends. The tasks it is sent stay with it, by key, from one message to the
+ * next; an eval names its task by key alone.
  *
  * Exit status: 0 at the end of the input; 3 when there is no driver or no
  * such device (after a hello with ok false); 4 after a fault that spoiled
@@ -387,7 +389,7 @@ int kevo__worker_gpu_main(int in_fd, int out_fd, int device)
     kevo_error err = KEVO__ERROR_INIT;
     int status = 0;
 
-    memset(&cache, 0, sizeof(cache));
+    kevo__gpu_cache_init(&cache);
     if (gpu_open(&g, device, &err) != KEVO_OK) {
         kevo__gpu_send(out_fd, json_pack("{s:s, s:b, s:s}", "op", "hello", "ok",
                                          0, "error", err.text));
@@ -415,6 +417,8 @@ int kevo__worker_gpu_main(int in_fd, int out_fd, int device)
         const char *op = json_string_value(json_object_get(f.json, "op"));
         if (op && strcmp(op, "eval") == 0) {
             status = kevo__gpu_eval(&g, &cache, &f, out_fd);
+        } else if (op && strcmp(op, "task") == 0) {
+            status = kevo__gpu_task(&cache, &f, out_fd);
         } else if (op && strcmp(op, "peaks") == 0) {
             status = on_peaks(&g, f.json, out_fd);
         } else {

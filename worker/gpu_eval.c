@@ -41,14 +41,16 @@ typedef struct eval_run {
     kevo__gpu *g;
     kevo__gpu_cache *cache;
     const kevo__eval_req *req;
+    const kevo_task *task; /* the one kept under req->task_key */
     kevo_candidate *cand;
     kevo__program prog;
     const char *verdict; /* NULL while all is well */
     char reason[1024];
     long failed_shape;
-    bool fatal;      /* the context is gone */
-    kevo_error werr; /* the worker's own failure: "ok": false */
-    json_t *kernels; /* the candidate's kernels, at the first shape */
+    bool fatal;           /* the context is gone */
+    kevo_error werr;      /* the worker's own failure: "ok": false */
+    const char *lost_key; /* the task key it does not hold, or NULL */
+    json_t *kernels;      /* the candidate's kernels, at the first shape */
     json_t *shapes;
     const char *timer; /* "cupti" unless some shape used events */
     double t_transfer, t_run, t_check, t_time, t_profile;
@@ -57,48 +59,66 @@ typedef struct eval_run {
 
 /* ---- the task and the reference ---------------------------------------- */
 
+/* Unloads the reference of the last evaluation. */
+static void reference_clear(kevo__gpu_cache *c)
+{
+    kevo__program_unload(&c->ref);
+    kevo_candidate_free(c->ref_cand);
+    free(c->ref_key);
+    free(c->ref_cubin);
+    c->ref_cand = NULL;
+    c->ref_key = NULL;
+    c->ref_cubin = NULL;
+    c->ref_cubin_size = 0;
+}
+
 void kevo__gpu_cache_clear(kevo__gpu *g, kevo__gpu_cache *c)
 {
     (void)g;
-    kevo__program_unload(&c->ref);
-    kevo_task_free(c->task);
-    free(c->task_key);
-    free(c->ref_cubin);
-    memset(c, 0, sizeof(*c));
+    reference_clear(c);
+    kevo__task_keys_clear(&c->tasks);
 }
 
-/* The request's task and loaded reference: the last ones when the key and
- * the reference's cubin are the same. */
+/* The request's task, and its reference loaded: the last one when the key
+ * and the reference's cubin are the same. The loaded reference holds its
+ * own reference to the candidate, so it outlives the task's place in the
+ * table. KEVO_ENOENT for a key the worker does not hold. */
 static kevo_status use_task(kevo__gpu *g, kevo__gpu_cache *c,
-                            const kevo__eval_req *r, kevo_error *err)
+                            const kevo__eval_req *r, const kevo_task **task,
+                            kevo_error *err)
 {
-    if (c->task && strcmp(c->task_key, r->task_key) == 0 &&
+    void *t = NULL;
+    if (!kevo__task_keys_use(&c->tasks, r->task_key, &t))
+        return kevo__error_set(err, KEVO_ENOENT,
+                               "unknown task key \"%.64s\": the worker keeps "
+                               "the last %d tasks sent to it in \"task\" "
+                               "messages since it started, and this is none "
+                               "of them",
+                               r->task_key, KEVO__TASK_KEYS_MAX);
+    *task = t;
+    if (c->ref_key && strcmp(c->ref_key, r->task_key) == 0 &&
         c->ref_cubin_size == r->ref_size &&
         memcmp(c->ref_cubin, r->ref_cubin, r->ref_size) == 0)
         return KEVO_OK;
-    kevo__gpu_cache_clear(g, c);
-    char *text = json_dumps(r->task, JSON_COMPACT);
-    kevo_status rc =
-        text ? kevo_task_load_string(text, "the task", NULL, &c->task, err)
-             : kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    free(text);
-    if (rc != KEVO_OK)
-        return rc;
-    c->task_key = kevo__strdup(r->task_key);
-    c->ref_cubin = malloc(r->ref_size);
-    if (!c->task_key || !c->ref_cubin) {
-        kevo__gpu_cache_clear(g, c);
+    reference_clear(c);
+    c->ref_key = kevo__strdup(r->task_key);
+    c->ref_cubin = malloc(r->ref_size ? r->ref_size : 1);
+    if (!c->ref_key || !c->ref_cubin) {
+        reference_clear(c);
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     }
     memcpy(c->ref_cubin, r->ref_cubin, r->ref_size);
     c->ref_cubin_size = r->ref_size;
     kevo_error e = KEVO__ERROR_INIT;
-    rc = kevo__program_load(g, kevo_task_reference(c->task), r->ref_cubin,
-                            r->ref_size, r->ref_kernels, &c->ref, &e);
+    kevo_candidate *ref = kevo__candidate_share(kevo_task_reference(t));
+    kevo_status rc = kevo__program_load(g, ref, r->ref_cubin, r->ref_size,
+                                        r->ref_kernels, &c->ref, &e);
     if (rc != KEVO_OK) {
-        kevo__gpu_cache_clear(g, c);
+        kevo_candidate_free(ref);
+        reference_clear(c);
         return kevo__error_wrap(err, &e, "the reference");
     }
+    c->ref_cand = ref;
     return KEVO_OK;
 }
 
@@ -481,7 +501,7 @@ static void eval_shape(eval_run *r, size_t i)
         kevo__error_set(&r->werr, KEVO_ENOMEM, "out of memory");
         goto done;
     }
-    kevo_status rc = kevo__shape_setup(g, r->cache->task, q->set, i, &s, &e);
+    kevo_status rc = kevo__shape_setup(g, r->task, q->set, i, &s, &e);
     if (rc != KEVO_OK) {
         failed(r, &s, s.label, NULL, &e);
         goto done;
@@ -636,8 +656,9 @@ static json_t *companions_json(const eval_run *r)
 static json_t *result_json(const eval_run *r, double total)
 {
     if (r->werr.code != KEVO_OK && !r->verdict)
-        return json_pack("{s:s, s:O, s:b, s:s}", "op", "result", "id",
-                         r->req->id, "ok", 0, "error", r->werr.text);
+        return json_pack("{s:s, s:O, s:b, s:s, s:s*}", "op", "result", "id",
+                         r->req->id, "ok", 0, "error", r->werr.text,
+                         "unknown_task_key", r->lost_key);
     json_t *kernels = r->kernels ? json_incref(r->kernels) : json_array();
     json_t *msg = json_pack(
         "{s:s, s:O, s:b, s:s, s:o, s:O, s:s, s:{s:f, s:f, s:f, s:f, s:f, "
@@ -735,8 +756,10 @@ int kevo__gpu_eval(kevo__gpu *g, kevo__gpu_cache *cache, const kevo__frame *f,
             kevo__error_set(&r.werr, KEVO_ENOMEM, "out of memory");
     }
     t0 = kevo__seconds_now();
-    if (use_task(g, cache, &req, &e) != KEVO_OK) {
+    if (use_task(g, cache, &req, &r.task, &e) != KEVO_OK) {
         kevo__error_wrap(&r.werr, &e, "%s", "");
+        if (e.code == KEVO_ENOENT)
+            r.lost_key = req.task_key;
         goto reply;
     }
     kevo__jpath_init(&path);
@@ -766,8 +789,8 @@ int kevo__gpu_eval(kevo__gpu *g, kevo__gpu_cache *cache, const kevo__frame *f,
     for (size_t k = 0; k < req.ncomp && !r.verdict; k++)
         load_companion(&r, k);
     r.t_transfer += kevo__seconds_now() - t;
-    for (size_t i = 0; r.werr.code == KEVO_OK &&
-                       i < kevo_task_shape_count(cache->task, req.set);
+    for (size_t i = 0;
+         r.werr.code == KEVO_OK && i < kevo_task_shape_count(r.task, req.set);
          i++) {
         eval_shape(&r, i);
         if (r.verdict || r.werr.code != KEVO_OK)

@@ -1,18 +1,34 @@
 /*
- * gpu_eval.h: the "eval" message of the GPU worker (gpu_eval.c) and what
- * gpu.c shares with it.
+ * gpu_eval.h: the "task" and "eval" messages of the GPU worker (read in
+ * gpu_eval_request.c, answered in gpu_eval.c) and what gpu.c shares with
+ * them.
  *
- * Request: {"op":"eval","id":N,"task":{kevo_task_to_json},"task_key":"...",
+ * Task: {"op":"task","id":N,"task_key":"...","task":{kevo_task_to_json}}
+ * gives the worker a task to keep under its key (1 to 64 bytes), for the
+ * eval messages that follow. The worker keeps at most KEVO__TASK_KEYS_MAX
+ * tasks and drops the least recently used one to make room; a new process
+ * keeps none (lib/proc/task_keys.h: the sender counts the same way, and
+ * sends each task once per key and process). Reply: {"op":"task","id":N,
+ * "ok":true,"task_key":"...","tasks":n} (n: how many it keeps now), or ok
+ * false with "error" when the message is malformed or the task does not
+ * load ("the task: ...").
+ *
+ * Request: {"op":"eval","id":N,"task_key":"...",
  * "candidate":{kevo__candidate_to_json},"set":"train"|"held_out",
  * "seeds":[s1,s2],"reference_cubin_bytes":R,"candidate_cubin_bytes":C,
  * "timing":{"enabled","warmup","min_reps","max_reps","target_spread_ppm",
  * "time_cap_ms"},"profile":bool,"flush_l2":bool,"time_reference":bool,
  * "reference_kernels":{kernel:lowered},"candidate_kernels":{kernel:lowered}}
- * with the two cubins as payload. The timing fields, profile and flush_l2
- * are the evaluator's options of those names (kevo_eval_option), read
- * with its option table (proc/eval_options.h): its defaults where left
- * out, its bounds. "enabled" (default true), time_reference (false) and
- * the kernel maps (names as in the launch block) may be left out too.
+ * with the two cubins as payload; the task is the one the worker was sent
+ * under task_key. The timing fields, profile and flush_l2 are the
+ * evaluator's options of those names (kevo_eval_option), read with its
+ * option table (proc/eval_options.h): its defaults where left out, its
+ * bounds. "enabled" (default true), time_reference (false) and the kernel
+ * maps (names as in the launch block) may be left out too. An eval of a key
+ * the worker does not hold is a protocol error of the sender: it is
+ * answered {"op":"result","id":N,"ok":false,"error":"unknown task key
+ * \"K\": ...", "unknown_task_key":"K"}, and the sender sends the task
+ * again.
  *
  * Reply: {"op":"result","id":N,"ok":true,"verdict":...,"reason":... and
  * "failed_shape":i (not when ok; failed_shape absent when the failure is
@@ -46,6 +62,7 @@
 
 #include "gpu.h"
 #include "proc/ipc.h"
+#include "proc/task_keys.h"
 
 /* A companion as the message gives it. */
 typedef struct kevo__companion_req {
@@ -61,7 +78,6 @@ typedef struct kevo__companion_req {
 typedef struct kevo__eval_req {
     json_t *id;
     const char *task_key;
-    const json_t *task;
     const json_t *candidate;
     kevo_shape_set set;
     uint64_t seeds[2];
@@ -84,17 +100,28 @@ typedef struct kevo__eval_req {
 kevo_status kevo__eval_req_parse(const kevo__frame *f, kevo__eval_req *r,
                                  kevo_error *err);
 
-/* The task of the last evaluation, kept for the next: its key, the loaded
- * task, the reference's cubin and the loaded reference. */
+/* What the worker keeps from one message to the next: the tasks it was
+ * sent, by key (kevo_task values), and the reference of the last
+ * evaluation loaded: its task's key, a reference to the candidate, its
+ * cubin and the loaded program. */
 typedef struct kevo__gpu_cache {
-    char *task_key;
-    kevo_task *task;
+    kevo__task_keys tasks;
+    char *ref_key;
+    kevo_candidate *ref_cand;
     unsigned char *ref_cubin;
     size_t ref_cubin_size;
     kevo__program ref;
 } kevo__gpu_cache;
 
+void kevo__gpu_cache_init(kevo__gpu_cache *cache);
 void kevo__gpu_cache_clear(kevo__gpu *g, kevo__gpu_cache *cache);
+
+/*
+ * kevo__gpu_task: answers one "task" frame: the task loaded and kept under
+ * its key, or an error reply. Returns 0 to go on, 1 when the reply cannot
+ * be sent. (gpu_eval_request.c)
+ */
+int kevo__gpu_task(kevo__gpu_cache *cache, const kevo__frame *f, int out_fd);
 
 /*
  * kevo__gpu_eval: answers one "eval" frame with a "result" (see the result

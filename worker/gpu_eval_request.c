@@ -2,7 +2,8 @@
  * gpu_eval_request.c: the "eval" message as the GPU worker reads it (see
  * gpu_eval.h for the protocol): every field checked, defaults filled in,
  * the payload split into the reference's, the candidate's and the
- * companions' cubins.
+ * companions' cubins; and the "task" message, whose task the worker keeps
+ * by key for the evals that follow.
  */
 #include "config.h"
 
@@ -156,16 +157,14 @@ kevo_status kevo__eval_req_parse(const kevo__frame *f, kevo__eval_req *r,
     if (!json_is_integer(r->id))
         return kevo__error_set(err, KEVO_EFORMAT,
                                "%s: \"id\" must be an integer", ORIGIN);
-    if ((rc = get_field(m, "task", true, &r->task, err)) != KEVO_OK ||
-        (rc = get_field(m, "candidate", true, &r->candidate, err)) != KEVO_OK ||
-        (rc = get_field(m, "task_key", true, &v, err)) != KEVO_OK)
+    if ((rc = get_field(m, "task_key", true, &v, err)) != KEVO_OK ||
+        (rc = get_field(m, "candidate", true, &r->candidate, err)) != KEVO_OK)
         return rc;
     r->task_key = json_string_value(v);
-    if (!json_is_object(r->task) || !json_is_object(r->candidate) ||
-        !r->task_key)
+    if (!json_is_object(r->candidate) || !r->task_key)
         return kevo__error_set(err, KEVO_EFORMAT,
-                               "%s: \"task\" and \"candidate\" must be "
-                               "objects and \"task_key\" a string",
+                               "%s: \"candidate\" must be an object and "
+                               "\"task_key\" a string",
                                ORIGIN);
     const char *set = json_string_value(json_object_get(m, "set"));
     if (!set || strcmp(set, "train") == 0)
@@ -230,4 +229,59 @@ kevo_status kevo__eval_req_parse(const kevo__frame *f, kevo__eval_req *r,
     if (rc == KEVO_OK)
         rc = get_bool(m, "time_reference", false, &r->time_reference, err);
     return rc;
+}
+
+/* ---- the task message ---------------------------------------------------- */
+
+static void free_task(void *task)
+{
+    kevo_task_free(task);
+}
+
+void kevo__gpu_cache_init(kevo__gpu_cache *cache)
+{
+    memset(cache, 0, sizeof(*cache));
+    kevo__task_keys_init(&cache->tasks, free_task);
+}
+
+/* Loads the message's task and keeps it under its key. */
+static kevo_status take_task(kevo__gpu_cache *cache, const json_t *m,
+                             const char **key, kevo_error *err)
+{
+    const json_t *task = json_object_get(m, "task");
+    *key = json_string_value(json_object_get(m, "task_key"));
+    if (!json_is_integer(json_object_get(m, "id")) || !*key ||
+        !json_is_object(task))
+        return kevo__error_set(err, KEVO_EFORMAT,
+                               "task message: \"id\" must be an integer, "
+                               "\"task_key\" a string and \"task\" an "
+                               "object");
+    char *text = json_dumps(task, JSON_COMPACT);
+    kevo_task *t = NULL;
+    kevo_error e = KEVO__ERROR_INIT;
+    kevo_status rc = text
+                         ? kevo_task_load_string(text, "the task", NULL, &t, &e)
+                         : kevo__error_set(&e, KEVO_ENOMEM, "out of memory");
+    free(text);
+    if (rc == KEVO_OK)
+        rc = kevo__task_keys_put(&cache->tasks, *key, t, &e);
+    if (rc != KEVO_OK)
+        return kevo__error_wrap(err, &e, "%s", "");
+    return KEVO_OK;
+}
+
+int kevo__gpu_task(kevo__gpu_cache *cache, const kevo__frame *f, int out_fd)
+{
+    kevo_error e = KEVO__ERROR_INIT;
+    const char *key = NULL;
+    json_t *id = json_object_get(f->json, "id");
+    json_t *reply;
+    if (take_task(cache, f->json, &key, &e) == KEVO_OK)
+        reply = json_pack("{s:s, s:O?, s:b, s:s, s:I}", "op", "task", "id", id,
+                          "ok", 1, "task_key", key, "tasks",
+                          (json_int_t)kevo__task_keys_count(&cache->tasks));
+    else
+        reply = json_pack("{s:s, s:O?, s:b, s:s}", "op", "task", "id", id, "ok",
+                          0, "error", e.text);
+    return kevo__gpu_send(out_fd, reply) == KEVO_OK ? 0 : 1;
 }

@@ -33,7 +33,12 @@
  */
 int kevo__worker_compile_main(int in_fd, int out_fd);
 
-/* The GPU mode on device index device (worker/gpu.c). */
+/*
+ * The GPU mode on device index device (worker/gpu.c): sends a hello with
+ * the device's properties, then answers "peaks", "task" and "eval"
+ * messages one at a time (gpu_eval.h gives the last two: a task is sent
+ * once under its key and kept, and each eval names it by the key).
+ */
 int kevo__worker_gpu_main(int in_fd, int out_fd, int device);
 
 /*

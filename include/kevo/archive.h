@@ -132,7 +132,8 @@ KEVO_API kevo_status kevo_archive_cell_of(const kevo_archive *archive,
  * kevo_archive_insert: offers a candidate with its fitness (finite; higher
  * is better) and behaviour (one value per dimension). It enters the cell
  * when the cell is empty or the candidate is strictly fitter than the
- * elite there; the archive then stores a copy. outcome and cell (either may
+ * elite there; the archive then keeps a reference to it (kevo_candidate_ref:
+ * the candidate is shared from then on). outcome and cell (either may
  * be NULL) say what happened and where. Returns KEVO_OK (also when
  * rejected), KEVO_EINVAL for a non-finite fitness or a NaN descriptor, or
  * KEVO_ENOMEM.

@@ -6,6 +6,17 @@
  * declare its own parameters in a kevo:param block; kevo-blocks(5) gives the
  * syntax. Both blocks are parsed when the candidate is made, and every
  * error names the line. The assignment starts at the parameters' defaults.
+ *
+ * Candidates are reference-counted, as jansson's values are: whoever makes
+ * one (kevo_candidate_new, _load, _copy, _new_for_task) holds one
+ * reference, kevo_candidate_ref() adds one and kevo_candidate_free() drops
+ * one; the last one frees it. The count is atomic, so references may be
+ * taken and dropped from several threads. An evaluator, a result, an
+ * archive and a search keep references rather than copies. A candidate is
+ * immutable once shared: its setters (kevo_candidate_set_param,
+ * kevo_candidate_set_id, kevo_candidate_set_lineage) work only while the
+ * caller holds the only reference, and fail with KEVO_ESTATE otherwise;
+ * to change a shared candidate, change a copy.
  */
 #ifndef KEVO_CANDIDATE_H
 #define KEVO_CANDIDATE_H
@@ -19,6 +30,9 @@ extern "C" {
 #endif
 
 typedef struct kevo_candidate kevo_candidate;
+
+/* Defined when candidates are reference-counted (kevo_candidate_ref). */
+#define KEVO_CANDIDATE_HAS_REF 1
 
 /*
  * The geometry of one launch, evaluated for one shape. The caller allocates
@@ -51,10 +65,23 @@ KEVO_API kevo_status kevo_candidate_new(const char *source, const char *origin,
 KEVO_API kevo_status kevo_candidate_load(const char *path, kevo_candidate **out,
                                          kevo_error *err);
 
-/* kevo_candidate_free: frees a candidate. NULL does nothing. */
+/*
+ * kevo_candidate_free: drops one reference to a candidate, and frees it
+ * with the last one. NULL does nothing.
+ */
 KEVO_API void kevo_candidate_free(kevo_candidate *cand);
 
-/* kevo_candidate_copy: a deep copy, or NULL when out of memory. */
+/*
+ * kevo_candidate_ref: adds a reference to cand, to be dropped with
+ * kevo_candidate_free(), and returns cand (NULL for NULL). The candidate is
+ * then shared: it cannot change until only one reference is left.
+ */
+KEVO_API kevo_candidate *kevo_candidate_ref(kevo_candidate *cand);
+
+/*
+ * kevo_candidate_copy: a deep copy with one reference (not shared, so its
+ * setters work), or NULL when out of memory.
+ */
 KEVO_API kevo_candidate *kevo_candidate_copy(const kevo_candidate *cand);
 
 /* kevo_candidate_source: the CUDA source, borrowed. */
@@ -87,7 +114,8 @@ KEVO_API const kevo_vars *kevo_candidate_assignment(const kevo_candidate *cand);
  * kevo_candidate_set_param: gives the declared parameter name the value.
  * Constraints are not checked here (they may need a shape); see
  * kevo_candidate_check(). Returns KEVO_OK, KEVO_ENOENT for a name the
- * candidate does not declare, KEVO_ERANGE for a value outside its domain.
+ * candidate does not declare, KEVO_ERANGE for a value outside its domain,
+ * KEVO_ESTATE when the candidate is shared (kevo_candidate_ref).
  */
 KEVO_API kevo_status kevo_candidate_set_param(kevo_candidate *cand,
                                               const char *name, int64_t value,
@@ -129,14 +157,19 @@ KEVO_API kevo_status kevo_candidate_launch_geometry(
 KEVO_API uint64_t kevo_candidate_id(const kevo_candidate *cand);
 
 #ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
-/* kevo_candidate_set_id: sets the id; ids are assigned by the search. */
-KEVO_API void kevo_candidate_set_id(kevo_candidate *cand, uint64_t id);
+/*
+ * kevo_candidate_set_id: sets the id; ids are assigned by the search.
+ * Returns KEVO_OK, KEVO_EINVAL for a NULL cand, or KEVO_ESTATE (the id
+ * unchanged) when the candidate is shared.
+ */
+KEVO_API kevo_status kevo_candidate_set_id(kevo_candidate *cand, uint64_t id);
 
 /*
  * kevo_candidate_set_lineage: records where the candidate came from: the ids
  * of its n parents (n <= 8; copied), the name of the operator that made it
  * (copied; may be NULL), the id of the prompt used (-1 for none) and its
- * generation. Returns KEVO_OK, KEVO_EINVAL for n > 8, or KEVO_ENOMEM.
+ * generation. Returns KEVO_OK, KEVO_EINVAL for n > 8, KEVO_ESTATE when
+ * the candidate is shared, or KEVO_ENOMEM.
  */
 KEVO_API kevo_status
 kevo_candidate_set_lineage(kevo_candidate *cand, const uint64_t *parents,

@@ -247,14 +247,16 @@ KEVO_API double kevo_evaluator_ceiling(kevo_evaluator *ev, const char *name);
 #endif /* KEVO_EXPERIMENTAL */
 
 /*
- * kevo_evaluator_submit: queues an evaluation of cand (copied) for task
+ * kevo_evaluator_submit: queues an evaluation of cand for task
  * (which must stay alive and unchanged until the result is collected) and
  * returns at once with its ticket in *ticket. flags: KEVO_EVAL_HELD_OUT,
  * KEVO_EVAL_NO_TIMING, KEVO_EVAL_COMPILE. A candidate that cannot run
  * (a launch that does not fit the device, a broken constraint, a forbidden
  * #include) is not an error here: its result has KEVO_VERDICT_REJECTED and
  * says why. Returns KEVO_OK; KEVO_ESTATE before start; KEVO_EINVAL for an
- * unknown flag; KEVO_ENOMEM.
+ * unknown flag; KEVO_ENOMEM. The evaluator keeps a reference to cand
+ * (kevo_candidate_ref), and so does its result: the caller may free its
+ * own, but cannot change the candidate while it is shared.
  */
 KEVO_API kevo_status kevo_evaluator_submit(kevo_evaluator *ev,
                                            const kevo_task *task,
@@ -265,8 +267,8 @@ KEVO_API kevo_status kevo_evaluator_submit(kevo_evaluator *ev,
 #ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
  * kevo_evaluator_submit_group: queues one evaluation of the n candidates
- * in cands (each copied) on the same shapes and inputs, with their timing
- * interleaved run by run (to the precision of the paired_* options), so
+ * in cands (each kept by reference) on the same shapes and inputs, with their
+ * timing interleaved run by run (to the precision of the paired_* options), so
  * that their times compare in pairs: the way to rank kernels whose
  * fitness differs by less than the noise of separate timings. Each is
  * checked for correctness as kevo_evaluator_submit() would (a candidate

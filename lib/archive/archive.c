@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "archive_private.h"
+#include "model/candidate_private.h"
 #include "model/task_private.h"
 
 kevo_archive *kevo_archive_new(void)
@@ -564,12 +565,7 @@ static kevo_status insert(kevo_archive *a, const kevo_candidate *cand,
     fresh = a->cand[cell] == NULL;
     if (fresh && (rc = reserve_filled(a, err)) != KEVO_OK)
         goto out;
-    elite = owned ? owned : kevo_candidate_copy(cand);
-    if (!elite) {
-        rc = kevo__error_set(err, KEVO_ENOMEM,
-                             "archive: out of memory copying a candidate");
-        goto out;
-    }
+    elite = owned ? owned : kevo__candidate_share(cand);
     owned = NULL;
     set_elite(a, cell, elite, fitness, descriptor, 0, 0, 0);
     a->inserts++;

@@ -76,9 +76,8 @@ kevo_eval_result *kevo__eval_result_alloc(const kevo_candidate *cand,
     res->speedup_seed = res->speedup_reference = NAN;
     res->compile_log = kevo__strdup("");
     res->task = kevo__strdup(task ? task : "");
-    if (cand)
-        res->cand = kevo_candidate_copy(cand);
-    if (!res->compile_log || !res->task || (cand && !res->cand)) {
+    res->cand = kevo__candidate_share(cand);
+    if (!res->compile_log || !res->task) {
         kevo_eval_result_free(res);
         return NULL;
     }

@@ -10,6 +10,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -211,9 +212,19 @@ kevo_status kevo__ev_submit_compile(kevo_evaluator *ev,
     return rc;
 }
 
+/* The record of task: the one of its present version; else the one whose
+ * JSON it has (the same task, changed and changed back, say); else a new
+ * one. Only a task that is new or changed is written as JSON. */
 static taskrec *find_task(kevo_evaluator *ev, const kevo_task *task,
                           kevo_error *err)
 {
+    kevo__task_version version;
+    kevo__task_version_of(task, &version);
+    for (taskrec *tr = ev->tasks; tr; tr = tr->next) {
+        if (tr->task == task &&
+            kevo__task_version_equal(&tr->version, &version))
+            return tr;
+    }
     char *text = NULL;
     if (kevo_task_to_json(task, &text, err) != KEVO_OK)
         return NULL;
@@ -221,6 +232,7 @@ static taskrec *find_task(kevo_evaluator *ev, const kevo_task *task,
         kevo__hash_bytes(0x6b65766f7461736bull, text, strlen(text)));
     for (taskrec *tr = ev->tasks; tr; tr = tr->next) {
         if (tr->task == task && tr->key == key) {
+            tr->version = version;
             free(text);
             return tr;
         }
@@ -235,7 +247,9 @@ static taskrec *find_task(kevo_evaluator *ev, const kevo_task *task,
     }
     free(text);
     tr->task = task;
+    tr->version = version;
     tr->key = key;
+    snprintf(tr->key_text, sizeof tr->key_text, "%016" PRIx64, key);
     for (int s = 0; s < KEVO__EV_NSETS; s++) {
         size_t n = kevo_task_shape_count(task, (kevo_shape_set)s);
         tr->ref_times[s] = kevo__ev_nan_array(n);

@@ -237,11 +237,11 @@ job *kevo__ev_job_add(kevo_evaluator *ev, taskrec *tr,
                       kevo_error *err)
 {
     job *j = calloc(1, sizeof *j);
-    if (!j || !(j->cand = kevo_candidate_copy(cand))) {
-        free(j);
+    if (!j) {
         kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         return NULL;
     }
+    j->cand = kevo__candidate_share(cand);
     j->ticket = ev->next_ticket++;
     j->tr = tr;
     j->flags = flags;
@@ -452,16 +452,14 @@ static json_t *eval_message(kevo_evaluator *ev, job *j, bool time_reference,
     size_t b = (a + 1 + (size_t)kevo_rng_uniform_int(ev->rng, k - 1)) % k;
     bool timing = !(j->flags & KEVO_EVAL_NO_TIMING);
     json_t *times = timing_json(ev, j, timing);
-    char key[17];
-    snprintf(key, sizeof key, "%016" PRIx64, tr->key);
     json_t *cand = kevo__candidate_to_json(j->cand);
     json_t *msg =
-        json_pack("{s:s, s:I, s:O, s:s, s:o, s:s, s:[I,I], s:I, s:I, "
+        json_pack("{s:s, s:I, s:s, s:o, s:s, s:[I,I], s:I, s:I, "
                   "s:o, s:b, s:b, s:b, s:o, s:o}",
-                  "op", "eval", "id", (json_int_t)j->ticket, "task", tr->json,
-                  "task_key", key, "candidate", cand ? cand : json_null(),
-                  "set", set == KEVO_SHAPES_TRAIN ? "train" : "held_out",
-                  "seeds", (json_int_t)(tr->seeds[set][a] >> 1),
+                  "op", "eval", "id", (json_int_t)j->ticket, "task_key",
+                  tr->key_text, "candidate", cand ? cand : json_null(), "set",
+                  set == KEVO_SHAPES_TRAIN ? "train" : "held_out", "seeds",
+                  (json_int_t)(tr->seeds[set][a] >> 1),
                   (json_int_t)(tr->seeds[set][b] >> 1), "reference_cubin_bytes",
                   (json_int_t)tr->ref->cubin_len, "candidate_cubin_bytes",
                   (json_int_t)j->compiled->cubin_len, "timing",
@@ -556,6 +554,19 @@ static bool choose_companions(job *j)
     return true;
 }
 
+/* How long a worker may take to load a task. */
+#define TASK_TIMEOUT_MS 60000
+
+/* The task reaches each worker process once: sent now, unless the worker
+ * holds it already. */
+static kevo_status send_task(kevo_evaluator *ev, taskrec *tr, kevo_error *err)
+{
+    if (kevo__gpu_client_has_task(ev->gpu, tr->key_text))
+        return KEVO_OK;
+    return kevo__gpu_client_send_task(ev->gpu, tr->key_text, tr->json,
+                                      kevo__now_ms() + TASK_TIMEOUT_MS, err);
+}
+
 /* Sends the first ready job whose reference is compiled to the GPU. */
 static kevo_status dispatch(kevo_evaluator *ev, kevo_error *err)
 {
@@ -574,6 +585,14 @@ static kevo_status dispatch(kevo_evaluator *ev, kevo_error *err)
                                   err);
         if (!choose_companions(j))
             return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+        kevo_error task_err;
+        kevo_error_init(&task_err);
+        if (send_task(ev, tr, &task_err) != KEVO_OK) {
+            if (task_err.code == KEVO_ENOMEM)
+                return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+            return finish_sent(ev, j, KEVO_VERDICT_WORKER_DIED, task_err.text,
+                               err);
+        }
         kevo_shape_set set = job_set(j);
         bool time_ref = !tr->ref_timed[set] || (j->flags & KEVO_EVAL_PAIRED);
         int64_t deadline;
@@ -610,6 +629,8 @@ static kevo_status dispatch(kevo_evaluator *ev, kevo_error *err)
         if (rc != KEVO_OK)
             return finish_sent(ev, j, KEVO_VERDICT_WORKER_DIED, send_err.text,
                                err);
+        j->timed_ref = time_ref && !(j->flags & KEVO_EVAL_NO_TIMING) &&
+                       !tr->ref_timed[set];
         if (time_ref && !(j->flags & KEVO_EVAL_NO_TIMING))
             tr->ref_timed[set] = true;
         j->state = JOB_RUNNING;
@@ -777,6 +798,29 @@ static kevo_status member_result(kevo_evaluator *ev, job *j, size_t k,
     return KEVO_OK;
 }
 
+/* The worker did not hold j's task (it was restarted, or dropped it to make
+ * room, without the evaluator knowing): j and the members sent with it go
+ * back to the queue, to be sent again after the task, once. */
+static bool resend(kevo_evaluator *ev, job *j, const json_t *reply)
+{
+    const char *lost =
+        json_string_value(json_object_get(reply, "unknown_task_key"));
+    if (!lost || !json_is_false(json_object_get(reply, "ok")))
+        return false;
+    kevo__gpu_client_forget_task(ev->gpu, lost);
+    if (j->resent)
+        return false;
+    j->resent = true;
+    j->state = JOB_READY;
+    for (size_t i = 0; i < j->nsent; i++)
+        j->sent[i]->state = JOB_READY;
+    j->nsent = 0;
+    j->seed_sent = false;
+    if (j->timed_ref)
+        j->tr->ref_timed[job_set(j)] = false;
+    return true;
+}
+
 /* The GPU's reply to the running job, or its failure. */
 kevo_status kevo__ev_gpu_step(kevo_evaluator *ev, int timeout_ms,
                               kevo_error *err)
@@ -797,6 +841,10 @@ kevo_status kevo__ev_gpu_step(kevo_evaluator *ev, int timeout_ms,
         /* A worker that died without a verdict: a fault of the kernel as
          * far as anyone can tell, with how the process ended. */
         return finish_sent(ev, j, KEVO_VERDICT_WORKER_DIED, gerr.text, err);
+    }
+    if (resend(ev, j, reply)) {
+        json_decref(reply);
+        return KEVO_OK;
     }
     kevo_shape_set set = job_set(j);
     kevo_eval_result *res = NULL;

@@ -16,19 +16,24 @@
 #include "compile_pool.h"
 #include "eval_private.h"
 #include "gpu_client.h"
+#include "model/task_private.h"
 #include "proc/eval_options.h"
 
 #define KEVO__EV_NSTRS (KEVO_EVAL_FITNESS + 1)
 #define KEVO__EV_NSETS 2
 
-/* The per-task record: what every evaluation of the task shares. */
+/* The per-task record: what every evaluation of the task shares. The
+ * task's JSON is made once per version of the task, and reaches each GPU
+ * worker process once (a "task" message); eval messages name it by key. */
 typedef struct taskrec {
     const kevo_task *task;
-    uint64_t key;              /* hash of the task's JSON */
-    json_t *json;              /* the task as the worker receives it */
-    uint64_t ref_job;          /* the reference's compile job, 0 once done */
-    kevo__compile_result *ref; /* the compiled reference */
-    char *ref_error;           /* why the reference did not compile */
+    kevo__task_version version; /* of the task when last submitted */
+    uint64_t key;               /* hash of the task's JSON */
+    char key_text[17];          /* key in hex, as the messages carry it */
+    json_t *json;               /* the task as the worker receives it */
+    uint64_t ref_job;           /* the reference's compile job, 0 once done */
+    kevo__compile_result *ref;  /* the compiled reference */
+    char *ref_error;            /* why the reference did not compile */
     uint64_t seeds[KEVO__EV_NSETS][KEVO__EVAL_INPUT_SEEDS_MAX];
     bool ref_timed[KEVO__EV_NSETS];     /* reference times were asked for */
     double *ref_times[KEVO__EV_NSETS];  /* per shape, NaN where unknown */
@@ -75,6 +80,8 @@ struct job {
     job **sent;
     size_t nsent;
     bool seed_sent;
+    bool timed_ref; /* its dispatch set tr->ref_timed */
+    bool resent;    /* sent again after the worker lost its task */
     struct job *next;
 };
 

@@ -27,6 +27,8 @@ struct kevo__gpu_client {
     int64_t sent_ms; /* when the request out was sent */
     int64_t deadline;
     unsigned long restarts;
+    kevo__task_keys tasks; /* what the process now running holds */
+    uint64_t task_messages;
 };
 
 /* Starts the process and reads its hello. */
@@ -36,6 +38,7 @@ static kevo_status start(kevo__gpu_client *c, kevo_error *err)
     snprintf(devarg, sizeof devarg, "%d", c->device);
     char *argv[] = {c->worker, "gpu", "--device", devarg, NULL};
     kevo__frame hello = {0};
+    kevo__task_keys_clear(&c->tasks); /* a new process holds no task */
     kevo_status rc = kevo__proc_spawn(&c->proc, c->worker, argv, err);
     if (rc != KEVO_OK)
         return rc;
@@ -97,6 +100,7 @@ kevo__gpu_client *kevo__gpu_client_new(const char *worker, int device,
     c->device = device;
     c->start_timeout_ms = start_timeout_ms > 0 ? start_timeout_ms : 60000;
     c->deadline = -1;
+    kevo__task_keys_init(&c->tasks, NULL);
     c->worker = kevo__strdup(worker);
     c->reader = kevo__ipc_reader_new();
     if (!c->worker || !c->reader) {
@@ -268,6 +272,45 @@ kevo_status kevo__gpu_client_poll(kevo__gpu_client *c, int timeout_ms,
         if (poll(&pfd, 1, wait) < 0 && errno != EINTR)
             return kevo__error_errno(err, errno, NULL, "poll");
     }
+}
+
+bool kevo__gpu_client_has_task(kevo__gpu_client *c, const char *key)
+{
+    return kevo__proc_running(&c->proc) &&
+           kevo__task_keys_use(&c->tasks, key, NULL);
+}
+
+void kevo__gpu_client_forget_task(kevo__gpu_client *c, const char *key)
+{
+    kevo__task_keys_forget(&c->tasks, key);
+}
+
+kevo_status kevo__gpu_client_send_task(kevo__gpu_client *c, const char *key,
+                                       const json_t *task, int64_t deadline_ms,
+                                       kevo_error *err)
+{
+    json_t *msg = json_pack("{s:s, s:I, s:s, s:O}", "op", "task", "id",
+                            (json_int_t)++c->task_messages, "task_key", key,
+                            "task", (json_t *)task);
+    json_t *reply = NULL;
+    if (!msg)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    kevo_status rc = kevo__gpu_client_call(c, msg, deadline_ms, &reply, err);
+    json_decref(msg);
+    if (rc != KEVO_OK)
+        return rc;
+    const char *op = json_string_value(json_object_get(reply, "op"));
+    if (!op || strcmp(op, "task") != 0 ||
+        !json_is_true(json_object_get(reply, "ok"))) {
+        const char *why = json_string_value(json_object_get(reply, "error"));
+        rc = kevo__error_set(err, KEVO_EINVALID,
+                             "the GPU worker cannot take the task: %s",
+                             why ? why : "it says no more");
+    } else {
+        rc = kevo__task_keys_put(&c->tasks, key, NULL, err);
+    }
+    json_decref(reply);
+    return rc;
 }
 
 kevo_status kevo__gpu_client_call(kevo__gpu_client *c, const json_t *msg,

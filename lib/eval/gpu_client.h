@@ -3,6 +3,8 @@
  * (`kevo-worker gpu --device N`): start it and read its hello, send it one
  * request at a time, wait for the reply within a deadline, and kill and
  * restart it when it passes the deadline, dies, or breaks the protocol.
+ * It also counts which tasks the worker process holds (proc/task_keys.h),
+ * so that each reaches it once.
  */
 #ifndef KEVO_GPU_CLIENT_H
 #define KEVO_GPU_CLIENT_H
@@ -12,6 +14,7 @@
 
 #include "core/kevo_private.h"
 #include "proc/ipc.h"
+#include "proc/task_keys.h"
 
 typedef struct kevo__gpu_client kevo__gpu_client;
 
@@ -77,6 +80,30 @@ kevo_status kevo__gpu_client_restart(kevo__gpu_client *c, kevo_error *err);
 /* How often the worker was restarted; its process id (0 while none). */
 unsigned long kevo__gpu_client_restarts(const kevo__gpu_client *c);
 long kevo__gpu_client_pid(const kevo__gpu_client *c);
+
+/*
+ * kevo__gpu_client_has_task: true when the worker process now running holds
+ * the task of key: it was sent with kevo__gpu_client_send_task since the
+ * process started, and not dropped since to make room. The key then counts
+ * as used, as the worker counts it when it reads the eval message: call
+ * this once for every eval message, just before sending it.
+ */
+bool kevo__gpu_client_has_task(kevo__gpu_client *c, const char *key);
+
+/*
+ * kevo__gpu_client_send_task: sends {"op":"task","id":N,"task_key":key,
+ * "task":task} (task borrowed) and waits for the answer until deadline_ms.
+ * Returns KEVO_OK once the worker holds the task; KEVO_EINVALID with the
+ * worker's words when it cannot take it ("the task: ..."); the errors of
+ * kevo__gpu_client_call otherwise (the worker was then restarted and holds
+ * no task). KEVO_ESTATE while a request is out.
+ */
+kevo_status kevo__gpu_client_send_task(kevo__gpu_client *c, const char *key,
+                                       const json_t *task, int64_t deadline_ms,
+                                       kevo_error *err);
+
+/* kevo__gpu_client_forget_task: the worker said it does not hold key. */
+void kevo__gpu_client_forget_task(kevo__gpu_client *c, const char *key);
 
 /*
  * kevo__gpu_client_call: send, then wait for the reply until deadline_ms:

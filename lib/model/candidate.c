@@ -15,9 +15,41 @@
 /* Ids travel as JSON integers, which are signed 64-bit. */
 #define ID_MAX UINT64_C(0x7fffffffffffffff)
 
+/* ---- references ---------------------------------------------------------- */
+
+kevo_candidate *kevo_candidate_ref(kevo_candidate *cand)
+{
+    if (cand)
+        atomic_fetch_add_explicit(&cand->refs, 1, memory_order_relaxed);
+    return cand;
+}
+
+kevo_candidate *kevo__candidate_share(const kevo_candidate *cand)
+{
+    return kevo_candidate_ref((kevo_candidate *)cand);
+}
+
+/* A candidate changes only while whoever made it holds the only reference:
+ * once shared (with an evaluator, an archive, a result), every holder sees
+ * the same candidate for as long as it holds it. */
+static kevo_status check_unshared(const kevo_candidate *cand, const char *fn,
+                                  kevo_error *err)
+{
+    size_t refs = atomic_load_explicit(&((kevo_candidate *)cand)->refs,
+                                       memory_order_acquire);
+    if (refs == 1)
+        return KEVO_OK;
+    return kevo__error_set(err, KEVO_ESTATE,
+                           "%s: the candidate is shared (%zu references) "
+                           "and so cannot change: change a copy "
+                           "(kevo_candidate_copy)",
+                           fn, refs);
+}
+
 void kevo_candidate_free(kevo_candidate *cand)
 {
-    if (!cand)
+    if (!cand ||
+        atomic_fetch_sub_explicit(&cand->refs, 1, memory_order_acq_rel) != 1)
         return;
     free(cand->source);
     free(cand->origin);
@@ -73,6 +105,7 @@ kevo_status kevo_candidate_new(const char *source, const char *origin,
     kevo_candidate *cand = calloc(1, sizeof *cand);
     if (!cand)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    atomic_init(&cand->refs, 1);
     cand->prompt = -1;
     rc = kevo__blocks_parse(source, origin, &cand->blocks, err);
     if (rc == KEVO_OK)
@@ -120,6 +153,7 @@ kevo_candidate *kevo_candidate_copy(const kevo_candidate *cand)
     kevo_candidate *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
+    atomic_init(&c->refs, 1);
     c->source = kevo__strdup(cand->source);
     c->origin = cand->origin ? kevo__strdup(cand->origin) : NULL;
     c->op = cand->op ? kevo__strdup(cand->op) : NULL;
@@ -228,11 +262,13 @@ kevo_status kevo_candidate_set_param(kevo_candidate *cand, const char *name,
     if (!cand || !name)
         return kevo__error_set(err, KEVO_EINVAL,
                                "kevo_candidate_set_param: NULL argument");
+    kevo_status rc = check_unshared(cand, "kevo_candidate_set_param", err);
+    if (rc != KEVO_OK)
+        return rc;
     size_t i;
     if (kevo_paramspace_find(cand->blocks.params, name, &i) != KEVO_OK)
         return unknown_param(cand->blocks.params, name, err);
-    kevo_status rc =
-        kevo__paramspace_check_value(cand->blocks.params, i, value, err);
+    rc = kevo__paramspace_check_value(cand->blocks.params, i, value, err);
     if (rc != KEVO_OK)
         return rc;
     if (kevo_vars_set(cand->assignment, name, value) != KEVO_OK)
@@ -405,10 +441,14 @@ uint64_t kevo_candidate_id(const kevo_candidate *cand)
     return cand ? cand->id : 0;
 }
 
-void kevo_candidate_set_id(kevo_candidate *cand, uint64_t id)
+kevo_status kevo_candidate_set_id(kevo_candidate *cand, uint64_t id)
 {
-    if (cand)
+    if (!cand)
+        return KEVO_EINVAL;
+    kevo_status rc = check_unshared(cand, "kevo_candidate_set_id", NULL);
+    if (rc == KEVO_OK)
         cand->id = id;
+    return rc;
 }
 
 kevo_status kevo_candidate_set_lineage(kevo_candidate *cand,
@@ -420,6 +460,9 @@ kevo_status kevo_candidate_set_lineage(kevo_candidate *cand,
     if (!cand || (n > 0 && !parents))
         return kevo__error_set(err, KEVO_EINVAL,
                                "kevo_candidate_set_lineage: NULL argument");
+    kevo_status rc = check_unshared(cand, "kevo_candidate_set_lineage", err);
+    if (rc != KEVO_OK)
+        return rc;
     if (n > KEVO__PARENTS_MAX)
         return kevo__error_set(err, KEVO_EINVAL,
                                "%zu parents: a candidate records at most %d", n,
@@ -590,8 +633,9 @@ kevo_status kevo__candidate_merge_params(kevo_candidate *cand,
     if (!cand || (n > 0 && !dims))
         return kevo__error_set(err, KEVO_EINVAL,
                                "kevo__candidate_merge_params: NULL argument");
-    if (!task_space)
-        return KEVO_OK;
+    kevo_status rc = check_unshared(cand, "kevo__candidate_merge_params", err);
+    if (rc != KEVO_OK || !task_space)
+        return rc;
     return merge(cand, task_space, dims, n, true, err);
 }
 

@@ -5,6 +5,8 @@
 #ifndef KEVO_CANDIDATE_PRIVATE_H
 #define KEVO_CANDIDATE_PRIVATE_H
 
+#include <stdatomic.h>
+
 #include "blocks.h"
 #include "core/jsonutil.h"
 #include "core/kevo_private.h"
@@ -12,6 +14,7 @@
 #define KEVO__PARENTS_MAX 8
 
 struct kevo_candidate {
+    atomic_size_t refs; /* references; the candidate may change only at 1 */
     char *source;
     char *origin;       /* may be NULL */
     kevo_blocks blocks; /* blocks.params: the candidate's own space, with
@@ -27,12 +30,16 @@ struct kevo_candidate {
     uint32_t generation;
 };
 
+/* A new reference to a candidate held through a const pointer (the count
+ * of references is not what const protects): as kevo_candidate_ref(). */
+kevo_candidate *kevo__candidate_share(const kevo_candidate *cand);
+
 /* Merges a task's parameter space into the candidate: parameters the
  * candidate does not declare itself join its space (at their defaults in
  * the assignment), and each task constraint joins when every name it uses
  * is a parameter of the merged space, one of the n dims, or a device
  * property. Remembers what was merged in task_params, so that JSON keeps
- * it. */
+ * it. KEVO_ESTATE when the candidate is shared, as for the setters. */
 kevo_status kevo__candidate_merge_params(kevo_candidate *cand,
                                          const kevo_paramspace *task_space,
                                          const char *const *dims, size_t n,

@@ -7,6 +7,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +144,30 @@ void kevo__task_shape_text(const kevo_task *task, kevo_shape_set set, size_t i,
     }
 }
 
+/* ---- versions --------------------------------------------------------------
+ */
+
+void kevo__task_touch(kevo_task *task)
+{
+    static atomic_uint_least64_t stamps = 0;
+    task->stamp =
+        atomic_fetch_add_explicit(&stamps, 1, memory_order_relaxed) + 1;
+}
+
+void kevo__task_version_of(const kevo_task *task, kevo__task_version *v)
+{
+    v->stamp = task->stamp;
+    v->nparams = kevo_paramspace_count(task->params);
+    v->nconstraints = kevo_paramspace_constraint_count(task->params);
+}
+
+bool kevo__task_version_equal(const kevo__task_version *a,
+                              const kevo__task_version *b)
+{
+    return a->stamp == b->stamp && a->nparams == b->nparams &&
+           a->nconstraints == b->nconstraints;
+}
+
 kevo_status kevo__task_set_origin(kevo_task *task, const char *origin)
 {
     char *copy = NULL;
@@ -151,6 +176,7 @@ kevo_status kevo__task_set_origin(kevo_task *task, const char *origin)
     free(task->origin);
     task->origin = copy;
     task->from_json = true;
+    kevo__task_touch(task);
     return KEVO_OK;
 }
 
@@ -246,6 +272,7 @@ kevo_status kevo_task_new(const char *name, kevo_task **out, kevo_error *err)
     kevo_task *t = calloc(1, sizeof *t);
     if (!t)
         goto nomem;
+    kevo__task_touch(t);
     t->memory_limit = KEVO_TASK_MEMORY_LIMIT_DEFAULT;
     t->input_seed = 1;
     t->peak = KEVO_PEAK_FP32;
@@ -544,8 +571,10 @@ kevo_status kevo_task_set_memory_limit(kevo_task *task, uint64_t bytes,
 
 void kevo_task_set_input_seed(kevo_task *task, uint64_t seed)
 {
-    if (task)
-        task->input_seed = seed;
+    if (!task)
+        return;
+    task->input_seed = seed;
+    kevo__task_touch(task);
 }
 
 kevo_paramspace *kevo_task_params(const kevo_task *task)

@@ -99,7 +99,29 @@ struct kevo_task {
 
     uint64_t memory_limit;
     uint64_t input_seed;
+
+    uint64_t stamp; /* new with every change (kevo__task_touch) */
 };
+
+/*
+ * What identifies a task's contents as they are now: it changes with every
+ * change of the task, and no two tasks ever share one, even at one address
+ * (the stamps come from one counter for the whole process), so a task's
+ * JSON can be made once per version. The parameter space, which callers
+ * may extend through kevo_task_params(), only ever grows: its counts see
+ * each change.
+ */
+typedef struct kevo__task_version {
+    uint64_t stamp;
+    size_t nparams, nconstraints;
+} kevo__task_version;
+
+void kevo__task_version_of(const kevo_task *task, kevo__task_version *v);
+bool kevo__task_version_equal(const kevo__task_version *a,
+                              const kevo__task_version *b);
+
+/* Gives the task a new stamp: every setter calls it. */
+void kevo__task_touch(kevo_task *task);
 
 /* The index of the argument or dim called name, or -1. */
 ptrdiff_t kevo__task_find_arg(const kevo_task *task, const char *name);
@@ -140,11 +162,13 @@ kevo_status kevo__task_parse_expr(const char *text, const char *what,
 /* Frees what an argument holds (not a itself). */
 void kevo__task_arg_clear(kevo_task_arg *a);
 
-/* The first check of every setter: fn names it in the error. */
+/* The start of every setter: the NULL check (fn names it in the error),
+ * and a new version of the task (kevo__task_touch). */
 #define KEVO__CHECK_TASK(task, err, fn)                                        \
     do {                                                                       \
         if (!(task))                                                           \
             return kevo__error_set(err, KEVO_EINVAL, fn ": task is NULL");     \
+        kevo__task_touch(task);                                                \
     } while (0)
 
 /* ---- the task file loader -------------------------------------------------

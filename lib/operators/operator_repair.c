@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/candidate_private.h"
 #include "operator_private.h"
 
 /* The size of a version 1.2 repair request: what a caller must at least
@@ -206,9 +207,9 @@ static kevo_status copy_repair(kevo_op_pending *p,
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     p->repair = r;
     const kevo_candidate *base = rep->child ? rep->child : rep->parent;
-    if ((rep->child && !(r->child = kevo_candidate_copy(rep->child))) ||
-        !(p->parent = kevo_candidate_copy(base)) ||
-        !(r->source = kevo__strdup(rep->source)) ||
+    r->child = kevo__candidate_share(rep->child);
+    p->parent = kevo__candidate_share(base);
+    if (!(r->source = kevo__strdup(rep->source)) ||
         !(r->kind = kevo__strdup(rep->kind)) ||
         !(r->diagnostic = kevo__strdup(rep->diagnostic)))
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");

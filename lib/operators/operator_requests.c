@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "model/candidate_private.h"
 #include "operator_private.h"
 
 /* The size of a version 1.0 request: what a caller must at least pass
@@ -274,16 +275,6 @@ static char *dup_or_null(const char *s, bool *failed)
     return c;
 }
 
-static kevo_candidate *copy_or_null(const kevo_candidate *c, bool *failed)
-{
-    if (!c)
-        return NULL;
-    kevo_candidate *copy = kevo_candidate_copy(c);
-    if (!copy)
-        *failed = true;
-    return copy;
-}
-
 /* What a plugin of ABI 1.3 reads of the prompt and the notes: their
  * arrays, from the caller's arrays or its JSON text. */
 static kevo_status copy_texts(kevo_op_pending *p,
@@ -350,7 +341,8 @@ static bool copy_json(kevo_op_pending *p, const kevo_operator_request *req)
     return !failed;
 }
 
-/* The host's copy of a request, with its own id, in *out. */
+/* The host's copy of a request, with its own id, in *out; the candidates
+ * are shared, not copied. */
 static kevo_status copy_request(kevo_operator *op,
                                 const kevo_operator_request *req,
                                 kevo_op_pending **out, kevo_error *err)
@@ -361,8 +353,8 @@ static kevo_status copy_request(kevo_operator *op,
     *out = NULL;
     if (!p)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    p->parent = copy_or_null(req->parent, &failed);
-    p->second = copy_or_null(req->second_parent, &failed);
+    p->parent = kevo__candidate_share(req->parent);
+    p->second = kevo__candidate_share(req->second_parent);
     p->target_cell = dup_or_null(req->target_cell_json, &failed);
     if (req->n_inspirations && req->inspirations && !failed) {
         size_t n = req->n_inspirations;
@@ -374,7 +366,7 @@ static kevo_status copy_request(kevo_operator *op,
         for (size_t i = 0; i < n && !failed; i++) {
             p->ninsp = i + 1;
             p->insp_cands[i] =
-                copy_or_null(req->inspirations[i].candidate, &failed);
+                kevo__candidate_share(req->inspirations[i].candidate);
             p->insp[i].candidate = p->insp_cands[i];
         }
     }

@@ -22,6 +22,11 @@
  * "worker closed the pipe in the middle of a frame", "protocol error: frame
  * of 5 GiB (JSON text over the 64 MiB limit)", "timed out after 2000 ms",
  * "protocol error: the JSON text is not an object".
+ *
+ * The messages that the frames carry are described beside the code that
+ * reads them: worker/worker.h (the modes and their hellos), worker/gpu_eval.h
+ * (a GPU worker's "task" and "eval"), task_keys.h (which tasks a GPU worker
+ * holds, as both ends count them) and lib/eval/compile_pool.h.
  */
 #ifndef KEVO_IPC_H
 #define KEVO_IPC_H

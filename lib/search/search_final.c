@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/candidate_private.h"
 #include "search_private.h"
 
 /* The elites of every island, fittest first (ties: lower id). */
@@ -30,13 +31,13 @@ static int by_fitness(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* The candidate of finalist id: its elite, or the seed; a new copy, NULL
- * when out of memory or gone. */
+/* The candidate of finalist id: a reference to its elite, or a copy of the
+ * seed with the id; NULL when out of memory or gone. */
 static kevo_candidate *finalist_candidate(kevo_search *s, uint64_t id)
 {
     size_t island, cell;
     if (kevo__search_find_elite(s, id, &island, &cell))
-        return kevo_candidate_copy(
+        return kevo__candidate_share(
             kevo_archive_candidate(s->pop.islands[island], cell));
     if (id != KEVO__SEARCH_SEED_ID || !kevo_task_seed(s->cfg.task))
         return NULL;

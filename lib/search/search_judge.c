@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "archive/archive_notes.h"
+#include "model/candidate_private.h"
 #include "search_private.h"
 
 bool kevo__search_find_elite(const kevo_search *s, uint64_t id, size_t *island,
@@ -103,9 +104,7 @@ kevo_status kevo__search_gate_start(kevo_search *s, const kevo_candidate *cand,
     if (!isfinite(g->fitness))
         g->fitness = fitness;
     g->held_fitness = NAN;
-    kevo_candidate *c = kevo_candidate_copy(cand);
-    if (!c)
-        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    kevo_candidate *c = kevo__candidate_share(cand);
     if (res && *res) {
         kevo_eval_result_free(g->train);
         g->train = *res;
@@ -129,11 +128,9 @@ kevo_status kevo__search_crown(kevo_search *s, kevo__search_gate *g,
         kevo__search_gate_fitness(&s->pick.gates[s->pick.champion]) >=
             kevo__search_gate_fitness(g))
         return KEVO_OK;
-    kevo_candidate *copy = kevo_candidate_copy(cand);
-    if (!copy)
-        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    kevo_candidate *champion = kevo__candidate_share(cand);
     kevo_candidate_free(s->pick.champion_cand);
-    s->pick.champion_cand = copy;
+    s->pick.champion_cand = champion;
     s->pick.champion = idx;
     double fitness = kevo__search_gate_fitness(g);
     json_t *f = json_pack("{s:I, s:f, s:I}", "id", (json_int_t)g->id, "fitness",
@@ -201,9 +198,7 @@ static kevo_status judge_gate(kevo_search *s, kevo__search_job *job,
         job->result = NULL;
         if (kevo_eval_result_verdict(g->train) == KEVO_VERDICT_OK) {
             g->fitness = kevo_eval_result_fitness(g->train);
-            kevo_candidate *c = kevo_candidate_copy(job->cand);
-            if (!c)
-                return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+            kevo_candidate *c = kevo__candidate_share(job->cand);
             return kevo__search_submit(s, KEVO__JOB_GATE_HELD, c, NULL,
                                        KEVO_EVAL_HELD_OUT | KEVO_EVAL_PAIRED,
                                        err);

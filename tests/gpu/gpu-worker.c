@@ -166,6 +166,82 @@ static void check_ok(const wk_task *t, const json_t *reply, const char *what,
     }
 }
 
+/* Sends msg (taken) and checks that the worker refuses it (ok false) with
+ * a reason that has needle in it. */
+static void expect_refusal(json_t *msg, const char *needle, const char *what)
+{
+    json_t *r = wk_call(msg, NULL, 0);
+    ok(r && json_is_false(json_object_get(r, "ok")) &&
+           strstr(wk_reason(r), needle),
+       "%s (%s)", what, wk_reason(r));
+    json_decref(r);
+}
+
+/* Tasks by key: the worker keeps what it was sent, answers an eval of a
+ * key it does not hold as a protocol error naming the key, keeps at most
+ * KEVO__TASK_KEYS_MAX, and drops the least recently used as wk_tasks
+ * (the evaluator's bookkeeping) predicts. */
+static void check_tasks(const wk_task *saxpy, const wk_compiled *seed_code)
+{
+    const kevo_candidate *seed = kevo_task_seed(saxpy->task);
+    wk_task other = *saxpy;
+    snprintf(other.key, sizeof(other.key), "gpu-worker-never-sent");
+    json_t *r = wk_eval_by_key(&other, seed, seed_code, false);
+    ok(r && json_is_false(json_object_get(r, "ok")) &&
+           strstr(wk_reason(r), "unknown task key \"gpu-worker-never-sent\""),
+       "an eval of a key never sent: a protocol error naming it (%s)",
+       wk_reason(r));
+    is_str(json_string_value(json_object_get(r, "unknown_task_key")),
+           "gpu-worker-never-sent", "the reply names the key to send again");
+    json_decref(r);
+
+    expect_refusal(json_pack("{s:s, s:I, s:s, s:{s:s}}", "op", "task", "id",
+                             (json_int_t)wk_next_id++, "task_key", "broken",
+                             "task", "name", "broken"),
+                   "the task",
+                   "a task that does not load: ok false, saying why");
+    expect_refusal(json_pack("{s:s, s:I, s:s}", "op", "task", "id",
+                             (json_int_t)wk_next_id++, "task_key", "no-task"),
+                   "\"task\"", "a task message without a task: ok false");
+    char long_key[KEVO__TASK_KEY_MAX + 2];
+    memset(long_key, 'k', sizeof(long_key) - 1);
+    long_key[sizeof(long_key) - 1] = '\0';
+    expect_refusal(json_pack("{s:s, s:I, s:s, s:O}", "op", "task", "id",
+                             (json_int_t)wk_next_id++, "task_key", long_key,
+                             "task", saxpy->json),
+                   "task key", "a key over 64 bytes: ok false");
+
+    /* As many tasks again as the worker keeps: the first one sent goes. */
+    size_t before = kevo__task_keys_count(&wk_tasks);
+    wk_task first = *saxpy;
+    snprintf(first.key, sizeof(first.key), "gpu-worker-lru-0");
+    r = wk_task_send(&first);
+    ok(json_is_true(json_object_get(r, "ok")) &&
+           json_integer_value(json_object_get(r, "tasks")) ==
+               (json_int_t)before + 1,
+       "a task is kept: %zu held now",
+       (size_t)json_integer_value(json_object_get(r, "tasks")));
+    json_decref(r);
+    for (int i = 1; i <= KEVO__TASK_KEYS_MAX; i++) {
+        wk_task more = *saxpy;
+        snprintf(more.key, sizeof(more.key), "gpu-worker-lru-%d", i);
+        json_decref(wk_task_send(&more));
+    }
+    ok(!kevo__task_keys_use(&wk_tasks, first.key, NULL),
+       "the bookkeeping says the first task went");
+    r = wk_eval_by_key(&first, seed, seed_code, false);
+    is_str(json_string_value(json_object_get(r, "unknown_task_key")), first.key,
+           "and the worker no longer holds it");
+    json_decref(r);
+    r = wk_eval(&first, seed, seed_code, false);
+    is_str(wk_verdict(r), "ok", "sent again, it evaluates");
+    json_decref(r);
+    r = wk_eval(saxpy, seed, seed_code, false);
+    is_str(wk_verdict(r), "ok",
+           "the task of the first evaluations, dropped too, is sent again");
+    json_decref(r);
+}
+
 /* Keeps its first result in device memory and replays it once a second
  * launch has marked it complete: right on the first input set only. */
 static const char cached_source[] =
@@ -325,13 +401,9 @@ static void check_failures(const wk_task *saxpy, const wk_compiled *seed_code)
     json_decref(expect(saxpy, reserved_source, NULL, "rejected",
                        "kevo_internal_", "a kevo_internal_ kernel"));
 
-    r = wk_call(
+    expect_refusal(
         json_pack("{s:s, s:I}", "op", "eval", "id", (json_int_t)wk_next_id++),
-        NULL, 0);
-    ok(r && json_is_false(json_object_get(r, "ok")) &&
-           strstr(wk_reason(r), "task"),
-       "a malformed eval: ok false, saying what is missing (%s)", wk_reason(r));
-    json_decref(r);
+        "task", "a malformed eval: ok false, saying what is missing");
     r = wk_call(json_pack("{s:s, s:I}", "op", "nonsense", "id",
                           (json_int_t)wk_next_id++),
                 NULL, 0);
@@ -375,7 +447,17 @@ int main(void)
     check_ok(&saxpy, r, "saxpy seed, cached reference", 1);
     json_decref(r);
 
+    check_tasks(&saxpy, &saxpy_seed);
     check_failures(&saxpy, &saxpy_seed);
+
+    /* A new worker holds no task: the first eval sends it again. */
+    json_decref(wk_start(worker));
+    ok(kevo__task_keys_count(&wk_tasks) == 0,
+       "after the restart the bookkeeping is empty");
+    r = wk_eval(&saxpy, kevo_task_seed(saxpy.task), &saxpy_seed, false);
+    is_str(wk_verdict(r), "ok",
+           "after the restart the task goes again and the seed evaluates");
+    json_decref(r);
 
     wk_compiled_free(&saxpy_seed);
     wk_compiled_free(&reduce_seed);

@@ -17,6 +17,7 @@
 kevo__proc wk_proc = KEVO__PROC_INIT;
 char wk_arch[32];
 uint64_t wk_next_id = 1;
+kevo__task_keys wk_tasks;
 
 /* Starts the worker and reads its hello; the hello's JSON (the caller's),
  * or a skip when there is no GPU. */
@@ -37,6 +38,7 @@ json_t *wk_start(const char *worker)
     char *argv[] = {(char *)worker, "gpu", "--device", "0", NULL};
     kevo__frame f = {0};
     kevo_error err = KEVO__ERROR_INIT;
+    kevo__task_keys_init(&wk_tasks, NULL);
     if (kevo__proc_spawn(&wk_proc, worker, argv, &err) != KEVO_OK)
         bail_out("cannot start %s: %s", worker, err.text);
     if (kevo__ipc_recv(wk_proc.from_fd, REPLY_TIMEOUT_MS, &f, &err) != KEVO_OK)
@@ -158,10 +160,33 @@ kevo_candidate *wk_candidate(const wk_task *t, const char *source)
     return c;
 }
 
-/* Evaluates cand at the training shapes (compiled unless code is given);
- * the reply, or NULL. */
+json_t *wk_task_send(const wk_task *t)
+{
+    json_t *reply = wk_call(json_pack("{s:s, s:I, s:s, s:O}", "op", "task",
+                                      "id", (json_int_t)wk_next_id++,
+                                      "task_key", t->key, "task", t->json),
+                            NULL, 0);
+    if (json_is_true(json_object_get(reply, "ok")) &&
+        kevo__task_keys_put(&wk_tasks, t->key, NULL, NULL) != KEVO_OK)
+        bail_out("task key %s is too long", t->key);
+    return reply;
+}
+
 json_t *wk_eval(const wk_task *t, const kevo_candidate *cand,
                 const wk_compiled *code, bool profile)
+{
+    if (!kevo__task_keys_use(&wk_tasks, t->key, NULL)) {
+        json_t *reply = wk_task_send(t);
+        if (!json_is_true(json_object_get(reply, "ok")))
+            bail_out("the worker does not take the task %s: %s", t->key,
+                     wk_reason(reply));
+        json_decref(reply);
+    }
+    return wk_eval_by_key(t, cand, code, profile);
+}
+
+json_t *wk_eval_by_key(const wk_task *t, const kevo_candidate *cand,
+                       const wk_compiled *code, bool profile)
 {
     wk_compiled own = {0};
     if (!code) {
@@ -169,17 +194,16 @@ json_t *wk_eval(const wk_task *t, const kevo_candidate *cand,
         code = &own;
     }
     json_t *msg = json_pack(
-        "{s:s, s:I, s:O, s:s, s:o, s:s, s:[I,I], s:I, s:I, "
+        "{s:s, s:I, s:s, s:o, s:s, s:[I,I], s:I, s:I, "
         "s:{s:i, s:i, s:i, s:i, s:i, s:b}, s:b, s:b, s:O, s:O}",
-        "op", "eval", "id", (json_int_t)wk_next_id++, "task", t->json,
-        "task_key", t->key, "candidate", kevo__candidate_to_json(cand), "set",
-        "train", "seeds", (json_int_t)12345, (json_int_t)67890,
-        "reference_cubin_bytes", (json_int_t)t->ref.size,
-        "candidate_cubin_bytes", (json_int_t)code->size, "timing", "warmup", 1,
-        "min_reps", 5, "max_reps", 40, "target_spread_ppm", 20000,
-        "time_cap_ms", 300, "enabled", 1, "profile", profile, "flush_l2", 1,
-        "reference_kernels", t->ref.lowered, "candidate_kernels",
-        code->lowered);
+        "op", "eval", "id", (json_int_t)wk_next_id++, "task_key", t->key,
+        "candidate", kevo__candidate_to_json(cand), "set", "train", "seeds",
+        (json_int_t)12345, (json_int_t)67890, "reference_cubin_bytes",
+        (json_int_t)t->ref.size, "candidate_cubin_bytes",
+        (json_int_t)code->size, "timing", "warmup", 1, "min_reps", 5,
+        "max_reps", 40, "target_spread_ppm", 20000, "time_cap_ms", 300,
+        "enabled", 1, "profile", profile, "flush_l2", 1, "reference_kernels",
+        t->ref.lowered, "candidate_kernels", code->lowered);
     unsigned char *payload = malloc(t->ref.size + code->size);
     if (!payload)
         bail_out("out of memory");

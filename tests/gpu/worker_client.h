@@ -13,6 +13,7 @@
 #include "core/kevo_private.h"
 #include "proc/ipc.h"
 #include "proc/procpool.h"
+#include "proc/task_keys.h"
 
 /* How long a reply may take. */
 #define REPLY_TIMEOUT_MS 300000
@@ -24,6 +25,10 @@ extern char wk_arch[32];
 
 /* The id of the next message. */
 extern uint64_t wk_next_id;
+
+/* The tasks the worker process holds, counted as the evaluator counts
+ * them: emptied by wk_start(), filled by wk_task_send(). */
+extern kevo__task_keys wk_tasks;
 
 /* The worker program: $KEVO_WORKER, else worker/kevo-worker under
  * $KEVO_BUILDDIR (or "."), in a new string. */
@@ -47,7 +52,7 @@ typedef struct wk_compiled {
 void wk_compile(const kevo_candidate *cand, wk_compiled *out);
 void wk_compiled_free(wk_compiled *c);
 
-/* A task as the eval message carries it, with its compiled reference and
+/* A task as the task message carries it, with its compiled reference and
  * its key in the worker's reference cache. */
 typedef struct wk_task {
     kevo_task *task;
@@ -67,10 +72,19 @@ void wk_task_close(wk_task *t);
 /* A candidate of the task from source. */
 kevo_candidate *wk_candidate(const wk_task *t, const char *source);
 
+/* Sends t in a "task" message under t->key; the reply (or NULL). On "ok"
+ * the key joins wk_tasks. */
+json_t *wk_task_send(const wk_task *t);
+
 /* Evaluates cand at the training shapes (compiled here unless code is
- * given) with the seeds 12345 and 67890; the reply, or NULL. */
+ * given) with the seeds 12345 and 67890; the reply, or NULL. The task goes
+ * first in a "task" message when the worker does not hold it. */
 json_t *wk_eval(const wk_task *t, const kevo_candidate *cand,
                 const wk_compiled *code, bool profile);
+
+/* As wk_eval(), naming t->key whether the worker holds it or not. */
+json_t *wk_eval_by_key(const wk_task *t, const kevo_candidate *cand,
+                       const wk_compiled *code, bool profile);
 
 /* The reply's verdict ("(none)" without one) and reason (or error, or
  * ""). */
