@@ -255,24 +255,31 @@ static bool check_options(const char *path, json_t *obj, bool search)
  * option into $.options: runs written before the gate's slack and floor
  * became search options keep them under $.evaluator, and resume as they
  * were. */
-static void move_search_options(json_t *plan)
+static bool move_search_options(const char *path, json_t *plan)
 {
     json_t *ev = json_object_get(plan, "evaluator");
     json_t *opts = json_object_get(plan, "options");
     const char *key;
     json_t *value;
     void *tmp;
+    char field[128];
     if (!json_is_object(ev) || !json_is_object(opts))
-        return;
+        return true;
     json_object_foreach_safe(ev, tmp, key, value)
     {
         if (kevo_eval_option_from_name(key, NULL) == KEVO_OK ||
             kevo_search_option_from_name(key, NULL) != KEVO_OK ||
             json_object_get(opts, key))
             continue;
+        if (!json_is_integer(value)) {
+            snprintf(field, sizeof field, "$.evaluator.%s", key);
+            bad_field(path, field, "expected an integer");
+            return false;
+        }
         if (json_object_set(opts, key, value) == 0)
             json_object_del(ev, key);
     }
+    return true;
 }
 
 json_t *plan_read(const char *dir)
@@ -354,7 +361,8 @@ json_t *plan_read(const char *dir)
             goto fail;
         }
     }
-    move_search_options(plan);
+    if (!move_search_options(path, plan))
+        goto fail;
     v = json_object_get(plan, "options");
     if (!json_is_object(v)) {
         bad_field(path, "$.options", "expected an object");

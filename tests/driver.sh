@@ -210,6 +210,10 @@ sed -i 's/"max_evalz"/"max_evals"/; s/"options"/"evaluator": {"gate_slack_ppm": 
 [ $rc -eq 1 ] && grep -q 'search.json: \$\.evaluator\.warmupz: no such evaluator option' "$tmp/out" &&
   ! grep -q 'gate_slack_ppm' "$tmp/out"
 check "gate_slack_ppm under \$.evaluator (older runs) is taken as a search option" $?
+sed -i 's/"gate_slack_ppm": 50000/"gate_slack_ppm": "ten"/' "$tmp/badplan/search.json"
+"$kevo" search --resume "$tmp/badplan" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -q 'search.json: \$\.evaluator\.gate_slack_ppm: expected an integer' "$tmp/out"
+check "a bad gate_slack_ppm under \$.evaluator is named where it stands" $?
 
 # The GPU: without one, the evaluator's message, exit 3 and no run
 # directory; with one, a short search, resumed, and one interrupted.
