@@ -33,6 +33,7 @@
 #include <kevo/eval.h>
 #include <kevo/eventlog.h>
 #include <kevo/expr.h>
+#include <kevo/farm.h>
 #include <kevo/operator.h>
 #include <kevo/operator_host.h>
 #include <kevo/paramspace.h>

@@ -17,7 +17,8 @@ allowed() {
     lib/prompts) echo "core model" ;;
     lib/operators) echo "core model proc prompts" ;;
     lib/run) echo "core" ;;
-    lib/search) echo "core model proc fitness eval archive prompts operators run" ;;
+    lib/farm) echo "core proc" ;;
+    lib/search) echo "core model proc fitness eval archive prompts operators run farm" ;;
     worker) echo "core model proc" ;;
     operators/*|examples) echo "" ;;
     *) echo "?" ;;
@@ -28,7 +29,7 @@ n=0
 status=0
 cd "$srcdir" || exit 1
 for dir in lib/core lib/model lib/proc fitness lib/eval lib/archive \
-           lib/prompts lib/operators lib/run lib/search worker \
+           lib/prompts lib/operators lib/run lib/farm lib/search worker \
            operators/* examples; do
   [ -d "$dir" ] || continue
   ok=$(allowed "$dir")

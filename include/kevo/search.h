@@ -45,6 +45,7 @@
 #include <kevo/candidate.h>
 #include <kevo/error.h>
 #include <kevo/eval.h>
+#include <kevo/farm.h>
 #include <kevo/operator_host.h>
 #include <kevo/promptpool.h>
 #include <kevo/task.h>
@@ -97,10 +98,15 @@ typedef enum kevo_search_option {
                                          candidate may be at a held-out
                                          shape, in ppm (see
                                          kevo_gate_check()) */
-    KEVO_SEARCH_GATE_FLOOR_NS = 21    /* the gate's absolute floor: time
+    KEVO_SEARCH_GATE_FLOOR_NS = 21,   /* the gate's absolute floor: time
                                          differences below it count as
                                          equal; -1: the evaluator's
                                          measured launch latency */
+    KEVO_SEARCH_RANK_DEPTH = 22       /* with a farm: evaluations in
+                                         flight on each other rank at
+                                         most; 0: as each rank says (its
+                                         compile processes plus two per
+                                         GPU, 2 with a scoring function) */
 } kevo_search_option;
 
 /* Why a search stopped, as kevo_search_stats.stop says. Values are only
@@ -292,6 +298,24 @@ KEVO_API kevo_status kevo_search_set_score_fn(kevo_search *search,
  * kevo_search_add_operator().
  */
 KEVO_API kevo_operator_host *kevo_search_host(kevo_search *search);
+
+/*
+ * kevo_search_set_farm: spreads the search's evaluations over the ranks of
+ * farm (kevo/farm.h; borrowed: it must outlive the search). Every rank
+ * sets the search up alike and calls kevo_search_run(). On rank 0 the
+ * search sends each rank the task once, then children one message each,
+ * keeping each rank's pipeline full (option rank_depth), and judges what
+ * comes back in the order the children were made; the seed, the held-out
+ * gate and the tuning stay on rank 0's own evaluator. On the other ranks
+ * kevo_search_run() evaluates what rank 0 sends with the rank's evaluator
+ * or scoring function, and returns KEVO_OK when rank 0 stops. With a
+ * scoring function the decisions are those of one rank with the same
+ * seed, scores and depth. A rank that ends (a forked process that dies)
+ * gives its children in flight to the others. Returns KEVO_OK, KEVO_EINVAL
+ * for NULL, or KEVO_ESTATE once started.
+ */
+KEVO_API kevo_status kevo_search_set_farm(kevo_search *search, kevo_farm *farm,
+                                          kevo_error *err);
 #endif /* KEVO_EXPERIMENTAL */
 
 /*

@@ -66,6 +66,7 @@ void kevo_search_free(kevo_search *s)
         kevo__search_job_clear(&s->pipe.jobs[i]);
     free(s->pipe.jobs);
     free(s->pipe.reqs);
+    kevo__search_farm_free(s);
     kevo_operator_host_free(s->ops.host);
     for (size_t i = 0; i < s->ops.n; i++)
         free(s->ops.list[i].plugin);
@@ -333,6 +334,13 @@ static kevo_status start(kevo_search *s, kevo_error *err)
         rc = set_device(s, err);
     if (rc != KEVO_OK)
         return rc;
+    /* Scored children are proposed in batches as deep as the members'
+     * pipelines together: wait for every member's hello first, so that
+     * the depth does not depend on when they came. */
+    if (s->cfg.score && kevo__search_farming(s))
+        rc = kevo__search_farm_join(s, 60000, err);
+    if (rc != KEVO_OK)
+        return rc;
     s->state.started = true;
     s->progress.start_time = kevo__search_now();
     s->progress.evaluations_start = s->progress.evaluations;
@@ -447,6 +455,17 @@ static kevo_status search_phase(kevo_search *s, kevo_error *err)
         return KEVO_OK;
     }
     size_t depth = auto_depth(s);
+    if (kevo__search_farming(s) && s->cfg.opt[KEVO_SEARCH_DEPTH] == 0) {
+        /* The members' pipelines, and rank 0's own evaluator beside them
+         * (a scoring function runs here only when no member can). */
+        size_t farmed = kevo__search_farm_depth(s);
+        depth = s->cfg.score ? (farmed ? farmed : 1) : depth + farmed;
+    }
+    /* Scored children are judged in batches of depth, proposed from the
+     * archive as the last batch left it: where they are scored changes no
+     * decision. */
+    if (s->cfg.score && kevo__search_farming(s) && s->pipe.njobs > 0)
+        return KEVO_OK;
     int64_t max = s->cfg.opt[KEVO_SEARCH_MAX_EVALS];
     /* Evaluations in flight keep the compile pool and the GPU busy;
      * requests to asynchronous operators (LLM replies) are capped apart, so
@@ -476,6 +495,11 @@ kevo_status kevo_search_step(kevo_search *s, int timeout_ms, kevo_error *err)
     if (s->state.phase == KEVO__PHASE_DONE)
         return KEVO_DONE;
     kevo_status rc = KEVO_OK;
+    if (s->farm.farm && kevo_farm_rank(s->farm.farm) != 0) {
+        /* A member rank: it evaluates what rank 0 sends until it stops. */
+        rc = kevo__search_serve(s, err);
+        return rc == KEVO_OK ? KEVO_DONE : rc;
+    }
     if (!s->state.started) {
         rc = start(s, err);
         if (rc != KEVO_OK && s->state.started)
@@ -499,8 +523,11 @@ kevo_status kevo_search_step(kevo_search *s, int timeout_ms, kevo_error *err)
         rc = kevo__search_take_results(s, err);
     if (rc == KEVO_OK) {
         bool evals = false;
-        for (size_t i = 0; i < s->pipe.njobs && !evals; i++)
-            evals = s->pipe.jobs[i].result == NULL && s->cfg.ev;
+        for (size_t i = 0; i < s->pipe.njobs && !evals; i++) {
+            const kevo__search_job *j = &s->pipe.jobs[i];
+            evals =
+                j->result == NULL && (s->cfg.ev || (j->rank > 0 && !j->scored));
+        }
         if (evals)
             rc = kevo__search_collect(
                 s,

@@ -52,6 +52,8 @@ static const kevo__option entries[] = {
         "gate_slack_ppm", 100000, 0, 10000000, KEVO__OPTION_LIVE),
     [KEVO_SEARCH_GATE_FLOOR_NS] = KEVO__OPTION_INT(
         "gate_floor_ns", -1, -1, 1000000000, KEVO__OPTION_LIVE),
+    [KEVO_SEARCH_RANK_DEPTH] =
+        KEVO__OPTION_INT("rank_depth", 0, 0, 4096, KEVO__OPTION_FIXED),
 };
 
 _Static_assert(KEVO_ARRAY_SIZE(entries) == KEVO__SEARCH_OPTIONS,

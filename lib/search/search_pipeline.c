@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proc/ipc.h"
 #include "search_private.h"
 
 /* ---- submitting ---------------------------------------------------------- */
@@ -23,8 +24,10 @@ void kevo__search_job_clear(kevo__search_job *job)
     kevo_eval_result_free(job->result);
     free(job->fail_kind);
     free(job->fail_diagnostic);
+    free(job->desc);
     job->cand = NULL;
     job->result = NULL;
+    job->desc = NULL;
     job->fail_kind = job->fail_diagnostic = NULL;
 }
 
@@ -49,7 +52,24 @@ kevo_status kevo__search_submit(kevo_search *s, kevo__job_kind kind,
     job.kind = kind;
     job.cand = cand;
     job.result = NULL;
-    if (s->cfg.ev) {
+    job.rank = 0;
+    job.scored = false;
+    job.desc = NULL;
+    job.resent = 0;
+    bool farmed = false;
+    /* Children go to the other ranks of a farm while they have room; the
+     * seed, the gate and the tuning stay here. */
+    if (kevo__search_farming(s) && kind == KEVO__JOB_CHILD &&
+        job.op != SIZE_MAX) {
+        kevo_status rc = kevo__search_farm_send(s, &job, flags, &farmed, err);
+        if (rc != KEVO_OK) {
+            kevo_candidate_free(cand);
+            return rc;
+        }
+    }
+    if (farmed) {
+        /* sent */
+    } else if (s->cfg.ev) {
         kevo_status rc = kevo_evaluator_submit(s->cfg.ev, s->cfg.task, cand,
                                                flags, &job.ticket, err);
         if (rc != KEVO_OK) {
@@ -107,14 +127,11 @@ kevo_status kevo__search_submit_group(kevo_search *s, kevo__job_kind kind,
 
 /* Collects finished evaluations, waiting at most timeout_ms for the
  * first. */
-kevo_status kevo__search_collect(kevo_search *s, int timeout_ms,
+/* Collects what the evaluator finished, waiting at most timeout_ms for
+ * the first. */
+static kevo_status collect_local(kevo_search *s, int timeout_ms,
                                  kevo_error *err)
 {
-    bool waiting = false;
-    for (size_t i = 0; i < s->pipe.njobs && !waiting; i++)
-        waiting = s->pipe.jobs[i].result == NULL;
-    if (!waiting || !s->cfg.ev)
-        return KEVO_OK;
     int t = timeout_ms;
     for (;;) {
         kevo_eval_result *res = NULL;
@@ -135,13 +152,76 @@ kevo_status kevo__search_collect(kevo_search *s, int timeout_ms,
     }
 }
 
+/* True when the job at the front of the queue can be judged. */
+static bool front_ready(const kevo_search *s)
+{
+    if (s->pipe.njobs == 0)
+        return false;
+    const kevo__search_job *j = &s->pipe.jobs[0];
+    return j->result || j->scored || (s->cfg.score && j->rank == 0);
+}
+
+kevo_status kevo__search_collect(kevo_search *s, int timeout_ms,
+                                 kevo_error *err)
+{
+    bool local = false, farmed = false;
+    for (size_t i = 0; i < s->pipe.njobs; i++) {
+        const kevo__search_job *j = &s->pipe.jobs[i];
+        if (j->result || j->scored)
+            continue;
+        if (j->rank > 0)
+            farmed = true;
+        else if (s->cfg.ev)
+            local = true;
+    }
+    if (!farmed)
+        return local ? collect_local(s, timeout_ms, err) : KEVO_OK;
+    /* Both rank 0's evaluator and the members: each in turn, in short
+     * slices, until the front of the queue can be judged or the time is
+     * up. */
+    int64_t until = kevo__now_ms() + (timeout_ms < 0 ? 100 : timeout_ms);
+    for (;;) {
+        kevo_status rc = kevo__search_farm_poll(s, 0, err);
+        if (rc == KEVO_OK && local)
+            rc = collect_local(s, 0, err);
+        if (rc != KEVO_OK || front_ready(s))
+            return rc;
+        int left = kevo__ms_left(until);
+        if (left == 0)
+            return KEVO_OK;
+        int slice = local ? 1 : (left < 5 ? left : 5);
+        if ((rc = kevo__search_farm_poll(s, slice, err)) != KEVO_OK)
+            return rc;
+        if (local && (rc = collect_local(s, 1, err)) != KEVO_OK)
+            return rc;
+    }
+}
+
 /* Judges the finished jobs at the front of the queue, in ticket order. */
 kevo_status kevo__search_judge_ready(kevo_search *s, kevo_error *err)
 {
     while (s->pipe.njobs > 0) {
         kevo__search_job *job = &s->pipe.jobs[0];
         kevo_status rc;
-        if (s->cfg.score && job->kind == KEVO__JOB_CHILD) {
+        if (s->cfg.score && job->kind == KEVO__JOB_CHILD && job->rank > 0) {
+            /* Scored by another rank. */
+            if (!job->scored)
+                return KEVO_OK;
+            double fitness = job->fitness;
+            if (!isfinite(fitness) || fitness < 0)
+                rc = kevo__error_set(
+                    err, KEVO_ERANGE,
+                    "the scoring function gave fitness %g for candidate "
+                    "%llu on rank %d",
+                    fitness, (unsigned long long)kevo_candidate_id(job->cand),
+                    job->rank);
+            else
+                rc = kevo__search_judge_scored(s, job, fitness, job->desc, err);
+        } else if (s->cfg.score && job->kind == KEVO__JOB_CHILD &&
+                   job->scored) {
+            /* Failed where every rank it went to ended. */
+            rc = kevo__search_judge_scored(s, job, 0, job->desc, err);
+        } else if (s->cfg.score && job->kind == KEVO__JOB_CHILD) {
             size_t nd = kevo_archive_dimension_count(s->pop.islands[0]);
             double desc[64] = {0};
             double fitness = 0;

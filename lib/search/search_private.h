@@ -29,7 +29,7 @@
 #include "core/kevo_private.h"
 
 /* The number of kevo_search_option values. */
-#define KEVO__SEARCH_OPTIONS (KEVO_SEARCH_GATE_FLOOR_NS + 1)
+#define KEVO__SEARCH_OPTIONS (KEVO_SEARCH_RANK_DEPTH + 1)
 
 /* How valid an operator's or a prompt's proposals were (search_validity.c):
  * the children judged or refused by the host, repairs included. */
@@ -98,6 +98,14 @@ typedef struct kevo__search_job {
     uint64_t request;
     uint32_t attempt, turn;
     char *fail_kind, *fail_diagnostic;
+    /* With a farm: the rank it went to (0: here); a scored child's
+     * fitness and descriptors once that rank sent them (scored), and how
+     * often it was sent again after a rank ended. */
+    int rank;
+    bool scored;
+    double fitness;
+    double *desc; /* owned */
+    uint32_t resent;
 } kevo__search_job;
 
 /* One elite's gate: its training and held-out evaluations. */
@@ -240,6 +248,27 @@ typedef struct kevo__search_repairs {
     char *score_kind, *score_diagnostic;
 } kevo__search_repairs;
 
+/* Another rank of a farm, as rank 0 sees it. */
+typedef struct kevo__search_member {
+    bool joined;      /* its hello came */
+    bool ended;       /* it ended, or said it cannot evaluate */
+    size_t depth;     /* evaluations in flight it keeps at most */
+    size_t in_flight; /* sent to it, not yet returned */
+    uint64_t done;    /* evaluations it returned */
+    char *label;      /* what it evaluates with, from its hello */
+    char *why;        /* why it ended */
+} kevo__search_member;
+
+/* The farm (search_farm.c): the ranks evaluations go to, and on a member
+ * rank what it serves. */
+typedef struct kevo__search_farm {
+    kevo_farm *farm;              /* NULL: none; borrowed */
+    kevo__search_member *members; /* by rank; [0] unused */
+    bool task_sent;
+    bool joined; /* rank 0 waited for the members' hellos */
+    uint64_t next_ticket;
+} kevo__search_farm;
+
 /* Where the search is in its life. */
 typedef struct kevo__search_state {
     bool started; /* the first step ran */
@@ -258,8 +287,38 @@ struct kevo_search {
     kevo__search_pick pick;
     kevo__search_tuning tuning;
     kevo__search_repairs repair;
+    kevo__search_farm farm;
     kevo__search_state state;
 };
+
+/* ---- search_farm.c, search_serve.c ------------------------------------- */
+
+/* The high bit marks the tickets of jobs sent to other ranks, so that they
+ * never meet the evaluator's. */
+#define KEVO__FARM_TICKET ((uint64_t)1 << 63)
+
+/* True on rank 0 of a farm with other ranks. */
+bool kevo__search_farming(const kevo_search *s);
+/* Sends job (its candidate and ticket set) to a member rank with room, if
+ * one has: *sent says whether it went. */
+kevo_status kevo__search_farm_send(kevo_search *s, kevo__search_job *job,
+                                   unsigned flags, bool *sent, kevo_error *err);
+/* The evaluations in flight the members keep, together. */
+size_t kevo__search_farm_depth(const kevo_search *s);
+/* Reads what the members sent, waiting at most timeout_ms for the first
+ * message. */
+kevo_status kevo__search_farm_poll(kevo_search *s, int timeout_ms,
+                                   kevo_error *err);
+/* Waits (at most timeout_ms) until every member said hello or ended. */
+kevo_status kevo__search_farm_join(kevo_search *s, int timeout_ms,
+                                   kevo_error *err);
+/* The members as JSON for summary.json (NULL without a farm). */
+json_t *kevo__search_farm_json(const kevo_search *s);
+void kevo__search_farm_free(kevo_search *s);
+/* On a member rank: serves rank 0 until it stops. (search_serve.c) */
+kevo_status kevo__search_serve(kevo_search *s, kevo_error *err);
+/* The evaluations a member keeps in flight, as its hello says. */
+size_t kevo__search_member_depth(const kevo_search *s);
 
 /* ---- search_options.c ---------------------------------------------------- */
 

@@ -370,6 +370,9 @@ kevo_status kevo__search_write_summary(kevo_search *s, const char *state,
     if (tg && s->pick.champion < 0)
         json_object_set_new(root, "best_failed_gate", gate_json(s, tg));
     json_object_set_new(root, "operators", operators_json(s));
+    json_t *farm = kevo__search_farm_json(s);
+    if (farm)
+        json_object_set_new(root, "farm", farm);
     json_object_set_new(root, "prompts", prompts_json(s));
     kevo__validity total;
     kevo__search_validity_total(&s->ops, &total);
