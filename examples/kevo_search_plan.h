@@ -36,6 +36,7 @@ typedef struct setting {
 typedef struct search_cli {
     const char *task_path, *out, *resume, *llm, *prompts;
     bool no_params, no_llm, no_tune, quiet, json;
+    bool mpi;         /* --mpi */
     bool fixed_given; /* an option that a resumed run cannot change */
     const char *fixed_name;
     setting *sets; /* the flags and --set, in order */
