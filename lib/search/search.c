@@ -516,7 +516,9 @@ kevo_status kevo_search_step(kevo_search *s, int timeout_ms, kevo_error *err)
     if (s->state.phase == KEVO__PHASE_SEARCHING)
         rc = search_phase(s, err);
 
-    /* Drive the operators and the evaluator. */
+    /* Drive the operators, the other ranks and the evaluator. */
+    if (rc == KEVO_OK)
+        rc = kevo__search_farm_poll(s, 0, err);
     if (rc == KEVO_OK)
         rc = kevo_operator_host_poll(s->ops.host, 0, NULL, err);
     if (rc == KEVO_OK)

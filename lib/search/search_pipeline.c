@@ -174,7 +174,7 @@ kevo_status kevo__search_collect(kevo_search *s, int timeout_ms,
         else if (s->cfg.ev)
             local = true;
     }
-    if (!farmed)
+    if (!farmed && !kevo__search_farming(s))
         return local ? collect_local(s, timeout_ms, err) : KEVO_OK;
     /* Both rank 0's evaluator and the members: each in turn, in short
      * slices, until the front of the queue can be judged or the time is
