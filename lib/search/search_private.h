@@ -367,6 +367,17 @@ kevo_status kevo__search_collect(kevo_search *s, int timeout_ms,
 kevo_status kevo__search_judge_ready(kevo_search *s, kevo_error *err);
 /* Drops the work in flight (after an interrupt). */
 void kevo__search_drop_in_flight(kevo_search *s);
+/* The most behaviour dimensions a scoring function fills. */
+#define KEVO__SCORE_DIMS_MAX 64
+/* Scores cand of task with the search's scoring function: *fitness and
+ * desc (KEVO__SCORE_DIMS_MAX values, zeroed by the caller), and what the
+ * function said with kevo_search_fail_candidate() in *kind and *diagnostic
+ * (the caller's, or NULL). Returns the function's status, or KEVO_ELIMIT
+ * for too many dimensions. */
+kevo_status kevo__search_score(kevo_search *s, const kevo_task *task,
+                               const kevo_candidate *cand, double *fitness,
+                               double *desc, char **kind, char **diagnostic,
+                               kevo_error *err);
 
 /* ---- search_request.c ---------------------------------------------------- */
 
