@@ -54,8 +54,8 @@ kevo_status kevo__ev_devices_parse(const char *text, bool *all, int *list,
             break;
         }
         int64_t v = 0;
-        while (*p >= '0' && *p <= '9' && v <= hi)
-            v = v * 10 + (*p++ - '0');
+        for (; *p >= '0' && *p <= '9'; p++)
+            v = v > hi ? v : v * 10 + (*p - '0'); /* past hi: too large */
         while (*p == ' ')
             p++;
         if (*p != ',' && *p != '\0') {
