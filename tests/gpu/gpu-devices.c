@@ -240,15 +240,23 @@ static void check_speedups(const kevo_evaluator *ev, const batch *b,
        what);
 }
 
-/* A device that does not exist is named, with those there are. */
-static void check_missing(const char *devices, int missing, size_t count)
+/* An evaluator, not started, whose devices option is devices. */
+static kevo_evaluator *with_devices(const char *devices)
 {
     kevo_evaluator *ev = NULL;
     kevo_error err = KEVO__ERROR_INIT;
     if (kevo_evaluator_new(&ev, &err) != KEVO_OK ||
         kevo_evaluator_set_string(ev, KEVO_EVAL_DEVICES, devices, &err) !=
             KEVO_OK)
-        bail_out("%s", err.text);
+        bail_out("devices %s: %s", devices, err.text);
+    return ev;
+}
+
+/* A device that does not exist is named, with those there are. */
+static void check_missing(const char *devices, int missing, size_t count)
+{
+    kevo_evaluator *ev = with_devices(devices);
+    kevo_error err = KEVO__ERROR_INIT;
     is_int(kevo_evaluator_start(ev, 0, &err), KEVO_ENODEV,
            "devices %s: no such device", devices);
     char want[128];
@@ -268,14 +276,27 @@ static void check_missing(const char *devices, int missing, size_t count)
     kevo_evaluator_free(ev);
 }
 
+/* A batch on several devices (ids from first on): the checks of every
+ * batch, and both of the first two devices measure some. */
+static void both_devices(kevo_evaluator *ev, uint64_t first, const char *what)
+{
+    batch b;
+    kevo_candidate **c = candidates(NCANDS, first);
+    run_batch(ev, c, &b, -1, what);
+    ok(b.per_slot[0] > 0 && b.per_slot[1] > 0,
+       "%s: both devices measured some (%zu, %zu)", what, b.per_slot[0],
+       b.per_slot[1]);
+    check_verdicts(&b, what);
+    check_speedups(ev, &b, what);
+    for (size_t i = 0; i < NCANDS; i++)
+        kevo_eval_result_free(b.res[i]);
+    candidates_free(c, NCANDS);
+}
+
 static kevo_evaluator *start(const char *devices)
 {
-    kevo_evaluator *ev = NULL;
+    kevo_evaluator *ev = with_devices(devices);
     kevo_error err = KEVO__ERROR_INIT;
-    if (kevo_evaluator_new(&ev, &err) != KEVO_OK ||
-        kevo_evaluator_set_string(ev, KEVO_EVAL_DEVICES, devices, &err) !=
-            KEVO_OK)
-        bail_out("%s", err.text);
     kevo_status rc = kevo_evaluator_start(ev, 0, &err);
     if (rc == KEVO_ENODEV) {
         kevo_evaluator_free(ev);
@@ -340,16 +361,7 @@ int main(void)
     }
 
     /* 3. Several devices; a worker killed in the middle of a batch. */
-    c = candidates(NCANDS, 2000);
-    run_batch(ev, c, &b, -1, "devices all");
-    ok(b.per_slot[0] > 0 && b.per_slot[1] > 0,
-       "devices all: both devices measured some (%zu, %zu)", b.per_slot[0],
-       b.per_slot[1]);
-    check_verdicts(&b, "devices all");
-    check_speedups(ev, &b, "devices all");
-    for (size_t i = 0; i < NCANDS; i++)
-        kevo_eval_result_free(b.res[i]);
-    candidates_free(c, NCANDS);
+    both_devices(ev, 2000, "devices all");
 
     long pid = kevo__gpu_client_pid(ev->slots[1].gpu);
     c = candidates(NCANDS, 3000);
@@ -370,16 +382,7 @@ int main(void)
     is_uint(kevo__gpu_client_restarts(ev->slots[0].gpu), 0,
             "killed: the other worker went on");
 
-    c = candidates(NCANDS, 4000);
-    run_batch(ev, c, &b, -1, "after");
-    ok(b.per_slot[0] > 0 && b.per_slot[1] > 0,
-       "after: both devices measure again (%zu, %zu)", b.per_slot[0],
-       b.per_slot[1]);
-    check_verdicts(&b, "after");
-    check_speedups(ev, &b, "after");
-    for (size_t i = 0; i < NCANDS; i++)
-        kevo_eval_result_free(b.res[i]);
-    candidates_free(c, NCANDS);
+    both_devices(ev, 4000, "after");
 
     kevo_evaluator_free(ev);
     kevo_task_free(task);
