@@ -58,6 +58,9 @@ static void search_usage(FILE *out)
         "                         best fitness\n"
         "  --islands K            K archives with ring migration\n"
         "  --device N             the CUDA device (default 0)\n"
+        "  --devices all|LIST     evaluate on several GPUs, one worker each:\n"
+        "                         every device, or those listed (0,2,3);\n"
+        "                         replaces --device\n"
         "  --llm CONFIG.json      add the llm operator with this config\n"
         "                         (kevo-llm(7)); without it, a built-in one\n"
         "                         joins when ANTHROPIC_API_KEY or\n"
@@ -228,6 +231,7 @@ enum {
     OPT_STAGNATION,
     OPT_ISLANDS,
     OPT_DEVICE,
+    OPT_DEVICES,
     OPT_LLM,
     OPT_NO_LLM,
     OPT_OPERATOR,
@@ -287,6 +291,22 @@ static bool parse_search_flag(search_cli *cli, int c, const char *name,
            push_setting(cli, true, opt, v, arg);
 }
 
+/* --devices: "all" or a list of device numbers, checked as the evaluator
+ * checks its devices option. Prints why not. */
+static bool check_devices(const char *arg)
+{
+    kevo_evaluator *ev = NULL;
+    kevo_error err;
+    kevo_error_init(&err);
+    bool ok =
+        kevo_evaluator_new(&ev, &err) == KEVO_OK &&
+        kevo_evaluator_set_string(ev, KEVO_EVAL_DEVICES, arg, &err) == KEVO_OK;
+    if (!ok)
+        fprintf(stderr, "%s: --devices: %s\n", program, err.text);
+    kevo_evaluator_free(ev);
+    return ok;
+}
+
 /* Parses the command line into cli; returns EXIT_OK to go on, or the exit
  * status (after printing the usage or the error). */
 static int parse_command_line(int argc, char **argv, search_cli *cli)
@@ -301,6 +321,7 @@ static int parse_command_line(int argc, char **argv, search_cli *cli)
         {"stagnation", required_argument, NULL, OPT_STAGNATION},
         {"islands", required_argument, NULL, OPT_ISLANDS},
         {"device", required_argument, NULL, OPT_DEVICE},
+        {"devices", required_argument, NULL, OPT_DEVICES},
         {"llm", required_argument, NULL, OPT_LLM},
         {"no-llm", no_argument, NULL, OPT_NO_LLM},
         {"operator", required_argument, NULL, OPT_OPERATOR},
@@ -344,6 +365,11 @@ static int parse_command_line(int argc, char **argv, search_cli *cli)
             if (!in_bounds(false, KEVO_EVAL_DEVICE, cli->device, "--device"))
                 return EXIT_USAGE;
             cli->have_device = true;
+            break;
+        case OPT_DEVICES:
+            if (!check_devices(optarg))
+                return EXIT_USAGE;
+            cli->devices = optarg;
             break;
         case OPT_LLM:
             cli->llm = optarg;
@@ -401,7 +427,8 @@ static int parse_command_line(int argc, char **argv, search_cli *cli)
         if (cli->fixed_given) {
             fprintf(stderr,
                     "%s: search --resume: %s cannot change on a resumed run "
-                    "(these can: --device, --no-tune, the evaluator's options "
+                    "(these can: --device, --devices, --no-tune, the "
+                    "evaluator's options "
                     "and",
                     program, cli->fixed_name);
             for (int i = 0; kevo_search_option_name((kevo_search_option)i);

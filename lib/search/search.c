@@ -238,7 +238,10 @@ static size_t auto_depth(const kevo_search *s)
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         w = n > 0 ? n : 1;
     }
-    return (size_t)w + 2 < 4 ? 4 : (size_t)w + 2;
+    /* Two more for every device past the first: one on it, one ready. */
+    size_t devices = kevo_evaluator_device_count(s->cfg.ev);
+    size_t depth = (size_t)w + 2 + (devices > 1 ? 2 * (devices - 1) : 0);
+    return depth < 4 ? 4 : depth;
 }
 
 /* Each operator's random stream restarts from the run seed, so that the

@@ -121,12 +121,14 @@ typedef struct kevo__search_gate {
     kevo_eval_result *held;  /* owned, may be NULL */
 } kevo__search_gate;
 
-/* A correct evaluation's times per training shape, for tuning. */
+/* A correct evaluation's times per training shape, for tuning, and the
+ * device that measured them (times compare only within one device). */
 typedef struct kevo__search_obs {
     uint64_t id;
     uint64_t source_hash;
     kevo_vars *params; /* owned */
     double *times;     /* one per training shape */
+    char *device;      /* owned; NULL: not known */
 } kevo__search_obs;
 
 /* A prompt's validity counters (search_validity.c). */
