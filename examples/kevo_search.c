@@ -78,7 +78,8 @@ static void search_usage(FILE *out)
         "  --mpi                  spread the search over MPI's ranks (found\n"
         "                         without it under mpirun or srun): rank 0\n"
         "                         searches, the others evaluate, each on the\n"
-        "                         GPU of its local rank unless --device says\n"
+        "                         GPU of its local rank unless --device or\n"
+        "                         --devices says\n"
         "\n"
         "Exit status: 0 a champion passed the held-out gate, 1 invalid\n"
         "input or no elite passed the gate, 2 bad command line, 3 no usable\n"
@@ -665,7 +666,7 @@ int cmd_search(int argc, char **argv)
         program = ranked;
     }
     int64_t local;
-    if (farm && !cli.have_device && ranks_local(&local)) {
+    if (farm && !cli.have_device && !cli.devices && ranks_local(&local)) {
         /* One GPU a rank on a node unless the command line says. */
         cli.have_device = true;
         cli.device = local;

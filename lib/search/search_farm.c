@@ -298,6 +298,15 @@ static kevo_status on_result(kevo_search *s, int r, const json_t *msg,
     if (rc != KEVO_OK)
         return rc;
     kevo__eval_result_set_ticket(res, job->ticket);
+    /* Which rank measured it, before the device there. */
+    const char *device = kevo_eval_result_device(res);
+    char *label = kevo__asprintf("rank %d %s", r, device ? device : "");
+    if (!label) {
+        kevo_eval_result_free(res);
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    }
+    kevo__eval_result_set_device(res, label);
+    free(label);
     job->result = res;
     s->farm.members[r].in_flight--;
     s->farm.members[r].done++;

@@ -46,8 +46,8 @@ size_t kevo__search_member_depth(const kevo_search *s)
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         w = n > 0 ? n : 1;
     }
-    size_t gpus = 1;
-    return (size_t)w + 2 * gpus;
+    size_t gpus = kevo_evaluator_device_count(s->cfg.ev);
+    return (size_t)w + 2 * (gpus ? gpus : 1);
 }
 
 static kevo_status hello(server *sv, kevo_error *err)
@@ -56,7 +56,7 @@ static kevo_status hello(server *sv, kevo_error *err)
     char *label;
     if (s->cfg.ev) {
         const char *name = kevo_evaluator_device_name(s->cfg.ev);
-        size_t n = 1;
+        size_t n = kevo_evaluator_device_count(s->cfg.ev);
         label = n > 1 ? kevo__asprintf("%zu GPUs (%s, ...)", n,
                                        name ? name : "unknown")
                       : kevo__strdup(name ? name : "no GPU");

@@ -146,7 +146,9 @@ int main(void)
         fclose(f);
     is_uint(evals, 40, "40 eval lines in events.jsonl");
     is_uint(dups, 0, "no candidate judged twice");
-    diag("%u results say rank 1 measured them", on_member);
+    ok(on_member > 0 && (long long)on_member == farmed,
+       "every result of rank 1 says so: \"rank 1 device ...\" (%u of %lld)",
+       on_member, farmed);
     json_decref(sum);
     kevo_task_free(task);
     char cmd[256];
