@@ -84,7 +84,8 @@ for name in ("one", "all", "mpi"):
         k = e.get("device") or "?"
         where[k] = where.get(k, 0) + 1
     rows.append((name, len(evals), rate, s.get("evals_per_second"),
-                 ch.get("fitness"), ch.get("retimed_fitness"), gate, where))
+                 ch.get("fitness"), (ch.get("gate") or {}).get("retimed_fitness"),
+                 gate, where))
 print()
 print("%-4s %6s %14s %14s %9s %9s %6s  %s" % ("run", "evals", "evals/s search",
       "evals/s total", "champion", "retimed", "gate", "evaluations by device"))
