@@ -37,6 +37,7 @@
 #include <kevo.h>
 #include <kevo/farm.h>
 
+#include "bench_search.h"
 #include "bench_util.h"
 #include "core/kevo_private.h"
 #include "eval/eval_private.h"
@@ -61,27 +62,16 @@ static void die(const char *what, const kevo_error *err)
  * whole space, every value listed, with each request. */
 static kevo_task *salted_saxpy(const char *srcdir)
 {
-    static const char mark[] = "// kevo:param\n";
-    char *path = kevo__asprintf("%s/examples/tasks/saxpy.json", srcdir);
-    kevo_task *task = NULL;
     kevo_error err;
     kevo_error_init(&err);
-    if (!path || kevo_task_load(path, &task, &err) != KEVO_OK)
-        die(path ? path : "out of memory", &err);
-    free(path);
-    const char *src = kevo_candidate_source(kevo_task_seed(task));
-    const char *at = strstr(src, mark);
-    if (!at)
-        die("saxpy's seed has no kevo:param block", NULL);
-    at += strlen(mark);
-    char *salted = kevo__asprintf(
-        "%.*s//   SALT_A in 0..31 = 0\n//   SALT_B in 0..31 = 0\n"
-        "//   SALT_C in 0..31 = 0\n//   SALT_D in 0..31 = 0\n%s",
-        (int)(at - src), src, at);
-    if (!salted ||
-        kevo_task_set_seed(task, salted, "saxpy_seed.cu", &err) != KEVO_OK)
+    kevo_task *task = bench_salted_task(srcdir, "saxpy",
+                                        "//   SALT_A in 0..31 = 0\n"
+                                        "//   SALT_B in 0..31 = 0\n"
+                                        "//   SALT_C in 0..31 = 0\n"
+                                        "//   SALT_D in 0..31 = 0\n",
+                                        &err);
+    if (!task)
         die("the salted seed", &err);
-    free(salted);
     return task;
 }
 
@@ -573,15 +563,8 @@ int main(int argc, char **argv)
     }
     if (optind != argc)
         usage();
-    if (!getenv(KEVO_OPERATOR_PATH_ENV)) {
-        const char *b = getenv("KEVO_BUILDDIR");
-        char *path = kevo__asprintf("%s/operators/.libs", b && *b ? b : ".");
-        setenv(KEVO_OPERATOR_PATH_ENV, path, 1);
-        free(path);
-    }
-    const char *srcdir = getenv("KEVO_SRCDIR");
-    if (!srcdir || !*srcdir)
-        srcdir = KEVO_BENCH_SRCDIR;
+    bench_operator_path();
+    const char *srcdir = bench_srcdir();
     bool single = members > 0 || service >= 0;
 
     point pts[KEVO_ARRAY_SIZE(grid_n) * KEVO_ARRAY_SIZE(grid_s)];
