@@ -28,9 +28,11 @@ static double num(json_t *obj, const char *key)
 }
 
 /* Geometric means over the training shapes of the seed's and the
- * reference's time over the champion's, where both are known. */
-static void print_speedups(json_t *shapes)
+ * reference's time over the champion's, where both are known, and, when
+ * the run used several devices, the one that measured them. */
+static void print_speedups(json_t *shapes, bool several)
 {
+    const char *device = NULL;
     double ls = 0, lr = 0;
     size_t ns = 0, nr = 0, i;
     json_t *s;
@@ -41,6 +43,8 @@ static void print_speedups(json_t *shapes)
         double tr = num(json_object_get(s, "reference"), "time");
         if (!set || strcmp(set, "training") != 0 || !(t > 0))
             continue;
+        if (!device)
+            device = json_string_value(json_object_get(s, "device"));
         if (ts > 0)
             ls += log(ts / t), ns++;
         if (tr > 0)
@@ -51,7 +55,11 @@ static void print_speedups(json_t *shapes)
     if (nr)
         printf("%sover the reference %.2fx", ns ? ", " : "  speedup ",
                exp(lr / (double)nr));
-    if (ns || nr)
+    if ((ns || nr) && several && device)
+        printf(" (geometric means over the training shapes, measured on "
+               "%s)\n",
+               device);
+    else if (ns || nr)
         printf(" (geometric means over the training shapes)\n");
 }
 
@@ -71,7 +79,7 @@ static void print_params(json_t *params)
     printf("\n");
 }
 
-static void print_gate(json_t *gate)
+static void print_gate(json_t *gate, bool several)
 {
     if (!json_is_object(gate))
         return;
@@ -95,6 +103,9 @@ static void print_gate(json_t *gate)
                slack * 100);
     if (!isnan(held))
         printf(" (held-out fitness %.3f)", held);
+    const char *device = json_string_value(json_object_get(gate, "device"));
+    if (several && device)
+        printf(", timed on %s", device);
     printf("\n");
     json_t *shapes = json_object_get(gate, "shapes"), *sh;
     size_t i;
@@ -201,8 +212,10 @@ bool cli_print_summary(const char *dir, bool json, bool *champion)
                        json_object_get(champ, "generation")));
         printf("\n");
         print_params(json_object_get(champ, "params"));
-        print_gate(json_object_get(champ, "gate"));
-        print_speedups(json_object_get(sum, "shapes"));
+        /* Which device measured what, where the run used several. */
+        bool several = json_integer_value(json_object_get(sum, "devices")) > 1;
+        print_gate(json_object_get(champ, "gate"), several);
+        print_speedups(json_object_get(sum, "shapes"), several);
     } else {
         json_t *tried = json_object_get(sum, "gate_tried"), *t;
         size_t i;

@@ -25,6 +25,7 @@
 #include "kevo_cli.h"
 #include "kevo_progress.h"
 #include "kevo_search_plan.h"
+#include "kevo_search_ranks.h"
 #include "kevo_search_view.h"
 
 /* What parse_command_line() returns after printing the help. */
@@ -57,6 +58,9 @@ static void search_usage(FILE *out)
         "                         best fitness\n"
         "  --islands K            K archives with ring migration\n"
         "  --device N             the CUDA device (default 0)\n"
+        "  --devices all|LIST     evaluate on several GPUs, one worker each:\n"
+        "                         every device, or those listed (0,2,3);\n"
+        "                         replaces --device\n"
         "  --llm CONFIG.json      add the llm operator with this config\n"
         "                         (kevo-llm(7)); without it, a built-in one\n"
         "                         joins when ANTHROPIC_API_KEY or\n"
@@ -71,6 +75,10 @@ static void search_usage(FILE *out)
         "  --no-tune              no per-shape tuning of the champion\n"
         "  --quiet                no progress output\n"
         "  --json                 print summary.json on stdout, nothing else\n"
+        "  --mpi                  spread the search over MPI's ranks (found\n"
+        "                         without it under mpirun or srun): rank 0\n"
+        "                         searches, the others evaluate, each on the\n"
+        "                         GPU of its local rank unless --device says\n"
         "\n"
         "Exit status: 0 a champion passed the held-out gate, 1 invalid\n"
         "input or no elite passed the gate, 2 bad command line, 3 no usable\n"
@@ -223,6 +231,7 @@ enum {
     OPT_STAGNATION,
     OPT_ISLANDS,
     OPT_DEVICE,
+    OPT_DEVICES,
     OPT_LLM,
     OPT_NO_LLM,
     OPT_OPERATOR,
@@ -231,7 +240,8 @@ enum {
     OPT_SET,
     OPT_NO_TUNE,
     OPT_QUIET,
-    OPT_JSON
+    OPT_JSON,
+    OPT_MPI
 };
 
 /* --evals, --time, --seed, --target, --stagnation and --islands: a search
@@ -281,6 +291,22 @@ static bool parse_search_flag(search_cli *cli, int c, const char *name,
            push_setting(cli, true, opt, v, arg);
 }
 
+/* --devices: "all" or a list of device numbers, checked as the evaluator
+ * checks its devices option. Prints why not. */
+static bool check_devices(const char *arg)
+{
+    kevo_evaluator *ev = NULL;
+    kevo_error err;
+    kevo_error_init(&err);
+    bool ok =
+        kevo_evaluator_new(&ev, &err) == KEVO_OK &&
+        kevo_evaluator_set_string(ev, KEVO_EVAL_DEVICES, arg, &err) == KEVO_OK;
+    if (!ok)
+        fprintf(stderr, "%s: --devices: %s\n", program, err.text);
+    kevo_evaluator_free(ev);
+    return ok;
+}
+
 /* Parses the command line into cli; returns EXIT_OK to go on, or the exit
  * status (after printing the usage or the error). */
 static int parse_command_line(int argc, char **argv, search_cli *cli)
@@ -295,6 +321,7 @@ static int parse_command_line(int argc, char **argv, search_cli *cli)
         {"stagnation", required_argument, NULL, OPT_STAGNATION},
         {"islands", required_argument, NULL, OPT_ISLANDS},
         {"device", required_argument, NULL, OPT_DEVICE},
+        {"devices", required_argument, NULL, OPT_DEVICES},
         {"llm", required_argument, NULL, OPT_LLM},
         {"no-llm", no_argument, NULL, OPT_NO_LLM},
         {"operator", required_argument, NULL, OPT_OPERATOR},
@@ -304,6 +331,7 @@ static int parse_command_line(int argc, char **argv, search_cli *cli)
         {"no-tune", no_argument, NULL, OPT_NO_TUNE},
         {"quiet", no_argument, NULL, OPT_QUIET},
         {"json", no_argument, NULL, OPT_JSON},
+        {"mpi", no_argument, NULL, OPT_MPI},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -337,6 +365,11 @@ static int parse_command_line(int argc, char **argv, search_cli *cli)
             if (!in_bounds(false, KEVO_EVAL_DEVICE, cli->device, "--device"))
                 return EXIT_USAGE;
             cli->have_device = true;
+            break;
+        case OPT_DEVICES:
+            if (!check_devices(optarg))
+                return EXIT_USAGE;
+            cli->devices = optarg;
             break;
         case OPT_LLM:
             cli->llm = optarg;
@@ -374,6 +407,7 @@ static int parse_command_line(int argc, char **argv, search_cli *cli)
             break;
         case OPT_QUIET: cli->quiet = true; break;
         case OPT_JSON: cli->json = true; break;
+        case OPT_MPI: cli->mpi = true; break;
         case 'h': search_usage(stdout); return PARSED_HELP;
         default: search_usage(stderr); return EXIT_USAGE;
         }
@@ -393,7 +427,8 @@ static int parse_command_line(int argc, char **argv, search_cli *cli)
         if (cli->fixed_given) {
             fprintf(stderr,
                     "%s: search --resume: %s cannot change on a resumed run "
-                    "(these can: --device, --no-tune, the evaluator's options "
+                    "(these can: --device, --devices, --no-tune, the "
+                    "evaluator's options "
                     "and",
                     program, cli->fixed_name);
             for (int i = 0; kevo_search_option_name((kevo_search_option)i);
@@ -597,6 +632,8 @@ int cmd_search(int argc, char **argv)
     kevo_task *task = NULL;
     kevo_search *search = NULL;
     kevo_evaluator *ev = NULL;
+    kevo_farm *farm = NULL;
+    bool member = false; /* a rank of an MPI job other than 0 */
     json_t *plan = NULL;
     char *command = NULL, *recorded = NULL;
     char dir[PATH_MAX], path[PATH_MAX + 16], worker[PATH_MAX + 64];
@@ -613,6 +650,25 @@ int cmd_search(int argc, char **argv)
         if (status == PARSED_HELP)
             status = EXIT_OK;
         goto done;
+    }
+    /* Under mpirun, before anything starts processes. */
+    if ((status = ranks_open(cli.mpi, &farm)) != EXIT_OK)
+        goto done;
+    member = kevo_farm_rank(farm) > 0;
+    if (member)
+        cli.quiet = true;
+    static char ranked[64];
+    if (farm) {
+        /* Every rank's messages say which rank it is. */
+        snprintf(ranked, sizeof ranked, "%s[rank %d]", program,
+                 kevo_farm_rank(farm));
+        program = ranked;
+    }
+    int64_t local;
+    if (farm && !cli.have_device && ranks_local(&local)) {
+        /* One GPU a rank on a node unless the command line says. */
+        cli.have_device = true;
+        cli.device = local;
     }
     status = EXIT_INVALID;
     kevo_global_init(KEVO_INIT_GSL_HANDLER_OFF);
@@ -644,7 +700,7 @@ int cmd_search(int argc, char **argv)
         if (!(plan = plan_new(&cli, command, prompts, &status)))
             goto done;
         run_dir_name(&cli, task, dir, sizeof dir);
-        if (!new_dir_free(dir))
+        if (!member && !new_dir_free(dir))
             goto done;
     }
     snprintf(path, sizeof path, "%s/search.json", dir);
@@ -662,16 +718,32 @@ int cmd_search(int argc, char **argv)
         (status = plan_apply_options(search, plan, &cli, path)) != EXIT_OK)
         goto done;
     status = EXIT_INVALID;
-    if (!cli.resume && (llm || cli.prompts) &&
+    if (!member && !cli.resume && (llm || cli.prompts) &&
         !load_prompts(search, prompts, !cli.json && !cli.quiet))
         goto done;
     if (!(ev = plan_start_evaluator(plan, &cli, worker, &status)))
         goto done;
     status = EXIT_NODEV;
-    if (kevo_search_set_evaluator(search, ev, &err) != KEVO_OK) {
+    if (kevo_search_set_evaluator(search, ev, &err) != KEVO_OK ||
+        (farm && kevo_search_set_farm(search, farm, &err) != KEVO_OK)) {
         fprintf(stderr, "%s: %s\n", program, err.text);
         goto done;
     }
+    if (member) {
+        /* Evaluates what rank 0 sends until it stops. */
+        if (kevo_search_run(search, &err) != KEVO_OK) {
+            fprintf(stderr, "%s: rank %d: %s\n", program, kevo_farm_rank(farm),
+                    err.text);
+            goto done;
+        }
+        status = EXIT_OK;
+        goto done;
+    }
+    if (farm && !cli.quiet && !cli.json)
+        fprintf(stderr,
+                "%s: %d MPI ranks: rank 0 searches, ranks 1 to %d "
+                "evaluate\n",
+                program, kevo_farm_size(farm), kevo_farm_size(farm) - 1);
 
     /* The run directory: search.json first, then the engine's files. */
     status = EXIT_INVALID;
@@ -747,6 +819,7 @@ int cmd_search(int argc, char **argv)
 done:
     kevo_search_free(search);
     kevo_evaluator_free(ev);
+    kevo_farm_free(farm);
     kevo_task_free(task);
     json_decref(plan);
     free(command);

@@ -152,6 +152,9 @@ json_t *plan_new(const search_cli *cli, const char *command,
         !put(plan, "command", json_string(command)) ||
         !put(plan, "device", json_integer(cli->have_device ? cli->device : 0)))
         goto fail;
+    if (cli->devices && cli->devices[0] &&
+        !put(plan, "devices", json_string(cli->devices)))
+        goto fail;
     if (!cli->no_params && !plan_operator(ops, "params", 1, NULL, "default"))
         goto fail;
     if (cli->llm) {
@@ -316,6 +319,12 @@ json_t *plan_read(const char *dir)
     v = json_object_get(plan, "device");
     if (!json_is_integer(v) || json_integer_value(v) < 0) {
         bad_field(path, "$.device", "expected a device number");
+        goto fail;
+    }
+    v = json_object_get(plan, "devices");
+    if (v && !json_is_string(v)) {
+        bad_field(path, "$.devices",
+                  "expected \"all\" or a list of device numbers");
         goto fail;
     }
     v = json_object_get(plan, "command");
@@ -570,9 +579,35 @@ kevo_evaluator *plan_start_evaluator(json_t *plan, const search_cli *cli,
         *status = EXIT_USAGE;
         goto fail;
     }
-    if (!cli_start_evaluator(ev, worker))
+    /* --devices, else the plan's unless --device names one alone. */
+    const char *devices =
+        cli->devices ? cli->devices
+        : cli->have_device
+            ? NULL
+            : json_string_value(json_object_get(plan, "devices"));
+    char *kept = devices && devices[0] ? strdup(devices) : NULL;
+    if (devices && devices[0] && !kept) {
+        fprintf(stderr, "%s: out of memory\n", program);
         goto fail;
-    if (!put(plan, "device", json_integer(device)))
+    }
+    if (kevo_evaluator_set_string(ev, KEVO_EVAL_DEVICES, kept, &err) !=
+        KEVO_OK) {
+        fprintf(stderr, "%s: %s: %s\n", program,
+                cli->devices ? "--devices" : "search.json: $.devices",
+                err.text);
+        *status = cli->devices ? EXIT_USAGE : EXIT_INVALID;
+        free(kept);
+        goto fail;
+    }
+    if (!cli_start_evaluator(ev, worker)) {
+        free(kept);
+        goto fail;
+    }
+    bool ok = put(plan, "device", json_integer(device)) &&
+              (kept ? put(plan, "devices", json_string(kept))
+                    : (json_object_del(plan, "devices"), true));
+    free(kept);
+    if (!ok)
         goto fail;
     return ev;
 fail:

@@ -7,7 +7,8 @@
  * run may change are taken from the command line again.
  *
  * {"format": "kevo-search", "version": 1, "task": PATH, "command": TEXT,
- *  "device": N, "operators": [{"plugin": P, "name": N, "weight": W,
+ *  "device": N, "devices": "all" or "0,2,3" (absent: the one device),
+ *  "operators": [{"plugin": P, "name": N, "weight": W,
  *  "config": {...} or null, "from": TEXT}], "prompts": DIR or null,
  *  "options": {NAME: VALUE, ...}, "evaluator": {NAME: VALUE, ...}}
  */
@@ -36,13 +37,15 @@ typedef struct setting {
 typedef struct search_cli {
     const char *task_path, *out, *resume, *llm, *prompts;
     bool no_params, no_llm, no_tune, quiet, json;
+    bool mpi;         /* --mpi */
     bool fixed_given; /* an option that a resumed run cannot change */
     const char *fixed_name;
     setting *sets; /* the flags and --set, in order */
     size_t nsets;
     bool have_device;
     int64_t device;
-    char **operators; /* --operator, as given */
+    const char *devices; /* --devices, or NULL */
+    char **operators;    /* --operator, as given */
     size_t noperators;
 } search_cli;
 
@@ -88,8 +91,9 @@ int plan_apply_options(kevo_search *search, json_t *plan, const search_cli *cli,
 
 /*
  * plan_start_evaluator: starts an evaluator with the plan's options and
- * device, then the command line's (which are recorded in the plan for a
- * later resume), and worker unless it is empty. Returns the new
+ * device or devices, then the command line's (which are recorded in the
+ * plan for a later resume: --devices replaces the plan's devices, --device
+ * alone drops them), and worker unless it is empty. Returns the new
  * evaluator, or NULL after printing why, with *status set to the exit
  * status.
  */

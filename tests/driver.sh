@@ -123,6 +123,13 @@ for c in search report eval peaks tasks; do
 done
 "$kevo" search --help > "$tmp/out" 2>&1
 grep -q -- '--resume DIR' "$tmp/out"; check "search --help mentions --resume" $?
+grep -q -- '--devices all|LIST' "$tmp/out"; check "search --help mentions --devices" $?
+"$kevo" search --devices 0,x "$saxpy" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "kevo: --devices: option devices: '0,x' is not \"all\" or a list of device numbers such as 0,2,3" "$tmp/out"
+check "search --devices with a bad list exits 2 and says why" $?
+"$kevo" search --devices 1,1 "$saxpy" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "names device 1 twice" "$tmp/out"
+check "search --devices naming a device twice exits 2" $?
 
 "$kevo" search --bogus "$saxpy" > "$tmp/out" 2>&1; rc=$?
 [ $rc -eq 2 ]; check "search: unknown option exits 2" $?
@@ -210,6 +217,11 @@ sed -i 's/"max_evalz"/"max_evals"/; s/"options"/"evaluator": {"gate_slack_ppm": 
 [ $rc -eq 1 ] && grep -q 'search.json: \$\.evaluator\.warmupz: no such evaluator option' "$tmp/out" &&
   ! grep -q 'gate_slack_ppm' "$tmp/out"
 check "gate_slack_ppm under \$.evaluator (older runs) is taken as a search option" $?
+sed 's/"device": 0,/"device": 0, "devices": 2,/' "$tmp/badplan/search.json" > "$tmp/empty/search.json"
+"$kevo" search --resume "$tmp/empty" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -q 'search.json: \$\.devices: expected "all" or a list of device numbers' "$tmp/out"
+check "devices in search.json that are not a string are named" $?
+rm -f "$tmp/empty/search.json"
 sed -i 's/"gate_slack_ppm": 50000/"gate_slack_ppm": "ten"/' "$tmp/badplan/search.json"
 "$kevo" search --resume "$tmp/badplan" > "$tmp/out" 2>&1; rc=$?
 [ $rc -eq 1 ] && grep -q 'search.json: \$\.evaluator\.gate_slack_ppm: expected an integer' "$tmp/out"
@@ -223,8 +235,11 @@ if [ $gpu -eq 3 ]; then
   [ $rc -eq 3 ]; check "search without a GPU exits 3" $?
   grep -q 'cannot evaluate on a GPU: ' "$tmp/out"; check "it says why" $?
   [ ! -e "$tmp/run" ]; check "and leaves no run directory" $?
+  "$kevo" search --evals 5 --devices all -o "$tmp/run" "$saxpy" > "$tmp/out" 2>&1; rc=$?
+  [ $rc -eq 3 ] && grep -q 'cannot evaluate on a GPU: ' "$tmp/out"
+  check "search --devices all without a GPU exits 3 and says why" $?
 else
-  "$kevo" search --evals 6 --no-tune -o "$tmp/run" "$saxpy" > "$tmp/out" 2> "$tmp/err"; rc=$?
+  "$kevo" search --evals 6 --no-tune --devices 0 -o "$tmp/run" "$saxpy" > "$tmp/out" 2> "$tmp/err"; rc=$?
   [ $rc -eq 0 ] || [ $rc -eq 1 ]; check "a short search exits 0 or 1 ($rc)" $?
   grep -q '^stopped: evaluations (the evaluation budget is spent); 6 evaluations' "$tmp/out"
   check "it prints why it stopped" $?
@@ -237,8 +252,10 @@ else
       grep -q "best kernel  *$tmp/run/best.cu" "$tmp/out"
     check "it prints the champion, the gate and the paths" $?
   fi
+  grep -q '"devices": "0"' "$tmp/run/search.json"; check "search.json keeps --devices" $?
   "$kevo" search --resume "$tmp/run" --evals 9 --json > "$tmp/out" 2> "$tmp/err"; rc=$?
   [ $rc -eq 0 ] || [ $rc -eq 1 ]; check "--resume exits 0 or 1 ($rc)" $?
+  grep -q '"devices": "0"' "$tmp/run/search.json"; check "the resumed run keeps its devices" $?
   [ "$(wc -l < "$tmp/out")" -eq 1 ] && grep -q '"format":"kevo-summary"' "$tmp/out" &&
     grep -q '"evaluations":9,' "$tmp/out"
   check "--resume --json prints one summary line, 9 evaluations in all" $?

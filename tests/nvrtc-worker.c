@@ -389,6 +389,9 @@ static void test_hello(void)
                json_integer_value(json_object_get(f.json, "driver")) > 0 &&
                json_is_boolean(json_object_get(f.json, "cupti")),
            "its uuid, the driver version and whether CUPTI times kernels");
+        ok(json_integer_value(json_object_get(f.json, "device_count")) >= 1,
+           "how many devices the driver has (%d)",
+           (int)json_integer_value(json_object_get(f.json, "device_count")));
         kevo__proc_finish(&proc, 10000, &status);
         ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
            "it exits with status 0 at the end of its input");

@@ -590,6 +590,69 @@ static void test_h100(void)
     json_decref(v);
 }
 
+/* Which device measured a result: none in JSON written before results
+ * said (the H100 result reads with none and is written without one), and
+ * a label set by the evaluator (or with a rank before it) written as
+ * "device" and read back. */
+static void test_device(void)
+{
+    json_t *v = load_json("h100_sgemm_result.json");
+    kevo_eval_result *res = NULL, *back = NULL;
+    kevo_error err = KEVO__ERROR_INIT;
+    char *text = NULL, *again = NULL;
+    if (kevo__eval_result_from_json(v, "h100_sgemm_result.json", NULL, &res,
+                                    &err) != KEVO_OK)
+        bail_out("%s", err.text);
+    ok(kevo_eval_result_device(res) == NULL,
+       "old JSON: no device, and it still reads");
+    kevo_eval_result_to_json(res, &text, NULL);
+    ok(text && !strstr(text, "\"device\""),
+       "no device: no \"device\" key written");
+    free(text);
+    text = NULL;
+
+    const char *label = "rank 2 device 1 (NVIDIA H100 80GB HBM3)";
+    char copy[64];
+    snprintf(copy, sizeof copy, "%s", label);
+    kevo__eval_result_set_device(res, copy);
+    memset(copy, 'x', sizeof copy - 1);
+    is_str(kevo_eval_result_device(res), label,
+           "the label is copied, a free-form string");
+    json_t *w = NULL;
+    ok(kevo_eval_result_to_json(res, &text, NULL) == KEVO_OK &&
+           strstr(text, "\"device\": \"rank 2 device 1 (NVIDIA H100 80GB "
+                        "HBM3)\""),
+       "written as \"device\"");
+    ok(text && kevo__json_parse(text, "written", &w, NULL) == KEVO_OK &&
+           kevo__eval_result_from_json(w, "written", NULL, &back, &err) ==
+               KEVO_OK,
+       "read back (%s)", err.text);
+    is_str(kevo_eval_result_device(back), label, "the device read back");
+    ok(back && kevo_eval_result_to_json(back, &again, NULL) == KEVO_OK &&
+           strcmp(again, text) == 0,
+       "and written back to the same text");
+    kevo__eval_result_set_device(back, NULL);
+    ok(kevo_eval_result_device(back) == NULL, "a label set to NULL: none");
+    ok(kevo_eval_result_device(NULL) == NULL, "NULL: no device");
+    json_decref(w);
+    kevo_eval_result_free(back);
+    free(again);
+    free(text);
+
+    /* A device that is not a string is refused where it stands. */
+    json_object_set_new(v, "device", json_integer(1));
+    kevo_eval_result_free(res);
+    res = NULL;
+    kevo_error_init(&err);
+    is_int(kevo__eval_result_from_json(v, "h100_sgemm_result.json", NULL, &res,
+                                       &err),
+           KEVO_EINVALID, "a device that is not a string");
+    like_str(err.text, "$.device", "the message names the field (%s)",
+             err.text);
+    kevo_eval_result_free(res);
+    json_decref(v);
+}
+
 static void test_malformed(void)
 {
     kevo_task *task = load_task("saxpy");
@@ -669,6 +732,7 @@ int main(void)
     test_failures();
     test_worker_unknowns();
     test_h100();
+    test_device();
     test_malformed();
     test_getters();
     return done_testing();

@@ -299,6 +299,109 @@ static void test_evaluator(void)
     kevo_evaluator_free(ev);
 }
 
+/* ---- the evaluator's devices ------------------------------------------- */
+
+/* value is refused with code and exactly the text want. */
+static void devices_refused(const char *value, kevo_status code,
+                            const char *want)
+{
+    kevo_evaluator *ev = NULL;
+    kevo_error e = KEVO__ERROR_INIT;
+    if (kevo_evaluator_new(&ev, &e) != KEVO_OK)
+        bail_out("an evaluator: %s", e.text);
+    kevo_evaluator_set_string(ev, KEVO_EVAL_DEVICES, "1", NULL);
+    kevo_status rc =
+        kevo_evaluator_set_string(ev, KEVO_EVAL_DEVICES, value, &e);
+    is_int(rc, code, "devices '%.40s': refused with %s", value,
+           kevo_strerror(code));
+    is_str(e.text, want,
+           "devices '%.40s': the message names the option and "
+           "the value",
+           value);
+    /* The option keeps its value: "1" still parses, as at start. */
+    kevo_evaluator_free(ev);
+}
+
+static void test_devices(void)
+{
+    static const char *const good[] = {"all",    "0",    "0,2,3", "3,0",
+                                       " 1 , 4", "1023", "",      NULL};
+    kevo_evaluator *ev = NULL;
+    kevo_error e = KEVO__ERROR_INIT;
+    if (kevo_evaluator_new(&ev, &e) != KEVO_OK)
+        bail_out("an evaluator: %s", e.text);
+    for (size_t i = 0; i < KEVO_ARRAY_SIZE(good); i++) {
+        kevo_error_init(&e);
+        ok(kevo_evaluator_set_string(ev, KEVO_EVAL_DEVICES, good[i], &e) ==
+               KEVO_OK,
+           "devices '%s' is taken (%s)", good[i] ? good[i] : "(NULL)", e.text);
+    }
+    is_uint(kevo_evaluator_device_count(ev), 0,
+            "no device counted before start");
+    kevo_evaluator_free(ev);
+
+    devices_refused("0,x", KEVO_EINVALID,
+                    "option devices: '0,x' is not \"all\" or a list of "
+                    "device numbers such as 0,2,3");
+    devices_refused("All", KEVO_EINVALID,
+                    "option devices: 'All' is not \"all\" or a list of "
+                    "device numbers such as 0,2,3");
+    devices_refused("0,,1", KEVO_EINVALID,
+                    "option devices: '0,,1' is not \"all\" or a list of "
+                    "device numbers such as 0,2,3");
+    devices_refused("1,", KEVO_EINVALID,
+                    "option devices: '1,' is not \"all\" or a list of "
+                    "device numbers such as 0,2,3");
+    devices_refused("-1", KEVO_EINVALID,
+                    "option devices: '-1' is not \"all\" or a list of "
+                    "device numbers such as 0,2,3");
+    devices_refused("0 1", KEVO_EINVALID,
+                    "option devices: '0 1' is not \"all\" or a list of "
+                    "device numbers such as 0,2,3");
+    devices_refused("0,2,0", KEVO_EINVALID,
+                    "option devices: '0,2,0' names device 0 twice");
+    devices_refused("1024", KEVO_ERANGE,
+                    "option devices: '1024': a device number is at most "
+                    "1023");
+    devices_refused("99999999999999999999999", KEVO_ERANGE,
+                    "option devices: '99999999999999999999999': a device "
+                    "number is at most 1023");
+    kevo_buf many = {0};
+    for (int i = 0; i <= 64; i++)
+        kevo__buf_printf(&many, "%s%d", i ? "," : "", i);
+    char *want = kevo__asprintf("option devices: '%s' names more than 64 "
+                                "devices, the most an evaluator drives",
+                                many.data);
+    kevo_error cut = KEVO__ERROR_INIT;
+    kevo__error_set(&cut, KEVO_ELIMIT, "%s", want); /* cut as errors are */
+    devices_refused(many.data, KEVO_ELIMIT, cut.text);
+    free(want);
+    /* 64 devices are the most, and are taken. */
+    char *comma = strrchr(many.data, ',');
+    *comma = '\0';
+    if (kevo_evaluator_new(&ev, &e) != KEVO_OK)
+        bail_out("an evaluator: %s", e.text);
+    ok(kevo_evaluator_set_string(ev, KEVO_EVAL_DEVICES, many.data, &e) ==
+           KEVO_OK,
+       "64 devices are taken");
+    kevo__buf_free(&many);
+
+    /* Compile-only, the option is kept but no device is counted; it
+     * cannot change once started. */
+    kevo_evaluator_set_int(ev, KEVO_EVAL_COMPILE_WORKERS, 1, NULL);
+    kevo_error_init(&e);
+    if (kevo_evaluator_start(ev, KEVO_EVAL_START_COMPILE_ONLY, &e) == KEVO_OK) {
+        is_uint(kevo_evaluator_device_count(ev), 0,
+                "compile-only: no device counted");
+        kevo_error_init(&e);
+        is_int(kevo_evaluator_set_string(ev, KEVO_EVAL_DEVICES, "0", &e),
+               KEVO_ESTATE, "devices cannot change once started");
+    } else {
+        diag("no kevo-worker (%s): not started", e.text);
+    }
+    kevo_evaluator_free(ev);
+}
+
 /* ---- the search ---------------------------------------------------------- */
 
 static kevo_status score(const kevo_task *task, const kevo_candidate *c,
@@ -505,6 +608,7 @@ int main(void)
     free(path);
 
     test_evaluator();
+    test_devices();
     test_search();
     test_promptpool();
     test_lookup_and_json();

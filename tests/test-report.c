@@ -296,9 +296,28 @@ static void test_full(void)
              "<td class=\"num\">51</td><td class=\"num\">0.930</td>"
              "<td class=\"num\">\xe2\x80\x94</td>"
              "<td class=\"num\">0.120</td>"
-             "<td class=\"fail\">failed</td>"
+             "<td class=\"fail\">failed</td><td>\xe2\x80\x94</td>"
              "<td>held-out shape 1: wrong result at element 2999",
              "the elites tried");
+    like_str(html,
+             "<td class=\"pass\">passed</td><td>device 1 (NVIDIA H100 80GB "
+             "HBM3)</td>",
+             "the device that timed an elite's held-out shapes");
+
+    /* Which devices measured what. */
+    like_str(html, "<dt>devices</dt><dd>2, one worker each</dd>",
+             "the number of devices");
+    like_str(html,
+             "<p>The held-out shapes were timed on device 1 (NVIDIA H100 "
+             "80GB HBM3), the champion and its baseline together.</p>",
+             "the device of the gate");
+    like_str(html,
+             "<p class=\"note\">Training shapes measured on device 0 "
+             "(NVIDIA H100 80GB HBM3), the seed's and the reference's times "
+             "with them.</p>",
+             "the device of the training shapes");
+    like_str(html, "<p class=\"note\">Held-out shapes measured on device 1",
+             "the device of the held-out shapes");
 
     /* Operators and prompts. */
     like_str(html,

@@ -159,6 +159,7 @@ static kevo_status gpu_open(kevo__gpu *g, int device, kevo_error *err)
     kevo_status rc = kevo__cu_load(err);
     memset(g, 0, sizeof(*g));
     g->index = device;
+    g->device_count = -1;
     if (rc != KEVO_OK)
         return rc;
     CUresult r = kevo__cu.cuInit(0);
@@ -172,6 +173,7 @@ static kevo_status gpu_open(kevo__gpu *g, int device, kevo_error *err)
                         err);
     if (rc != KEVO_OK)
         return rc;
+    g->device_count = count;
     if (device < 0 || device >= count)
         return kevo__error_set(err, KEVO_ENODEV,
                                "no CUDA device %d: the driver sees %d", device,
@@ -327,10 +329,11 @@ static json_t *hello_json(const kevo__gpu *g)
     char nvrtc[32] = "";
     if (nvrtcVersion(&major, &minor) == NVRTC_SUCCESS)
         snprintf(nvrtc, sizeof(nvrtc), "%d.%d", major, minor);
-    json_t *msg = json_pack("{s:s, s:b, s:o, s:i, s:b, s:s, s:s}", "op",
-                            "hello", "ok", 1, "device", device_json(g),
-                            "driver", g->driver, "cupti", g->cupti, "timer",
-                            g->cupti ? "cupti" : "events", "nvrtc", nvrtc);
+    json_t *msg =
+        json_pack("{s:s, s:b, s:o, s:i, s:i, s:b, s:s, s:s}", "op", "hello",
+                  "ok", 1, "device", device_json(g), "device_count",
+                  g->device_count, "driver", g->driver, "cupti", g->cupti,
+                  "timer", g->cupti ? "cupti" : "events", "nvrtc", nvrtc);
     if (msg && !g->cupti &&
         json_object_set_new(msg, "cupti_note", json_string(g->cupti_note))) {
         json_decref(msg);
@@ -391,8 +394,17 @@ int kevo__worker_gpu_main(int in_fd, int out_fd, int device)
 
     kevo__gpu_cache_init(&cache);
     if (gpu_open(&g, device, &err) != KEVO_OK) {
-        kevo__gpu_send(out_fd, json_pack("{s:s, s:b, s:s}", "op", "hello", "ok",
-                                         0, "error", err.text));
+        /* The count, where the driver gave it, lets the client say which
+         * devices there are. */
+        json_t *hello = json_pack("{s:s, s:b, s:s}", "op", "hello", "ok", 0,
+                                  "error", err.text);
+        if (hello && g.device_count >= 0 &&
+            json_object_set_new(hello, "device_count",
+                                json_integer(g.device_count))) {
+            json_decref(hello);
+            hello = NULL;
+        }
+        kevo__gpu_send(out_fd, hello);
         status = err.code == KEVO_ENODEV ? 3 : 1;
         if (status != 3)
             fprintf(stderr, "kevo-worker gpu: %s\n", err.text);

@@ -59,6 +59,7 @@ typedef struct kevo__probes kevo__probes;
 /* The device, its context and the worker's own kernels. */
 typedef struct kevo__gpu {
     int index;
+    int device_count; /* the driver's; -1 before it is known */
     CUdevice dev;
     CUcontext ctx;
     char name[256];

@@ -106,11 +106,16 @@ typedef enum kevo_eval_string_option {
                                   ~/.cache/kevo */
     KEVO_EVAL_ARCH = 2,        /* "sm_90": the compile target of an
                                   evaluator started without a GPU */
-    KEVO_EVAL_FITNESS = 3      /* the fitness function: "roofline" (the
+    KEVO_EVAL_FITNESS = 3,     /* the fitness function: "roofline" (the
                                   default: the geometric mean of the
                                   shapes' roofline efficiencies),
                                   "speedup_seed" or "speedup_reference"
                                   (the geometric mean of the speedups) */
+    KEVO_EVAL_DEVICES = 4      /* experimental: the GPUs to evaluate on,
+                                  one worker each: "all", or device
+                                  numbers such as "0,2,3" (at most 64);
+                                  default (NULL or ""): the one of
+                                  KEVO_EVAL_DEVICE */
 } kevo_eval_string_option;
 
 /* Flags of kevo_evaluator_start(). */
@@ -193,12 +198,15 @@ KEVO_API kevo_status kevo_evaluator_set_string(kevo_evaluator *ev,
 
 /*
  * kevo_evaluator_start: starts the compile processes and, unless flags has
- * KEVO_EVAL_START_COMPILE_ONLY, the GPU worker; waits for the worker to
- * report its device and then loads the device's ceilings from the cache,
- * measuring them (a second or two) when they are not there. Returns KEVO_OK;
- * KEVO_ENODEV where there is no CUDA driver or no such device (the message
- * says which); KEVO_ENOENT when the worker program is missing; KEVO_EWORKER
- * when a worker fails to start; KEVO_ESTATE when already started.
+ * KEVO_EVAL_START_COMPILE_ONLY, a GPU worker per device (the one of
+ * KEVO_EVAL_DEVICE, or those of KEVO_EVAL_DEVICES); waits for each worker
+ * to report its device and then loads the device's ceilings from the
+ * cache, measuring them (a second or two) when they are not there.
+ * Returns KEVO_OK; KEVO_ENODEV where there is no CUDA driver or no such
+ * device (the message says which); KEVO_EINVALID when the devices differ
+ * in compute capability (the message names both); KEVO_ENOENT when the
+ * worker program is missing; KEVO_EWORKER when a worker fails to start;
+ * KEVO_ESTATE when already started.
  */
 KEVO_API kevo_status kevo_evaluator_start(kevo_evaluator *ev, unsigned flags,
                                           kevo_error *err);
@@ -208,6 +216,8 @@ KEVO_API kevo_status kevo_evaluator_start(kevo_evaluator *ev, unsigned flags,
  * expressions (sm_count, max_smem_per_block, ...), borrowed from the
  * evaluator; NULL before start or when started without a GPU.
  * kevo_evaluator_device_name: the device's name, borrowed, or NULL.
+ * With several devices (KEVO_EVAL_DEVICES) these, and the ceilings below,
+ * are those of the first.
  */
 KEVO_API const kevo_vars *kevo_evaluator_device(const kevo_evaluator *ev);
 KEVO_API const char *kevo_evaluator_device_name(const kevo_evaluator *ev);
@@ -244,6 +254,13 @@ KEVO_API double kevo_evaluator_peak(kevo_evaluator *ev, kevo_peak peak);
  * above compute capability 9.0), before start and without a GPU.
  */
 KEVO_API double kevo_evaluator_ceiling(kevo_evaluator *ev, const char *name);
+
+/*
+ * kevo_evaluator_device_count: how many GPUs the evaluator evaluates on
+ * (one worker each: see KEVO_EVAL_DEVICES); 0 before start and when
+ * started without a GPU.
+ */
+KEVO_API size_t kevo_evaluator_device_count(const kevo_evaluator *ev);
 #endif /* KEVO_EXPERIMENTAL */
 
 /*
@@ -472,6 +489,15 @@ KEVO_API double kevo_eval_result_seconds(const kevo_eval_result *res,
 
 /* kevo_eval_result_cached: true when the compile came from the cache. */
 KEVO_API bool kevo_eval_result_cached(const kevo_eval_result *res);
+
+/*
+ * kevo_eval_result_device: which device measured the result, as the
+ * evaluator labels it ("device 1 (NVIDIA H100 80GB HBM3)"), borrowed;
+ * NULL when the evaluation never reached a GPU (compiled only, or
+ * rejected or failed before running). Its times compare only with times
+ * of the same device.
+ */
+KEVO_API const char *kevo_eval_result_device(const kevo_eval_result *res);
 #endif /* KEVO_EXPERIMENTAL */
 
 /*

@@ -83,7 +83,8 @@ typedef enum kevo_search_option {
     KEVO_SEARCH_DEPTH = 14,           /* evaluations in flight at most, and
                                          asynchronous operator requests in
                                          flight at most; 0: the compile
-                                         processes plus two (1 with a
+                                         processes plus two, and two per
+                                         GPU past the first (1 with a
                                          scoring function) */
     KEVO_SEARCH_INSPIRATIONS = 15,    /* inspirations shown per request */
     KEVO_SEARCH_GATE_TOP = 16,        /* elites tried, best first, when

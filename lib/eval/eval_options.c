@@ -75,6 +75,13 @@ kevo_status kevo_evaluator_set_string(kevo_evaluator *ev,
         kevo__buf_free(&names);
         return rc;
     }
+    if (opt == KEVO_EVAL_DEVICES) {
+        bool all;
+        size_t n;
+        kevo_status rc = kevo__ev_devices_parse(value, &all, NULL, &n, err);
+        if (rc != KEVO_OK)
+            return rc;
+    }
     char *copy = NULL;
     if (value && !(copy = kevo__strdup(value)))
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");

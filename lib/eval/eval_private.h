@@ -81,6 +81,10 @@ kevo_status kevo__eval_result_new_failure(
 /* Sets the ticket kevo_eval_result_ticket() returns. */
 void kevo__eval_result_set_ticket(kevo_eval_result *res, uint64_t ticket);
 
+/* Sets the device that measured the result, a free-form label (copied;
+ * NULL: none), which kevo_eval_result_device() returns. */
+void kevo__eval_result_set_device(kevo_eval_result *res, const char *label);
+
 /* Sets the seconds of a phase (the evaluator knows KEVO_PHASE_TOTAL);
  * an unknown phase is ignored. */
 void kevo__eval_result_set_seconds(kevo_eval_result *res, kevo_eval_phase phase,
@@ -209,6 +213,7 @@ struct kevo_eval_result {
     double descriptor[KEVO__DESCRIPTORS_MAX];
     bool has_descriptor[KEVO__DESCRIPTORS_MAX];
     char *describe_error; /* why descriptors are missing, or NULL */
+    char *device;         /* the device that measured it, or NULL */
     json_t *kernels;      /* per launch: what the kernel is made of */
     kevo_eval_shape *shapes;
     size_t nshapes;

@@ -300,6 +300,16 @@ void kevo__eval_result_set_ticket(kevo_eval_result *res, uint64_t ticket)
         res->ticket = ticket;
 }
 
+void kevo__eval_result_set_device(kevo_eval_result *res, const char *label)
+{
+    if (!res)
+        return;
+    /* Out of memory, the result says no device rather than a wrong one. */
+    char *copy = label ? kevo__strdup(label) : NULL;
+    free(res->device);
+    res->device = copy;
+}
+
 void kevo__eval_result_set_seconds(kevo_eval_result *res, kevo_eval_phase phase,
                                    double seconds)
 {
@@ -415,6 +425,7 @@ void kevo_eval_result_free(kevo_eval_result *res)
     free(res->reason);
     free(res->compile_log);
     free(res->describe_error);
+    free(res->device);
     json_decref(res->kernels);
     free(res);
 }
@@ -573,6 +584,11 @@ double kevo_eval_result_seconds(const kevo_eval_result *res,
 bool kevo_eval_result_cached(const kevo_eval_result *res)
 {
     return res && res->cached;
+}
+
+const char *kevo_eval_result_device(const kevo_eval_result *res)
+{
+    return res ? res->device : NULL;
 }
 
 double kevo_eval_result_speedup(const kevo_eval_result *res,

@@ -210,6 +210,7 @@ json_t *kevo__eval_result_to_json_value(const kevo_eval_result *res)
          !put(o, "failed_shape", json_integer(res->failed_shape))) ||
         (res->describe_error &&
          !put(o, "describe_error", json_string(res->describe_error))) ||
+        (res->device && !put(o, "device", json_string(res->device))) ||
         !put(o, "compile",
              json_pack("{s:b,s:b,s:s}", "ok", res->compiled, "cached",
                        res->cached, "log", res->compile_log)) ||

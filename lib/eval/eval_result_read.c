@@ -493,6 +493,11 @@ static kevo_status read_result(reader *rd, const json_t *v,
         (rc = get_string(rd, v, "describe_error", false,
                          &res->describe_error)) != KEVO_OK)
         return rc;
+    /* Written since results say which device measured them: absent in
+     * older ones, and for results that never reached a GPU. */
+    if (json_object_get(v, "device") &&
+        (rc = get_string(rd, v, "device", false, &res->device)) != KEVO_OK)
+        return rc;
 
     if ((rc = object_at(rd, c, "compile", compile_keys, false, &present)) !=
         KEVO_OK)
@@ -573,7 +578,7 @@ kevo_status kevo__eval_result_from_json(const json_t *v, const char *origin,
         "verdict",     "reason",    "failed_shape", "describe_error",
         "compile",     "fitness",   "speedup",      "ceilings",
         "descriptors", "kernels",   "shapes",       "seconds",
-        NULL};
+        "device",      NULL};
     kevo_jpath local;
     kevo_eval_result *res = NULL;
     kevo_status rc;

@@ -1,10 +1,11 @@
 /*
  * evaluator.c: kevo_evaluator, the core's side of evaluation: the start of
- * its processes (the compile pool and the GPU worker) and the device's
- * ceilings, the per-task records that every result is compared
- * with (the seed's times, the reference's times, the input sets), and the
- * public calls that submit, wait and evaluate. evaluator_pipeline.c moves
- * the jobs through the compile pool and the GPU worker.
+ * its processes (the compile pool and a GPU worker per device, whose slots
+ * evaluator_devices.c keeps), the per-task records that every result is
+ * compared with (the input sets, and per device the seed's times and the
+ * reference's times), and the public calls that submit, wait and
+ * evaluate. evaluator_pipeline.c moves the jobs through the compile pool
+ * and the GPU workers.
  */
 #include "config.h"
 
@@ -34,41 +35,6 @@ kevo_status kevo_evaluator_new(kevo_evaluator **out, kevo_error *err)
 
 /* ---- start -------------------------------------------------------------- */
 
-/* The device properties of the hello, under the names expressions use. */
-static kevo_status read_device(kevo_evaluator *ev, kevo_error *err)
-{
-    const json_t *dev = kevo__gpu_client_device(ev->gpu);
-    if (!(ev->device = kevo_vars_new()))
-        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    for (size_t i = 0; kevo__devprop_name(i); i++) {
-        const char *name = kevo__devprop_name(i);
-        json_t *v = json_object_get(dev, name);
-        if (!json_is_integer(v))
-            return kevo__error_set(err, KEVO_EWORKER,
-                                   "the GPU worker's hello lacks the device "
-                                   "property \"%s\"",
-                                   name);
-        kevo_status rc = kevo_vars_set(ev->device, name, json_integer_value(v));
-        if (rc != KEVO_OK)
-            return kevo__error_set(err, rc, "device property %s", name);
-    }
-    const char *name = json_string_value(json_object_get(dev, "name"));
-    if (!(ev->device_name = kevo__strdup(name ? name : "unknown GPU")))
-        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    int64_t cc = 0;
-    kevo_vars_get(ev->device, "cc", &cc);
-    /* The arch-specific target (sm_90a) unlocks wgmma and TMA on the device
-     * at hand; the code only ever runs there. */
-    snprintf(ev->arch, sizeof ev->arch,
-             cc >= 90 ? "sm_%" PRId64 "a" : "sm_%" PRId64, cc);
-    return KEVO_OK;
-}
-
-/* The peaks a task of kind peak needs, measured by the worker unless the
- * cache has them. */
-static kevo_status ensure_ceiling(kevo_evaluator *ev, const char *which,
-                                  kevo_error *err);
-
 kevo_status kevo_evaluator_start(kevo_evaluator *ev, unsigned flags,
                                  kevo_error *err)
 {
@@ -84,23 +50,7 @@ kevo_status kevo_evaluator_start(kevo_evaluator *ev, unsigned flags,
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     ev->compile_only = flags & KEVO_EVAL_START_COMPILE_ONLY;
     if (!ev->compile_only) {
-        ev->gpu = kevo__gpu_client_new(worker, (int)ev->opt[KEVO_EVAL_DEVICE],
-                                       60000, err);
-        if (!ev->gpu) {
-            rc = err ? err->code : KEVO_ENODEV;
-            goto fail;
-        }
-        if ((rc = read_device(ev, err)) != KEVO_OK)
-            goto fail;
-        if ((rc = kevo__ceilings_load(
-                 &ev->ceilings, ev->str[KEVO_EVAL_CACHE_DIR],
-                 kevo__gpu_client_device(ev->gpu),
-                 kevo__gpu_client_driver(ev->gpu), err)) != KEVO_OK)
-            goto fail;
-        if ((rc = ensure_ceiling(ev, "bandwidth", err)) != KEVO_OK ||
-            (rc = ensure_ceiling(ev, "fp32", err)) != KEVO_OK ||
-            (rc = ensure_ceiling(ev, "fp64", err)) != KEVO_OK ||
-            (rc = ensure_ceiling(ev, "launch", err)) != KEVO_OK)
+        if ((rc = kevo__ev_slots_start(ev, worker, err)) != KEVO_OK)
             goto fail;
     } else {
         const char *arch =
@@ -127,18 +77,15 @@ kevo_status kevo_evaluator_start(kevo_evaluator *ev, unsigned flags,
     ev->started = true;
     return KEVO_OK;
 fail:
-    kevo__gpu_client_free(ev->gpu);
-    ev->gpu = NULL;
+    kevo__ev_slots_free(ev);
     kevo_vars_free(ev->device);
     ev->device = NULL;
-    free(ev->device_name);
-    ev->device_name = NULL;
-    kevo__ceilings_clear(&ev->ceilings);
     kevo_rng_free(ev->rng);
     ev->rng = NULL;
     return rc;
 }
 
+/* The first device's: see kevo_evaluator_device(3). */
 const kevo_vars *kevo_evaluator_device(const kevo_evaluator *ev)
 {
     return ev->started && !ev->compile_only ? ev->device : NULL;
@@ -146,19 +93,20 @@ const kevo_vars *kevo_evaluator_device(const kevo_evaluator *ev)
 
 const char *kevo_evaluator_device_name(const kevo_evaluator *ev)
 {
-    return ev->started && !ev->compile_only ? ev->device_name : NULL;
+    return ev->started && !ev->compile_only ? ev->slots[0].name : NULL;
 }
 
 double kevo_evaluator_latency(const kevo_evaluator *ev)
 {
-    return ev->started && !ev->compile_only && ev->ceilings.has_launch
-               ? ev->ceilings.launch
+    return ev->started && !ev->compile_only && ev->slots[0].ceilings.has_launch
+               ? ev->slots[0].ceilings.launch
                : 0;
 }
 
 double kevo_evaluator_bandwidth(const kevo_evaluator *ev)
 {
-    return ev->started && !ev->compile_only ? ev->ceilings.bandwidth : 0;
+    return ev->started && !ev->compile_only ? ev->slots[0].ceilings.bandwidth
+                                            : 0;
 }
 
 /* ---- tasks -------------------------------------------------------------- */
@@ -170,10 +118,13 @@ static void taskrec_free(taskrec *tr)
     json_decref(tr->seed_kernels);
     kevo__compile_result_free(tr->ref);
     free(tr->ref_error);
-    for (int s = 0; s < KEVO__EV_NSETS; s++) {
-        free(tr->ref_times[s]);
-        free(tr->seed_times[s]);
+    for (size_t b = 0; tr->base && b < tr->nbase; b++) {
+        for (int s = 0; s < KEVO__EV_NSETS; s++) {
+            free(tr->base[b].ref_times[s]);
+            free(tr->base[b].seed_times[s]);
+        }
     }
+    free(tr->base);
     free(tr);
 }
 
@@ -250,11 +201,22 @@ static taskrec *find_task(kevo_evaluator *ev, const kevo_task *task,
     tr->version = version;
     tr->key = key;
     snprintf(tr->key_text, sizeof tr->key_text, "%016" PRIx64, key);
+    tr->nbase = ev->nslots > 0 ? ev->nslots : 1;
+    if (!(tr->base = calloc(tr->nbase, sizeof *tr->base))) {
+        taskrec_free(tr);
+        kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+        return NULL;
+    }
     for (int s = 0; s < KEVO__EV_NSETS; s++) {
         size_t n = kevo_task_shape_count(task, (kevo_shape_set)s);
-        tr->ref_times[s] = kevo__ev_nan_array(n);
-        tr->seed_times[s] = kevo__ev_nan_array(n);
-        if (!tr->ref_times[s] || !tr->seed_times[s]) {
+        bool oom = false;
+        for (size_t b = 0; b < tr->nbase; b++) {
+            tr->base[b].ref_times[s] = kevo__ev_nan_array(n);
+            tr->base[b].seed_times[s] = kevo__ev_nan_array(n);
+            oom =
+                oom || !tr->base[b].ref_times[s] || !tr->base[b].seed_times[s];
+        }
+        if (oom) {
             taskrec_free(tr);
             kevo__error_set(err, KEVO_ENOMEM, "out of memory");
             return NULL;
@@ -303,8 +265,8 @@ static kevo_status submit_jobs(kevo_evaluator *ev, const kevo_task *task,
     if (!(flags & KEVO_EVAL_COMPILE)) {
         /* The ceiling the task's flops count against: measured now, the
          * first time a task needs it (a tensor-core peak, say). */
-        kevo_status rc =
-            ensure_ceiling(ev, kevo_peak_name(kevo_task_peak(task)), err);
+        kevo_status rc = kevo__ev_ensure_ceiling(
+            ev, kevo_peak_name(kevo_task_peak(task)), true, err);
         if (rc != KEVO_OK)
             return rc;
     }
@@ -315,15 +277,25 @@ static kevo_status submit_jobs(kevo_evaluator *ev, const kevo_task *task,
     bool has_seed = false;
     for (size_t i = 0; seed && i < n; i++)
         has_seed = has_seed || kevo_candidate_hash(cands[i]) == seed_hash;
-    if (!(flags & (KEVO_EVAL_COMPILE | KEVO_EVAL_NO_TIMING)) && seed &&
-        !tr->seed_queued[set] && !has_seed) {
-        tr->seed_queued[set] = true;
-        if (!kevo__ev_job_add(ev, tr, seed, flags & ~KEVO_EVAL_PAIRED, true,
-                              err))
-            return err ? err->code : KEVO_ENOMEM;
+    /* The seed's times are each device's baseline: with one device, the
+     * seed runs hidden unless it is among the candidates; with several, it
+     * runs hidden on each (pinned to it), so that every device has its
+     * own. */
+    bool several = ev->nslots > 1;
+    for (size_t b = 0; b < tr->nbase; b++) {
+        taskbase *base = &tr->base[b];
+        if (!(flags & (KEVO_EVAL_COMPILE | KEVO_EVAL_NO_TIMING)) && seed &&
+            !base->seed_queued[set] && (!has_seed || several)) {
+            base->seed_queued[set] = true;
+            job *hidden =
+                kevo__ev_job_add(ev, tr, seed, flags & ~KEVO_EVAL_PAIRED, true,
+                                 several ? (int)b : -1, err);
+            if (!hidden)
+                return err ? err->code : KEVO_ENOMEM;
+        }
+        if (has_seed)
+            base->seed_queued[set] = true;
     }
-    if (has_seed)
-        tr->seed_queued[set] = true;
     group *grp = NULL;
     if (n > 1 && (!(grp = calloc(1, sizeof *grp)) ||
                   !(grp->member = calloc(n, sizeof *grp->member)))) {
@@ -332,7 +304,7 @@ static kevo_status submit_jobs(kevo_evaluator *ev, const kevo_task *task,
     }
     kevo_status rc = KEVO_OK;
     for (size_t i = 0; i < n; i++) {
-        job *j = kevo__ev_job_add(ev, tr, cands[i], flags, false, err);
+        job *j = kevo__ev_job_add(ev, tr, cands[i], flags, false, -1, err);
         if (!j) {
             rc = err ? err->code : KEVO_ENOMEM;
             break;
@@ -447,71 +419,13 @@ kevo_status kevo_evaluator_evaluate(kevo_evaluator *ev, const kevo_task *task,
     }
 }
 
-/* ---- ceilings ----------------------------------------------------------- */
-
-static kevo_status ensure_ceiling(kevo_evaluator *ev, const char *which,
-                                  kevo_error *err)
-{
-    if (kevo__ceilings_has(&ev->ceilings, which))
-        return KEVO_OK;
-    /* Let the job on the GPU finish first: the worker does one thing at a
-     * time. */
-    while (ev->gpu && kevo__gpu_client_busy(ev->gpu)) {
-        kevo_status rc = kevo__ev_gpu_step(ev, 1000, err);
-        if (rc != KEVO_OK)
-            return rc;
-    }
-    json_t *msg = json_pack("{s:s, s:I, s:[s]}", "op", "peaks", "id",
-                            (json_int_t)0x7fffffff, "which", which);
-    json_t *reply = NULL;
-    if (!msg)
-        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    kevo_status rc = kevo__gpu_client_call(
-        ev->gpu, msg, kevo__now_ms() + 120000, &reply, err);
-    json_decref(msg);
-    if (rc != KEVO_OK)
-        return rc;
-    if (!json_is_true(json_object_get(reply, "ok"))) {
-        const char *why = json_string_value(json_object_get(reply, "error"));
-        rc = kevo__error_set(err, KEVO_EWORKER, "measuring the %s ceiling: %s",
-                             which, why ? why : "failed");
-        json_decref(reply);
-        return rc;
-    }
-    rc = kevo__ceilings_update(&ev->ceilings, json_object_get(reply, "peaks"),
-                               err);
-    json_decref(reply);
-    if (rc == KEVO_OK)
-        rc = kevo__ceilings_save(&ev->ceilings, err);
-    return rc;
-}
-
-double kevo_evaluator_peak(kevo_evaluator *ev, kevo_peak peak)
-{
-    if (!ev->started || ev->compile_only)
-        return 0;
-    const char *which = kevo_peak_name(peak);
-    if (!which || ensure_ceiling(ev, which, NULL) != KEVO_OK)
-        return 0;
-    return kevo__ceilings_peak(&ev->ceilings, peak);
-}
-
-double kevo_evaluator_ceiling(kevo_evaluator *ev, const char *name)
-{
-    if (!ev || !ev->started || ev->compile_only ||
-        !kevo__ceilings_known(name) ||
-        ensure_ceiling(ev, name, NULL) != KEVO_OK)
-        return 0;
-    return kevo__ceilings_get(&ev->ceilings, name);
-}
-
 /* ---- free --------------------------------------------------------------- */
 
 void kevo_evaluator_free(kevo_evaluator *ev)
 {
     if (!ev)
         return;
-    kevo__gpu_client_free(ev->gpu);
+    kevo__ev_slots_free(ev);
     kevo__compile_pool_free(ev->pool);
     while (ev->jobs) {
         job *next = ev->jobs->next;
@@ -523,9 +437,7 @@ void kevo_evaluator_free(kevo_evaluator *ev)
         taskrec_free(ev->tasks);
         ev->tasks = next;
     }
-    kevo__ceilings_clear(&ev->ceilings);
     kevo_vars_free(ev->device);
-    free(ev->device_name);
     kevo_rng_free(ev->rng);
     for (int i = 0; i < KEVO__EV_NSTRS; i++)
         free(ev->str[i]);

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ struct kevo__gpu_client {
     kevo__ipc_reader *reader;
     json_t *device_info;
     int driver;
+    int device_count; /* the driver's, from the last hello; -1: unknown */
     bool busy;
     int64_t sent_ms; /* when the request out was sent */
     int64_t deadline;
@@ -56,6 +58,12 @@ static kevo_status start(kevo__gpu_client *c, kevo_error *err)
                                kevo__wait_status_text(status, how, sizeof how));
     }
     const char *op = json_string_value(json_object_get(hello.json, "op"));
+    json_t *count = json_object_get(hello.json, "device_count");
+    c->device_count = json_is_integer(count) &&
+                              json_integer_value(count) >= 0 &&
+                              json_integer_value(count) <= INT_MAX
+                          ? (int)json_integer_value(count)
+                          : -1;
     if (!op || strcmp(op, "hello") != 0) {
         kevo__frame_clear(&hello);
         kevo__proc_kill(&c->proc, NULL);
@@ -91,6 +99,15 @@ static kevo_status start(kevo__gpu_client *c, kevo_error *err)
 kevo__gpu_client *kevo__gpu_client_new(const char *worker, int device,
                                        int start_timeout_ms, kevo_error *err)
 {
+    return kevo__gpu_client_open(worker, device, start_timeout_ms, NULL, err);
+}
+
+kevo__gpu_client *kevo__gpu_client_open(const char *worker, int device,
+                                        int start_timeout_ms, int *device_count,
+                                        kevo_error *err)
+{
+    if (device_count)
+        *device_count = -1;
     kevo__gpu_client *c = calloc(1, sizeof *c);
     if (!c) {
         kevo__error_set(err, KEVO_ENOMEM, "out of memory");
@@ -98,6 +115,7 @@ kevo__gpu_client *kevo__gpu_client_new(const char *worker, int device,
     }
     c->proc = (kevo__proc)KEVO__PROC_INIT;
     c->device = device;
+    c->device_count = -1;
     c->start_timeout_ms = start_timeout_ms > 0 ? start_timeout_ms : 60000;
     c->deadline = -1;
     kevo__task_keys_init(&c->tasks, NULL);
@@ -107,7 +125,10 @@ kevo__gpu_client *kevo__gpu_client_new(const char *worker, int device,
         kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         goto fail;
     }
-    if (start(c, err) != KEVO_OK)
+    kevo_status rc = start(c, err);
+    if (device_count)
+        *device_count = c->device_count;
+    if (rc != KEVO_OK)
         goto fail;
     return c;
 fail:
@@ -135,6 +156,11 @@ const json_t *kevo__gpu_client_device(const kevo__gpu_client *c)
 int kevo__gpu_client_driver(const kevo__gpu_client *c)
 {
     return c->driver;
+}
+
+int kevo__gpu_client_device_count(const kevo__gpu_client *c)
+{
+    return c->device_count;
 }
 
 bool kevo__gpu_client_busy(const kevo__gpu_client *c)

@@ -28,6 +28,13 @@ typedef struct kevo__gpu_client kevo__gpu_client;
 kevo__gpu_client *kevo__gpu_client_new(const char *worker, int device,
                                        int start_timeout_ms, kevo_error *err);
 
+/* As kevo__gpu_client_new, and *device_count (when not NULL) gets the
+ * number of devices the worker's driver has, from its hello, whether the
+ * start succeeded or not; -1 when the worker did not say. */
+kevo__gpu_client *kevo__gpu_client_open(const char *worker, int device,
+                                        int start_timeout_ms, int *device_count,
+                                        kevo_error *err);
+
 /* Ends the worker (end of file, then a kill after a short grace time) and
  * frees the client. NULL does nothing. */
 void kevo__gpu_client_free(kevo__gpu_client *c);
@@ -35,6 +42,10 @@ void kevo__gpu_client_free(kevo__gpu_client *c);
 /* The hello's "device" object (borrowed) and "driver" version. */
 const json_t *kevo__gpu_client_device(const kevo__gpu_client *c);
 int kevo__gpu_client_driver(const kevo__gpu_client *c);
+
+/* The hello's "device_count": how many devices the driver has; -1 when
+ * the worker did not say. */
+int kevo__gpu_client_device_count(const kevo__gpu_client *c);
 
 /* True while a request is out and its reply not yet read. */
 bool kevo__gpu_client_busy(const kevo__gpu_client *c);

@@ -220,7 +220,7 @@ static kevo_status section_title(kevo_buf *b, const kevo_report_in *in,
     kevo__jpath_init(&p);
     const char *task, *desc, *state, *stop, *device, *command, *fname;
     double evals, fails, elapsed, eps, itok, otok, cost, cov, filled, cells;
-    int64_t seed;
+    int64_t seed, devices;
     json_t *arch;
     kevo_status rc;
     char t[32], u[32], v[96];
@@ -232,6 +232,7 @@ static kevo_status section_title(kevo_buf *b, const kevo_report_in *in,
         (rc = kevo__report_str(in, s, "command", &p, &command)) ||
         (rc = kevo__report_str(in, s, "fitness_name", &p, &fname)) ||
         (rc = kevo__report_int(in, s, "seed", &p, &seed)) ||
+        (rc = kevo__report_int(in, s, "devices", &p, &devices)) ||
         (rc = kevo__report_num(in, s, "evaluations", &p, &evals)) ||
         (rc = kevo__report_num(in, s, "failures", &p, &fails)) ||
         (rc = kevo__report_num(in, s, "elapsed", &p, &elapsed)) ||
@@ -298,6 +299,10 @@ static kevo_status section_title(kevo_buf *b, const kevo_report_in *in,
     figure(b, "tokens", v);
     figure(b, "cost", kevo__report_sig(t, cost, 4));
     figure(b, "device", device ? device : DASH);
+    if (devices != INT64_MIN && devices > 1) {
+        snprintf(v, sizeof v, "%lld, one worker each", (long long)devices);
+        figure(b, "devices", v);
+    }
     if (seed == INT64_MIN)
         snprintf(t, sizeof t, "%s", DASH);
     else

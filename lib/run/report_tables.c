@@ -234,9 +234,10 @@ kevo_status kevo__report_shapes(kevo_buf *b, const kevo_report_in *in,
         "<th>over seed</th><th>over reference</th></tr></thead>\n"
         "<tbody>\n");
     kevo__jpath_key(&p, "shapes");
+    const char *devices[2] = {NULL, NULL}; /* training, held-out */
     json_array_foreach (arr, i, sh) {
         size_t mark = kevo__jpath_index(&p, i);
-        const char *set, *bound;
+        const char *set, *bound, *device;
         double index, floor_s, st, se, ct, ce, rt, re;
         char t[32];
         if ((rc = kevo__json_object(sh, in->origin, &p, in->err)) ||
@@ -246,9 +247,12 @@ kevo_status kevo__report_shapes(kevo_buf *b, const kevo_report_in *in,
             (rc = kevo__report_num(in, sh, "floor", &p, &floor_s)) ||
             (rc = perf(in, sh, "seed", &p, &st, &se)) ||
             (rc = perf(in, sh, "champion", &p, &ct, &ce)) ||
-            (rc = perf(in, sh, "reference", &p, &rt, &re)))
+            (rc = perf(in, sh, "reference", &p, &rt, &re)) ||
+            (rc = kevo__report_str(in, sh, "device", &p, &device)))
             return rc;
         bool held = set && strcmp(set, "held_out") == 0;
+        if (device && !devices[held])
+            devices[held] = device;
         kevo__buf_puts(b, held ? "<tr class=\"held\">" : "<tr>");
         if (held)
             kevo__buf_puts(b, "<td>held-out<span class=\"tag\">not seen by "
@@ -271,8 +275,18 @@ kevo_status kevo__report_shapes(kevo_buf *b, const kevo_report_in *in,
     kevo__buf_puts(b, "</tbody>\n</table>\n<p class=\"note\">Times are "
                       "medians in microseconds; efficiency is the roofline "
                       "floor over the time; speedup is the seed's or the "
-                      "reference's time over the champion's.</p>\n"
-                      "</section>\n");
+                      "reference's time over the champion's.</p>\n");
+    /* A row's times are of one device; say which. */
+    for (int k = 0; k < 2; k++) {
+        if (!devices[k])
+            continue;
+        kevo__buf_printf(b, "<p class=\"note\">%s shapes measured on ",
+                         k ? "Held-out" : "Training");
+        kevo__report_escape(b, devices[k], (size_t)-1);
+        kevo__buf_puts(b, ", the seed's and the reference's times with "
+                          "them.</p>\n");
+    }
+    kevo__buf_puts(b, "</section>\n");
     return KEVO_OK;
 }
 
@@ -368,6 +382,15 @@ kevo_status kevo__report_gate(kevo_buf *b, const kevo_report_in *in,
                              "held-out shapes of another kind have their "
                              "own efficiency).</p>\n",
                              kevo__report_sig(w, held, 3));
+            const char *device = NULL;
+            if ((rc = kevo__report_str(in, gate, "device", &p, &device)))
+                return rc;
+            if (device) {
+                kevo__buf_puts(b, "<p>The held-out shapes were timed on ");
+                kevo__report_escape(b, device, (size_t)-1);
+                kevo__buf_puts(b, ", the champion and its baseline "
+                                  "together.</p>\n");
+            }
             static const column rows[] = {
                 {"dims", "held-out shape", 'a'},
                 {"time", "champion (us)", 'u'},
@@ -403,6 +426,7 @@ kevo_status kevo__report_gate(kevo_buf *b, const kevo_report_in *in,
             {"retimed_fitness", "timed again", 'f'},
             {"held_out_fitness", "held-out fitness", 'f'},
             {"passed", "verdict", 'b'},
+            {"device", "held-out shapes timed on", 's'},
             {"reason", "reason", 's'}};
         kevo__jpath_init(&p);
         kevo__jpath_key(&p, "gate_tried");

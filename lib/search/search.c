@@ -238,7 +238,10 @@ static size_t auto_depth(const kevo_search *s)
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         w = n > 0 ? n : 1;
     }
-    return (size_t)w + 2 < 4 ? 4 : (size_t)w + 2;
+    /* Two more for every device past the first: one on it, one ready. */
+    size_t devices = kevo_evaluator_device_count(s->cfg.ev);
+    size_t depth = (size_t)w + 2 + (devices > 1 ? 2 * (devices - 1) : 0);
+    return depth < 4 ? 4 : depth;
 }
 
 /* Each operator's random stream restarts from the run seed, so that the
@@ -516,7 +519,9 @@ kevo_status kevo_search_step(kevo_search *s, int timeout_ms, kevo_error *err)
     if (s->state.phase == KEVO__PHASE_SEARCHING)
         rc = search_phase(s, err);
 
-    /* Drive the operators and the evaluator. */
+    /* Drive the operators, the other ranks and the evaluator. */
+    if (rc == KEVO_OK)
+        rc = kevo__search_farm_poll(s, 0, err);
     if (rc == KEVO_OK)
         rc = kevo_operator_host_poll(s->ops.host, 0, NULL, err);
     if (rc == KEVO_OK)

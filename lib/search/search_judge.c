@@ -137,6 +137,9 @@ kevo_status kevo__search_crown(kevo_search *s, kevo__search_gate *g,
                           fitness, "n", (json_int_t)s->progress.evaluations);
     if (f && isfinite(g->retimed))
         json_object_set_new(f, "first_fitness", json_real(g->fitness));
+    const char *device = g->train ? kevo_eval_result_device(g->train) : NULL;
+    if (f && device)
+        json_object_set_new(f, "device", json_string(device));
     kevo_status rc = kevo__search_log(s, "champion", f, err);
     if (rc == KEVO_OK)
         rc = kevo__search_write_best(s, err);
@@ -180,6 +183,9 @@ static kevo_status judge_retime(kevo_search *s, kevo__search_job *job,
     json_object_set_new(f, "retimed", kevo__search_num(g->retimed));
     if (v != KEVO_VERDICT_OK && reason)
         json_object_set_new(f, "reason", json_string(reason));
+    if (kevo_eval_result_device(res))
+        json_object_set_new(f, "device",
+                            json_string(kevo_eval_result_device(res)));
     return kevo__search_log(s, "retime", f, err);
 }
 
@@ -230,6 +236,10 @@ static kevo_status judge_gate(kevo_search *s, kevo__search_job *job,
                         kevo__search_num(g->held_fitness));
     json_object_set_new(f, "reason",
                         g->reason ? json_string(g->reason) : json_null());
+    const kevo_eval_result *measured = g->held ? g->held : g->train;
+    if (measured && kevo_eval_result_device(measured))
+        json_object_set_new(f, "device",
+                            json_string(kevo_eval_result_device(measured)));
     kevo_status rc = kevo__search_log(s, "gate", f, err);
     kevo_search_event ev = {.size = sizeof ev,
                             .type = KEVO_SEARCH_GATE,
@@ -324,6 +334,9 @@ static json_t *eval_fields(kevo_search *s, const kevo__search_job *job,
         json_object_set_new(f, "shapes", shapes);
         if (kevo_eval_result_suspicious(res))
             json_object_set_new(f, "suspicious", json_true());
+        if (kevo_eval_result_device(res))
+            json_object_set_new(f, "device",
+                                json_string(kevo_eval_result_device(res)));
     }
     return f;
 }

@@ -174,7 +174,7 @@ kevo_status kevo__search_collect(kevo_search *s, int timeout_ms,
         else if (s->cfg.ev)
             local = true;
     }
-    if (!farmed)
+    if (!farmed && !kevo__search_farming(s))
         return local ? collect_local(s, timeout_ms, err) : KEVO_OK;
     /* Both rank 0's evaluator and the members: each in turn, in short
      * slices, until the front of the queue can be judged or the time is
@@ -195,6 +195,27 @@ kevo_status kevo__search_collect(kevo_search *s, int timeout_ms,
         if (local && (rc = collect_local(s, 1, err)) != KEVO_OK)
             return rc;
     }
+}
+
+kevo_status kevo__search_score(kevo_search *s, const kevo_task *task,
+                               const kevo_candidate *cand, double *fitness,
+                               double *desc, char **kind, char **diagnostic,
+                               kevo_error *err)
+{
+    size_t nd = kevo_archive_dimension_count(s->pop.islands[0]);
+    *kind = *diagnostic = NULL;
+    if (nd > KEVO__SCORE_DIMS_MAX)
+        return kevo__error_set(err, KEVO_ELIMIT,
+                               "too many behaviour dimensions");
+    s->repair.scoring = true;
+    kevo_status rc =
+        s->cfg.score(task, cand, fitness, desc, s->cfg.score_user, err);
+    s->repair.scoring = false;
+    /* What kevo_search_fail_candidate() said. */
+    *kind = s->repair.score_kind;
+    *diagnostic = s->repair.score_diagnostic;
+    s->repair.score_kind = s->repair.score_diagnostic = NULL;
+    return rc;
 }
 
 /* Judges the finished jobs at the front of the queue, in ticket order. */
@@ -222,20 +243,11 @@ kevo_status kevo__search_judge_ready(kevo_search *s, kevo_error *err)
             /* Failed where every rank it went to ended. */
             rc = kevo__search_judge_scored(s, job, 0, job->desc, err);
         } else if (s->cfg.score && job->kind == KEVO__JOB_CHILD) {
-            size_t nd = kevo_archive_dimension_count(s->pop.islands[0]);
-            double desc[64] = {0};
+            double desc[KEVO__SCORE_DIMS_MAX] = {0};
             double fitness = 0;
-            if (nd > KEVO_ARRAY_SIZE(desc))
-                return kevo__error_set(err, KEVO_ELIMIT,
-                                       "too many behaviour dimensions");
-            s->repair.scoring = true;
-            rc = s->cfg.score(s->cfg.task, job->cand, &fitness, desc,
-                              s->cfg.score_user, err);
-            s->repair.scoring = false;
-            job->fail_kind =
-                s->repair.score_kind; /* kevo_search_fail_candidate() */
-            job->fail_diagnostic = s->repair.score_diagnostic;
-            s->repair.score_kind = s->repair.score_diagnostic = NULL;
+            rc =
+                kevo__search_score(s, s->cfg.task, job->cand, &fitness, desc,
+                                   &job->fail_kind, &job->fail_diagnostic, err);
             if (rc == KEVO_OK && (!isfinite(fitness) || fitness < 0))
                 rc = kevo__error_set(
                     err, KEVO_ERANGE,

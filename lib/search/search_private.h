@@ -121,12 +121,14 @@ typedef struct kevo__search_gate {
     kevo_eval_result *held;  /* owned, may be NULL */
 } kevo__search_gate;
 
-/* A correct evaluation's times per training shape, for tuning. */
+/* A correct evaluation's times per training shape, for tuning, and the
+ * device that measured them (times compare only within one device). */
 typedef struct kevo__search_obs {
     uint64_t id;
     uint64_t source_hash;
     kevo_vars *params; /* owned */
     double *times;     /* one per training shape */
+    char *device;      /* owned; NULL: not known */
 } kevo__search_obs;
 
 /* A prompt's validity counters (search_validity.c). */
@@ -367,6 +369,17 @@ kevo_status kevo__search_collect(kevo_search *s, int timeout_ms,
 kevo_status kevo__search_judge_ready(kevo_search *s, kevo_error *err);
 /* Drops the work in flight (after an interrupt). */
 void kevo__search_drop_in_flight(kevo_search *s);
+/* The most behaviour dimensions a scoring function fills. */
+#define KEVO__SCORE_DIMS_MAX 64
+/* Scores cand of task with the search's scoring function: *fitness and
+ * desc (KEVO__SCORE_DIMS_MAX values, zeroed by the caller), and what the
+ * function said with kevo_search_fail_candidate() in *kind and *diagnostic
+ * (the caller's, or NULL). Returns the function's status, or KEVO_ELIMIT
+ * for too many dimensions. */
+kevo_status kevo__search_score(kevo_search *s, const kevo_task *task,
+                               const kevo_candidate *cand, double *fitness,
+                               double *desc, char **kind, char **diagnostic,
+                               kevo_error *err);
 
 /* ---- search_request.c ---------------------------------------------------- */
 

@@ -98,17 +98,11 @@ static kevo_status score(server *sv, json_int_t ticket,
 {
     kevo_search *s = sv->s;
     size_t nd = kevo_archive_dimension_count(s->pop.islands[0]);
-    double desc[64] = {0};
+    double desc[KEVO__SCORE_DIMS_MAX] = {0};
     double fitness = 0;
-    if (nd > KEVO_ARRAY_SIZE(desc))
-        return kevo__error_set(err, KEVO_ELIMIT,
-                               "too many behaviour dimensions");
-    s->repair.scoring = true;
-    kevo_status rc =
-        s->cfg.score(sv->task, cand, &fitness, desc, s->cfg.score_user, err);
-    s->repair.scoring = false;
-    char *kind = s->repair.score_kind, *diag = s->repair.score_diagnostic;
-    s->repair.score_kind = s->repair.score_diagnostic = NULL;
+    char *kind, *diag;
+    kevo_status rc = kevo__search_score(s, sv->task, cand, &fitness, desc,
+                                        &kind, &diag, err);
     if (rc != KEVO_OK) {
         free(kind);
         free(diag);

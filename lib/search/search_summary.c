@@ -144,6 +144,11 @@ static json_t *shapes_json(const kevo_search *s)
                 bound_name(sr.bound), "seed", timing(sr.seed_time, sr.floor),
                 "champion", timing(sr.correct ? sr.time : NAN, sr.floor),
                 "reference", timing(sr.reference_time, sr.floor));
+            /* The row's times are all of one device: the one that
+             * measured the result, against its own seed and reference. */
+            const char *device = kevo_eval_result_device(res);
+            if (o && device)
+                json_object_set_new(o, "device", json_string(device));
             kevo_vars_free(dims);
             json_array_append_new(arr, o);
         }
@@ -206,6 +211,14 @@ static json_t *gate_json(const kevo_search *s, const kevo__search_gate *g)
     json_object_set_new(o, "floor", kevo__search_num(floor));
     json_object_set_new(o, "reason",
                         g->reason ? json_string(g->reason) : json_null());
+    /* Which devices measured it: the held-out shapes, timed in pairs with
+     * the seed on one device, and the training shapes. */
+    const char *held = g->held ? kevo_eval_result_device(g->held) : NULL;
+    const char *train = g->train ? kevo_eval_result_device(g->train) : NULL;
+    if (held)
+        json_object_set_new(o, "device", json_string(held));
+    if (train)
+        json_object_set_new(o, "train_device", json_string(train));
     json_object_set_new(o, "shapes",
                         gate_shapes_json(s, g, isfinite(slack) ? slack : 0.1,
                                          isfinite(floor) ? floor : 0));
@@ -340,6 +353,10 @@ kevo_status kevo__search_write_summary(kevo_search *s, const char *state,
         "fitness_name", fitness_name);
     if (!root)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    if (s->cfg.ev && kevo_evaluator_device_count(s->cfg.ev) > 1)
+        json_object_set_new(
+            root, "devices",
+            json_integer((json_int_t)kevo_evaluator_device_count(s->cfg.ev)));
     json_object_set_new(root, "stop_reason",
                         s->state.stop
                             ? json_string(kevo_stop_reason_name(s->state.stop))

@@ -8,6 +8,10 @@
  * Each assignment other than the champion's is run on the held-out shapes
  * before the table relies on it there: a held-out shape where it is wrong
  * falls back to the champion's assignment, which passed the gate.
+ * Times are only compared between measurements of one device: with
+ * several, the children measured on the device that measured the
+ * champion's training times count, and the held-out checks are paired
+ * with the seed on the device each runs on.
  */
 #include "config.h"
 
@@ -52,6 +56,7 @@ void kevo__search_tuning_free(kevo__search_tuning *t)
     for (size_t i = 0; i < t->nobs; i++) {
         kevo_vars_free(t->obs[i].params);
         free(t->obs[i].times);
+        free(t->obs[i].device);
     }
     free(t->obs);
     t->obs = NULL;
@@ -91,9 +96,12 @@ kevo_status kevo__search_observe(kevo__search_tuning *t, const kevo_task *task,
     o->source_hash = source_hash(cand);
     o->params = kevo_vars_copy(params);
     o->times = malloc((n ? n : 1) * sizeof *o->times);
-    if (!o->params || !o->times) {
+    const char *device = kevo_eval_result_device(res);
+    o->device = device ? kevo__strdup(device) : NULL;
+    if (!o->params || !o->times || (device && !o->device)) {
         kevo_vars_free(o->params);
         free(o->times);
+        free(o->device);
         return KEVO_ENOMEM;
     }
     for (size_t i = 0; i < n; i++) {
@@ -107,6 +115,14 @@ kevo_status kevo__search_observe(kevo__search_tuning *t, const kevo_task *task,
     }
     t->nobs++;
     return KEVO_OK;
+}
+
+/* True when times measured on device a compare with times measured on
+ * device b: the same device, or one not known (a champion restored from a
+ * checkpoint written before results named their device). */
+static bool same_device(const char *a, const char *b)
+{
+    return !a || !b || strcmp(a, b) == 0;
 }
 
 static bool same_vars(const kevo_vars *a, const kevo_vars *b)
@@ -183,6 +199,7 @@ kevo_status kevo__search_tune_start(kevo_search *s, int *pending,
     if (!oom)
         assignment_index(t, cp, &oom);
     uint64_t h = source_hash(champ);
+    const char *device = kevo_eval_result_device(g->train);
     for (size_t j = 0; !oom && j < t->ntrain; j++) {
         kevo_shape_result sr = {.size = sizeof sr};
         t->champ_time[j] = NAN;
@@ -195,6 +212,7 @@ kevo_status kevo__search_tune_start(kevo_search *s, int *pending,
         for (size_t i = 0; i < s->tuning.nobs; i++) {
             const kevo__search_obs *o = &s->tuning.obs[i];
             if (o->source_hash == h && isfinite(o->times[j]) &&
+                same_device(o->device, device) &&
                 (!best || o->times[j] < best->times[j]))
                 best = o;
         }
