@@ -76,6 +76,7 @@ static const int_option search_want[] = {
     {KEVO_SEARCH_REPAIR_TURNS, "repair_turns", 1, 0, 8, true},
     {KEVO_SEARCH_GATE_SLACK_PPM, "gate_slack_ppm", 100000, 0, 10000000, true},
     {KEVO_SEARCH_GATE_FLOOR_NS, "gate_floor_ns", -1, -1, 1000000000, true},
+    {KEVO_SEARCH_RANK_DEPTH, "rank_depth", 0, 0, 4096, false},
 };
 
 static bool same(const char *got, const char *want)
