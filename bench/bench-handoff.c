@@ -38,6 +38,7 @@
 #include <kevo.h>
 #include <kevo/operator.h>
 
+#include "bench_search.h"
 #include "bench_util.h"
 #include "core/kevo_private.h"
 #include "model/candidate_private.h"
@@ -94,13 +95,11 @@ static const row *add_row(table *t, const row *base, double ops, double seconds,
 
 static kevo_task *load_task(const char *srcdir, const char *name)
 {
-    char *path = kevo__asprintf("%s/examples/tasks/%s.json", srcdir, name);
-    kevo_task *task = NULL;
     kevo_error err;
     kevo_error_init(&err);
-    if (!path || kevo_task_load(path, &task, &err) != KEVO_OK)
-        die(path ? path : "out of memory", &err);
-    free(path);
+    kevo_task *task = bench_load_task(srcdir, name, &err);
+    if (!task)
+        die(name, &err);
     return task;
 }
 
@@ -500,27 +499,18 @@ static double run_search(const kevo_task *task, size_t evals, size_t *scored,
     return t;
 }
 
-/* sgemm's seed with one more parameter, which its code never reads: the
+/* sgemm's seed with two more parameters, which its code never reads: the
  * seed's own space has fewer assignments than the evaluations timed, and
  * the params operator never proposes one twice. */
 static kevo_task *salted_task(const char *srcdir)
 {
-    static const char mark[] = "// kevo:param\n";
-    kevo_task *task = load_task(srcdir, "sgemm");
-    const char *src = kevo_candidate_source(kevo_task_seed(task));
-    const char *at = strstr(src, mark);
-    if (!at)
-        die("sgemm's seed has no kevo:param block", NULL);
-    at += strlen(mark);
-    char *salted = kevo__asprintf(
-        "%.*s//   SALT_A in 0..31 = 0\n//   SALT_B in 0..31 = 0\n%s",
-        (int)(at - src), src, at);
     kevo_error err;
     kevo_error_init(&err);
-    if (!salted ||
-        kevo_task_set_seed(task, salted, "sgemm_seed.cu", &err) != KEVO_OK)
+    kevo_task *task = bench_salted_task(
+        srcdir, "sgemm", "//   SALT_A in 0..31 = 0\n//   SALT_B in 0..31 = 0\n",
+        &err);
+    if (!task)
         die("the salted seed", &err);
-    free(salted);
     return task;
 }
 
@@ -624,15 +614,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench-handoff [scale > 0]\n");
         return 2;
     }
-    if (!getenv(KEVO_OPERATOR_PATH_ENV)) {
-        const char *b = getenv("KEVO_BUILDDIR");
-        char *path = kevo__asprintf("%s/operators/.libs", b && *b ? b : ".");
-        setenv(KEVO_OPERATOR_PATH_ENV, path, 1);
-        free(path);
-    }
-    const char *srcdir = getenv("KEVO_SRCDIR");
-    if (!srcdir || !*srcdir)
-        srcdir = KEVO_BENCH_SRCDIR;
+    bench_operator_path();
+    const char *srcdir = bench_srcdir();
     int cpu = bench_pin_to_one_cpu();
     double wall0 = bench_now(), cpu0 = bench_cpu_now();
     size_t sink = 0;
