@@ -29,8 +29,12 @@ static kevo_status score(const kevo_task *task, const kevo_candidate *c,
     farm_scoring *sc = user;
     sc->scored++;
     if (sc->die_rank > 0 && sc->rank == sc->die_rank &&
-        sc->scored == sc->die_at)
-        _exit(3);
+        sc->scored == sc->die_at) {
+        if (!sc->nan)
+            _exit(3);
+        *fitness = NAN;
+        return KEVO_OK;
+    }
     double b = log2((double)param(c, "BLOCK")),
            v = log2((double)param(c, "VEC"));
     double i = log2((double)param(c, "ITEMS"));

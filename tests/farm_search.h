@@ -16,6 +16,7 @@ typedef struct farm_scoring {
     int rank; /* this process's */
     int die_rank;
     unsigned die_at;
+    int nan;         /* at that score, give fitness NaN instead of ending */
     unsigned scored; /* by this process */
 } farm_scoring;
 

@@ -41,6 +41,8 @@ typedef struct outcome {
  * rank die_rank ending itself at its die_at-th score. Only rank 0 comes
  * back from here.
  */
+static int nan_instead; /* the member gives NaN instead of ending */
+
 static void run(unsigned members, int die_rank, unsigned die_at, long evals,
                 const char *dir, int resume, outcome *out)
 {
@@ -49,8 +51,10 @@ static void run(unsigned members, int die_rank, unsigned die_at, long evals,
     kevo_farm *farm = NULL;
     if (members && kevo_farm_spawn(members, &farm, &e) != KEVO_OK)
         bail_out("kevo_farm_spawn: %s", e.text);
-    farm_scoring sc = {
-        .rank = kevo_farm_rank(farm), .die_rank = die_rank, .die_at = die_at};
+    farm_scoring sc = {.rank = kevo_farm_rank(farm),
+                       .die_rank = die_rank,
+                       .die_at = die_at,
+                       .nan = nan_instead};
     kevo_task *task = load_saxpy();
     kevo_search *s =
         farm_search_new(task, farm, &sc, &out->trace, evals, dir, resume, &e);
@@ -215,6 +219,19 @@ static void test_member_dies(void)
     free(dir);
 }
 
+static void test_member_nan(void)
+{
+    outcome o;
+    nan_instead = 1;
+    run(1, 1, 5, 60, NULL, 0, &o);
+    nan_instead = 0;
+    is_int(o.rc, KEVO_ERANGE,
+           "a member's NaN fitness stops the search as rank 0's would");
+    like_str(o.error, "gave fitness nan for candidate", "... naming it");
+    like_str(o.error, "on rank 1", "... and the rank");
+    outcome_free(&o);
+}
+
 static void test_resume(void)
 {
     char *dir = temp_dir();
@@ -258,6 +275,7 @@ int main(void)
     test_api();
     test_same_decisions();
     test_member_dies();
+    test_member_nan();
     test_resume();
     return done_testing();
 }

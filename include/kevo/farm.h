@@ -30,10 +30,12 @@ typedef struct kevo_farm kevo_farm;
  * each to it. It returns in every one of them: in the caller with rank 0,
  * in the forked processes with ranks 1 to members. Call it before
  * anything starts processes or threads (an evaluator's start, an
- * operator's requests); a forked process ends with exit() once
- * kevo_search_run() returns. Returns KEVO_OK; KEVO_EINVAL for 0 members or
- * more than 1024; KEVO_EIO when a process or socket cannot be made (the
- * processes made so far are ended again); KEVO_ENOMEM.
+ * operator's requests); a forked process ends with _exit() once
+ * kevo_search_run() returns (exit() would run the caller's atexit handlers
+ * and flush its stdio buffers once more in every member). Returns KEVO_OK;
+ * KEVO_EINVAL for 0 members or more than 1024; KEVO_EIO when a process or
+ * socket cannot be made (the processes made so far are ended again);
+ * KEVO_ENOMEM.
  */
 KEVO_API kevo_status kevo_farm_spawn(unsigned members, kevo_farm **out,
                                      kevo_error *err);

@@ -190,8 +190,8 @@ static kevo_status resend(kevo_search *s, kevo__search_job *job, int from,
     if (++job->resent > MAX_RESENDS) {
         /* Every rank it went to ended: the child fails. */
         char *why =
-            kevo__asprintf("rank %d ended while evaluating it (%s), "
-                           "the %" PRIu32 "th rank to",
+            kevo__asprintf("rank %d ended while evaluating it (%s), as had "
+                           "every rank it went to before (%" PRIu32 " in all)",
                            from, gone->why ? gone->why : "ended", job->resent);
         if (!why)
             return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
@@ -320,22 +320,37 @@ static kevo_status on_score(kevo_search *s, int r, const json_t *msg,
         job_of(s, r, json_integer_value(json_object_get(msg, "ticket")));
     if (!job)
         return KEVO_OK;
-    const json_t *fit = json_object_get(msg, "fitness");
     const json_t *desc = json_object_get(msg, "descriptor");
     size_t nd = kevo_archive_dimension_count(s->pop.islands[0]);
-    if (!json_is_number(fit) || !json_is_array(desc) ||
-        json_array_size(desc) != nd)
+    char origin[64];
+    snprintf(origin, sizeof origin, "rank %d's score", r);
+    if (!json_is_array(desc) || json_array_size(desc) != nd)
         return kevo__error_set(err, KEVO_EWORKER,
-                               "rank %d's score of candidate %" PRIu64
-                               ": $.fitness must be a number and "
-                               "$.descriptor an array of %zu numbers",
-                               r, kevo_candidate_id(job->cand), nd);
+                               "%s of candidate %" PRIu64
+                               ": $.descriptor must be an array of %zu "
+                               "numbers",
+                               origin, kevo_candidate_id(job->cand), nd);
     free(job->desc);
     if (!(job->desc = calloc(nd ? nd : 1, sizeof *job->desc)))
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    for (size_t d = 0; d < nd; d++)
-        job->desc[d] = json_number_value(json_array_get(desc, d));
-    job->fitness = json_number_value(fit);
+    /* NaN and infinities come as "nan", "inf": judged as rank 0 judges
+     * its own scores. */
+    kevo_jpath path;
+    kevo__jpath_init(&path);
+    size_t mark = kevo__jpath_key(&path, "fitness");
+    kevo_status rc = kevo__json_number_nf(json_object_get(msg, "fitness"),
+                                          origin, &path, &job->fitness, err);
+    kevo__jpath_pop(&path, mark);
+    mark = kevo__jpath_key(&path, "descriptor");
+    for (size_t d = 0; rc == KEVO_OK && d < nd; d++) {
+        size_t m = kevo__jpath_index(&path, d);
+        rc = kevo__json_number_nf(json_array_get(desc, d), origin, &path,
+                                  &job->desc[d], err);
+        kevo__jpath_pop(&path, m);
+    }
+    kevo__jpath_pop(&path, mark);
+    if (rc != KEVO_OK)
+        return rc;
     const char *kind = json_string_value(json_object_get(msg, "fail_kind"));
     const char *diag =
         json_string_value(json_object_get(msg, "fail_diagnostic"));

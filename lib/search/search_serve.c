@@ -108,14 +108,19 @@ static kevo_status score(server *sv, json_int_t ticket,
         free(diag);
         return rc;
     }
-    json_t *d = json_array();
-    for (size_t i = 0; d && i < nd; i++)
-        json_array_append_new(d, json_real(desc[i]));
+    /* Numbers as they are, NaN and infinities included ("nan", "inf"):
+     * rank 0 judges them as it judges its own. */
+    json_t *d = json_array(), *fit = kevo__json_real_nf(fitness);
+    bool ok = d && fit;
+    for (size_t i = 0; ok && i < nd; i++)
+        ok = json_array_append_new(d, kevo__json_real_nf(desc[i])) == 0;
     json_t *msg =
-        d ? json_pack("{s:s, s:I, s:f, s:o, s:s?, s:s?}", "op", "score",
-                      "ticket", ticket, "fitness", fitness, "descriptor", d,
-                      "fail_kind", kind, "fail_diagnostic", diag)
-          : NULL;
+        ok ? json_pack("{s:s, s:I, s:O, s:O, s:s?, s:s?}", "op", "score",
+                       "ticket", ticket, "fitness", fit, "descriptor", d,
+                       "fail_kind", kind, "fail_diagnostic", diag)
+           : NULL;
+    json_decref(d);
+    json_decref(fit);
     free(kind);
     free(diag);
     if (!msg)
