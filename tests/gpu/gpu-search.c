@@ -531,9 +531,20 @@ static void test_resume(void)
         diag("%s", err.text);
     kevo_search_stats st = {.size = sizeof st};
     kevo_search_get_stats(s, &st);
-    is_uint(st.evaluations, (uint64_t)done + 10,
-            "it counts on from the checkpoint's evaluations");
-    is_int(st.stop, KEVO_STOP_EVALUATIONS, "and stops on its budget");
+    /* saxpy's space holds 60 assignments: once the neighbourhoods of
+     * the elites are tried, params has nothing new to propose, and the
+     * run may stop exhausted before its budget. How far it got before
+     * being killed decides, so either stop is right. */
+    bool exhausted = st.stop == KEVO_STOP_EXHAUSTED;
+    uint64_t after = st.evaluations - (uint64_t)done;
+    ok(st.evaluations > (uint64_t)done &&
+           (exhausted ? after <= 10 : after == 10),
+       "it counts on from the checkpoint's evaluations (%" PRIu64 " to %" PRIu64
+       ")",
+       (uint64_t)done, st.evaluations);
+    ok(st.stop == KEVO_STOP_EVALUATIONS || exhausted,
+       "and stops on its budget, or with saxpy's space exhausted (%s)",
+       kevo_stop_reason_name(st.stop));
 
     /* The events this process wrote: a start that says it resumed, then
      * evaluations numbered on from the checkpoint. */
@@ -577,8 +588,9 @@ static void test_resume(void)
        "a start event: resumed, with the checkpoint's evaluations");
     is_int(first_n, done + 1, "the first evaluation after resuming is n=%d",
            (int)(done + 1));
-    is_int(last_n, done + 10, "the last is n=%d", (int)(done + 10));
-    is_uint(evals, 10, "ten evaluations after resuming");
+    is_int(last_n, (json_int_t)st.evaluations, "the last is n=%d",
+           (int)st.evaluations);
+    is_uint(evals, after, "%" PRIu64 " evaluations after resuming", after);
     is_uint(repeats, 0,
             "none of them repeats a candidate evaluated before the "
             "checkpoint");
