@@ -337,11 +337,14 @@ static kevo_status start(kevo_search *s, kevo_error *err)
         rc = set_device(s, err);
     if (rc != KEVO_OK)
         return rc;
-    /* Scored children are proposed in batches as deep as the members'
-     * pipelines together: wait for every member's hello first, so that
-     * the depth does not depend on when they came. */
-    if (s->cfg.score && kevo__search_farming(s))
-        rc = kevo__search_farm_join(s, 60000, err);
+    /* Wait for every member's hello first. Scored children are proposed
+     * in batches as deep as the members' pipelines together, which then
+     * does not depend on when the hellos came; a GPU member says hello
+     * once its evaluator has started (its ceilings measured, as rank 0's
+     * were), so that every GPU works from the first child. A member that
+     * is not there within the time joins when it comes. */
+    if (kevo__search_farming(s))
+        rc = kevo__search_farm_join(s, s->cfg.score ? 60000 : 300000, err);
     if (rc != KEVO_OK)
         return rc;
     s->state.started = true;
