@@ -76,11 +76,20 @@ size_t kevo__search_farm_depth(const kevo_search *s)
     return n;
 }
 
-/* The member with the most room, or 0 when none has any. */
+/* The member with the most room, or 0 when none has any or rank 0's own
+ * evaluator has more. Children are spread by load so that every rank's
+ * queue is as long as its pipeline allows: results then come back about in
+ * the order the children were made, and judging in that order does not
+ * leave a GPU idle behind a long queue elsewhere. A scoring function runs
+ * here only when no member has room. */
 static int pick_member(const kevo_search *s)
 {
+    double local = 2; /* above any member's load */
+    if (s->cfg.ev)
+        local = (double)kevo_evaluator_pending(s->cfg.ev) /
+                (double)kevo__search_member_depth(s);
     int best = 0;
-    double best_load = 1;
+    double best_load = local;
     for (int r = 1; r < s->farm.farm->size; r++) {
         const kevo__search_member *m = &s->farm.members[r];
         if (!m->joined || m->ended || m->in_flight >= m->depth)

@@ -319,7 +319,9 @@ json_t *kevo__search_farm_json(const kevo_search *s);
 void kevo__search_farm_free(kevo_search *s);
 /* On a member rank: serves rank 0 until it stops. (search_serve.c) */
 kevo_status kevo__search_serve(kevo_search *s, kevo_error *err);
-/* The evaluations a member keeps in flight, as its hello says. */
+/* The evaluations a rank keeps in flight on its own evaluator or scoring
+ * function: what a member's hello says, and rank 0's share of a farmed
+ * search. */
 size_t kevo__search_member_depth(const kevo_search *s);
 
 /* ---- search_options.c ---------------------------------------------------- */
