@@ -665,12 +665,6 @@ int cmd_search(int argc, char **argv)
                  kevo_farm_rank(farm));
         program = ranked;
     }
-    int64_t local;
-    if (farm && !cli.have_device && !cli.devices && ranks_local(&local)) {
-        /* One GPU a rank on a node unless the command line says. */
-        cli.have_device = true;
-        cli.device = local;
-    }
     status = EXIT_INVALID;
     kevo_global_init(KEVO_INIT_GSL_HANDLER_OFF);
     cli_use_build_tree(worker, sizeof worker, &prompts);
@@ -722,6 +716,14 @@ int cmd_search(int argc, char **argv)
     if (!member && !cli.resume && (llm || cli.prompts) &&
         !load_prompts(search, prompts, !cli.json && !cli.quiet))
         goto done;
+    int64_t local;
+    if (farm && !cli.have_device && !cli.devices &&
+        !json_object_get(plan, "devices") && ranks_local(&local)) {
+        /* One GPU a rank on a node unless the command line or the
+         * resumed run's devices say otherwise. */
+        cli.have_device = true;
+        cli.device = local;
+    }
     if (!(ev = plan_start_evaluator(plan, &cli, worker, &status)))
         goto done;
     status = EXIT_NODEV;
