@@ -227,20 +227,25 @@ void kevo__search_emit(kevo_search *s, const kevo_search_event *ev)
 
 /* ---- the start ----------------------------------------------------------- */
 
+size_t kevo__search_evaluator_depth(const kevo_search *s)
+{
+    int64_t w = kevo_evaluator_get_int(s->cfg.ev, KEVO_EVAL_COMPILE_WORKERS);
+    if (w <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        w = n > 0 ? n : 1;
+    }
+    /* Two for every device: one on it, one ready. */
+    size_t devices = kevo_evaluator_device_count(s->cfg.ev);
+    return (size_t)w + 2 * (devices ? devices : 1);
+}
+
 static size_t auto_depth(const kevo_search *s)
 {
     if (s->cfg.opt[KEVO_SEARCH_DEPTH] > 0)
         return (size_t)s->cfg.opt[KEVO_SEARCH_DEPTH];
     if (!s->cfg.ev)
         return 1;
-    int64_t w = kevo_evaluator_get_int(s->cfg.ev, KEVO_EVAL_COMPILE_WORKERS);
-    if (w <= 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        w = n > 0 ? n : 1;
-    }
-    /* Two more for every device past the first: one on it, one ready. */
-    size_t devices = kevo_evaluator_device_count(s->cfg.ev);
-    size_t depth = (size_t)w + 2 + (devices > 1 ? 2 * (devices - 1) : 0);
+    size_t depth = kevo__search_evaluator_depth(s);
     return depth < 4 ? 4 : depth;
 }
 

@@ -347,6 +347,10 @@ kevo_status kevo__search_log(kevo_search *s, const char *type, json_t *fields,
                              kevo_error *err);
 void kevo__search_emit(kevo_search *s, const kevo_search_event *ev);
 
+/* The evaluations the search's evaluator keeps busy: its compile
+ * processes (the cores when unset) and two for each of its devices. */
+size_t kevo__search_evaluator_depth(const kevo_search *s);
+
 /* ---- search_pipeline.c --------------------------------------------------- */
 
 /* Submits the n candidates of cands (taken) to the evaluator as one group

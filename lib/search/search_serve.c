@@ -13,7 +13,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "eval/eval_private.h"
 #include "farm/farm_private.h"
@@ -41,13 +40,7 @@ size_t kevo__search_member_depth(const kevo_search *s)
         return (size_t)s->cfg.opt[KEVO_SEARCH_RANK_DEPTH];
     if (!s->cfg.ev)
         return 2; /* one scored, one waiting */
-    int64_t w = kevo_evaluator_get_int(s->cfg.ev, KEVO_EVAL_COMPILE_WORKERS);
-    if (w <= 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        w = n > 0 ? n : 1;
-    }
-    size_t gpus = kevo_evaluator_device_count(s->cfg.ev);
-    return (size_t)w + 2 * (gpus ? gpus : 1);
+    return kevo__search_evaluator_depth(s);
 }
 
 static kevo_status hello(server *sv, kevo_error *err)
