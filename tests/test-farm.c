@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/kevo_private.h"
+#include "farm/farm_private.h"
 #include "farm_search.h"
 #include "tap.h"
 
@@ -42,6 +43,7 @@ typedef struct outcome {
  * back from here.
  */
 static int nan_instead; /* the member gives NaN instead of ending */
+static int garble_rank; /* this member first sends a message of no kind */
 
 static void run(unsigned members, int die_rank, unsigned die_at, long evals,
                 const char *dir, int resume, outcome *out)
@@ -55,6 +57,11 @@ static void run(unsigned members, int die_rank, unsigned die_at, long evals,
                        .die_rank = die_rank,
                        .die_at = die_at,
                        .nan = nan_instead};
+    if (garble_rank && kevo_farm_rank(farm) == garble_rank) {
+        json_t *bogus = json_pack("{s:s}", "op", "bogus");
+        kevo__farm_send(farm, 0, bogus, NULL);
+        json_decref(bogus);
+    }
     kevo_task *task = load_saxpy();
     kevo_search *s =
         farm_search_new(task, farm, &sc, &out->trace, evals, dir, resume, &e);
@@ -232,6 +239,35 @@ static void test_member_nan(void)
     outcome_free(&o);
 }
 
+static void test_member_garbles(void)
+{
+    outcome alone, farmed;
+    run(0, 0, 0, 60, NULL, 0, &alone);
+    char *dir = temp_dir();
+    char *rd = kevo__path_join(dir, "run");
+    garble_rank = 2;
+    run(2, 0, 0, 60, rd, 0, &farmed);
+    garble_rank = 0;
+    is_int(farmed.rc, KEVO_OK,
+           "a member that breaks the protocol: the search went on (%s)",
+           farmed.error);
+    ok(alone.trace.text && farmed.trace.text &&
+           strcmp(alone.trace.text, farmed.trace.text) == 0,
+       "... with the same decisions as one rank");
+    is_uint(farmed.trace.duplicates, 0, "... each child judged once");
+    int ended;
+    const char *why;
+    member_evaluations(farmed.summary, &ended, &why);
+    is_int(ended, 1, "that member was let go");
+    like_str(why, "rank 2 sent an unknown message \"bogus\"",
+             "... and summary.json says why");
+    outcome_free(&alone);
+    outcome_free(&farmed);
+    remove_tree(dir);
+    free(rd);
+    free(dir);
+}
+
 static void test_resume(void)
 {
     char *dir = temp_dir();
@@ -276,6 +312,7 @@ int main(void)
     test_same_decisions();
     test_member_dies();
     test_member_nan();
+    test_member_garbles();
     test_resume();
     return done_testing();
 }

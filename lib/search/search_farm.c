@@ -403,21 +403,30 @@ kevo_status kevo__search_farm_poll(kevo_search *s, int timeout_ms,
     for (;;) {
         int from = -1;
         json_t *msg = NULL;
-        kevo_status rc = kevo__farm_recv(s->farm.farm, t, &from, &msg, err);
+        kevo_error e = KEVO__ERROR_INIT;
+        kevo_status rc = kevo__farm_recv(s->farm.farm, t, &from, &msg, &e);
+        if (rc == KEVO_OK && !msg)
+            return KEVO_OK; /* nothing more */
         if (rc == KEVO_DONE) {
             char why[128];
             rc = member_ended(
                 s, from, kevo__farm_ended(s->farm.farm, from, why, sizeof why),
                 err);
-        } else if (rc == KEVO_EFORMAT && from > 0) {
-            rc = member_ended(s, from, err ? err->text : "bad message", err);
-            if (err && rc == KEVO_OK)
-                kevo_error_init(err);
-        } else if (rc == KEVO_OK && msg) {
-            rc = on_message(s, from, msg, err);
-            json_decref(msg);
-        } else if (rc == KEVO_OK) {
-            return KEVO_OK; /* nothing more */
+        } else if (rc == KEVO_OK && !s->farm.members[from].ended) {
+            rc = on_message(s, from, msg, &e);
+        }
+        json_decref(msg);
+        if (rc != KEVO_OK && rc != KEVO_ENOMEM && from > 0) {
+            /* A member that breaks the protocol (a message that does not
+             * parse or does not fit) is let go, and its children go to the
+             * others: the search loses nothing. */
+            json_t *stop = json_pack("{s:s}", "op", KEVO__FARM_STOP);
+            if (stop)
+                kevo__farm_send(s->farm.farm, from, stop, NULL);
+            json_decref(stop);
+            rc = member_ended(s, from, e.text, err);
+        } else if (rc != KEVO_OK && e.code) {
+            kevo__error_wrap(err, &e, "%s", "");
         }
         if (rc != KEVO_OK)
             return rc;
