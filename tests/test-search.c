@@ -838,6 +838,142 @@ static void test_validity(void)
     kevo_task_free(task);
 }
 
+/* ---- the champion is the fittest candidate ever judged that passes ------ */
+
+/* Every child in one cell, so that each fitter child displaces the elite;
+ * remembers the fittest child with VEC != 4, the ones the gate admits. */
+typedef struct one_cell {
+    scorer sc;
+    double best_passing;
+    uint64_t best_passing_id;
+    unsigned gated, failed, failed_after_crown, crowned;
+} one_cell;
+
+static kevo_status score_one_cell(const kevo_task *task,
+                                  const kevo_candidate *c, double *fitness,
+                                  double *desc, void *user, kevo_error *err)
+{
+    one_cell *oc = user;
+    kevo_status rc = score(task, c, fitness, desc, &oc->sc, err);
+    desc[0] = 0;
+    desc[1] = 256;
+    if (param(c, "VEC") != 4 && *fitness > oc->best_passing) {
+        oc->best_passing = *fitness;
+        oc->best_passing_id = kevo_candidate_id(c);
+    }
+    return rc;
+}
+
+/* The held-out gate of this landscape: the fastest path (VEC=4) does not
+ * hold at the shapes the search never saw. */
+static bool gate_vec(const kevo_task *task, const kevo_candidate *c,
+                     double fitness, char *why, size_t size, void *user)
+{
+    (void)task;
+    (void)fitness;
+    one_cell *oc = user;
+    oc->gated++;
+    bool pass = param(c, "VEC") != 4;
+    if (!pass) {
+        oc->failed++;
+        oc->failed_after_crown += oc->crowned > 0;
+    }
+    snprintf(why, size, "%s", pass ? "held" : "slower than the seed at n=77");
+    return pass;
+}
+
+static void on_crown(kevo_search *s, const kevo_search_event *ev, void *user)
+{
+    (void)s;
+    if (ev->type == KEVO_SEARCH_CHAMPION)
+        ((one_cell *)user)->crowned++;
+}
+
+static void test_gated_win_kept(void)
+{
+    kevo_task *task = load_task("saxpy");
+    one_cell oc = {.best_passing = -1};
+    kevo_search *s = NULL;
+    kevo_error e = KEVO__ERROR_INIT;
+    char *dir = temp_dir();
+    if (kevo_search_new(task, &s, &e) != KEVO_OK ||
+        kevo_search_set_score_fn(s, score_one_cell, &oc, &e) != KEVO_OK ||
+        kevo_search_set_int(s, KEVO_SEARCH_SEED, 5, &e) != KEVO_OK ||
+        kevo_search_set_int(s, KEVO_SEARCH_MAX_EVALS, 50, &e) != KEVO_OK ||
+        kevo_search_add_operator(s, "params", NULL, NULL, 1.0, &e) != KEVO_OK ||
+        kevo_search_set_callback(s, on_crown, &oc, &e) != KEVO_OK)
+        bail_out("cannot set up a search: %s", e.text);
+    is_int(kevo_search_set_gate_fn(s, NULL, NULL, &e), KEVO_EINVAL,
+           "a NULL gate function is refused");
+    e = (kevo_error)KEVO__ERROR_INIT;
+    is_int(kevo_search_set_gate_fn(s, gate_vec, &oc, &e), KEVO_OK,
+           "a gate function for the scored search");
+    is_int(kevo_search_open_run(s, dir, 0, NULL, &e), KEVO_OK, "run opened");
+    is_int(kevo_search_run(s, &e), KEVO_OK, "the search runs: %s", e.text);
+    double f = NAN;
+    const kevo_candidate *champ = kevo_search_champion(s, &f);
+    ok(champ != NULL, "a champion");
+    ok(oc.failed_after_crown > 0,
+       "a fitter child failed the gate after a champion was crowned (%u)",
+       oc.failed_after_crown);
+    const kevo_archive *a = kevo_search_archive(s, 0);
+    size_t cell = kevo_archive_first(a);
+    ok(cell != KEVO_NO_CELL &&
+           param(kevo_archive_candidate(a, cell), "VEC") == 4 &&
+           kevo_archive_next(a, cell) == KEVO_NO_CELL,
+       "the archive's one elite is a child that fails the gate");
+    ok(champ && param(champ, "VEC") != 4, "the champion passes the gate");
+    is_uint(champ ? kevo_candidate_id(champ) : 0, oc.best_passing_id,
+            "the champion is the fittest child ever judged that passes");
+    ok(f == oc.best_passing, "... with its fitness (%g, %g)", f,
+       oc.best_passing);
+    kevo_search_stats st = {.size = sizeof st};
+    kevo_search_get_stats(s, &st);
+    ok(st.champion_fitness == oc.best_passing && st.best_fitness > f,
+       "stats: champion %g, best %g", st.champion_fitness, st.best_fitness);
+    json_t *sum = load_json(dir, "summary.json");
+    json_t *cj = json_object_get(sum, "champion");
+    is_uint((uint64_t)json_integer_value(json_object_get(cj, "id")),
+            oc.best_passing_id, "summary.json names that champion");
+    size_t failed = 0, i;
+    json_t *g;
+    json_array_foreach (json_object_get(sum, "gate_tried"), i, g)
+        failed += json_is_false(json_object_get(g, "passed"));
+    ok(failed > 0 && failed == oc.failed,
+       "summary.json lists the gates that failed (%zu)", failed);
+    json_decref(sum);
+    json_t *cp = load_json(dir, "checkpoint.json");
+    ok(json_array_size(json_object_get(cp, "leaders")) > 1,
+       "the checkpoint keeps the leaders");
+    json_decref(cp);
+    kevo_search_free(s);
+
+    /* Resumed, the leaders come back: a longer run still ends with the
+     * fittest passing child, not with the archive's failing elite. */
+    s = NULL;
+    e = (kevo_error)KEVO__ERROR_INIT;
+    one_cell oc2 = oc;
+    oc2.crowned = 0;
+    if (kevo_search_new(task, &s, &e) != KEVO_OK ||
+        kevo_search_set_score_fn(s, score_one_cell, &oc2, &e) != KEVO_OK ||
+        kevo_search_set_gate_fn(s, gate_vec, &oc2, &e) != KEVO_OK ||
+        kevo_search_set_int(s, KEVO_SEARCH_SEED, 5, &e) != KEVO_OK ||
+        kevo_search_set_int(s, KEVO_SEARCH_MAX_EVALS, 60, &e) != KEVO_OK ||
+        kevo_search_add_operator(s, "params", NULL, NULL, 1.0, &e) != KEVO_OK)
+        bail_out("cannot set up a search: %s", e.text);
+    is_int(kevo_search_open_run(s, dir, KEVO_SEARCH_RUN_RESUME, NULL, &e),
+           KEVO_OK, "resumed: %s", e.text);
+    is_int(kevo_search_run(s, &e), KEVO_OK, "the resumed search runs");
+    champ = kevo_search_champion(s, &f);
+    ok(champ && param(champ, "VEC") != 4 && f == oc2.best_passing,
+       "after the resume the champion is the fittest passing child (%g, %g)", f,
+       oc2.best_passing);
+    kevo_search_free(s);
+    remove_tree(dir);
+    free(dir);
+    kevo_task_free(task);
+}
+
 int main(void)
 {
     const char *b = getenv("KEVO_BUILDDIR");
@@ -853,5 +989,6 @@ int main(void)
     test_kill_and_resume();
     test_second_parent();
     test_validity();
+    test_gated_win_kept();
     return done_testing();
 }

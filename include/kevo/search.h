@@ -218,6 +218,16 @@ KEVO_API kevo_status kevo_search_fail_candidate(kevo_search *search,
                                                 const char *kind,
                                                 const char *diagnostic,
                                                 kevo_error *err);
+
+/*
+ * kevo_search_gate_fn: a held-out gate of the caller's own, for a search
+ * scored by a function: returns true when cand, judged with training
+ * fitness, passes at the shapes the search never saw, and writes the
+ * reason (either way) into why, a buffer of why_size bytes.
+ */
+typedef bool (*kevo_search_gate_fn)(const kevo_task *task,
+                                    const kevo_candidate *cand, double fitness,
+                                    char *why, size_t why_size, void *user);
 #endif /* KEVO_EXPERIMENTAL */
 
 /*
@@ -284,13 +294,29 @@ KEVO_API kevo_status kevo_search_set_evaluator(kevo_search *search,
 /*
  * kevo_search_set_score_fn: scores children with fn instead of an
  * evaluator, one at a time, in the order they were made. There is then no
- * held-out gate (the champion is the best elite) and no tuning. Returns
+ * tuning, and no held-out gate unless kevo_search_set_gate_fn() gives one
+ * (without, the champion is the best elite). Returns
  * KEVO_OK, KEVO_EINVAL, or KEVO_ESTATE once started or when an evaluator is
  * set.
  */
 KEVO_API kevo_status kevo_search_set_score_fn(kevo_search *search,
                                               kevo_search_score_fn fn,
                                               void *user, kevo_error *err);
+
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
+/*
+ * kevo_search_set_gate_fn: gives a search scored by a function (set first
+ * with kevo_search_set_score_fn()) a held-out gate, fn, called at most once
+ * per candidate. The champion is then, as with an evaluator, the fittest
+ * candidate ever judged that passes fn, whether or not it is still an
+ * elite: a fitter child that fails never pushes a gated one out of the
+ * result. Returns KEVO_OK, KEVO_EINVAL, or KEVO_ESTATE once started or
+ * without a scoring function.
+ */
+KEVO_API kevo_status kevo_search_set_gate_fn(kevo_search *search,
+                                             kevo_search_gate_fn fn, void *user,
+                                             kevo_error *err);
+#endif /* KEVO_EXPERIMENTAL */
 
 #ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
 /*
@@ -417,9 +443,9 @@ KEVO_API const kevo_archive *kevo_search_archive(const kevo_search *search,
 
 /*
  * kevo_search_champion: the champion, borrowed (valid until the next
- * step), or NULL when no elite passed the gate yet; *fitness (may be NULL)
- * gets its training fitness. Without an evaluator the champion is the
- * fittest elite.
+ * step), or NULL when no candidate passed the gate yet; *fitness (may be
+ * NULL) gets its training fitness. With a scoring function and no gate
+ * function the champion is the fittest elite.
  */
 KEVO_API const kevo_candidate *kevo_search_champion(const kevo_search *search,
                                                     double *fitness);

@@ -36,8 +36,9 @@ static void take_reference_times(taskrec *tr, taskbase *base,
 }
 
 /* The pairing of a reply: per shape of the set, the seed's time and
- * spread (from its companion entry, the last) and the reference's (timed
- * beside the candidate), NaN where not measured. */
+ * spread (from its entry: the companion sent last, or the group's member
+ * that is the seed) and the reference's (timed beside the candidate), NaN
+ * where not measured. */
 typedef struct pairing {
     double *seed_t, *seed_s, *ref_t, *ref_s;
     size_t n;
@@ -79,9 +80,18 @@ static bool pairing_read(pairing *p, const job *j, const json_t *reply)
             read_median(json_object_get(sh, "reference_time"), &p->ref_t[k],
                         &p->ref_s[k]);
     }
+    /* The seed's times: its companion entry (the last) when it was sent
+     * beside j; the entry of the member that is the seed when it is one of
+     * the group (the finalists timed again together). */
     const json_t *comp = json_object_get(reply, "companions");
     const json_t *seed =
         j->seed_sent ? json_array_get(comp, json_array_size(comp) - 1) : NULL;
+    for (size_t k = 0; !seed && k < j->nsent; k++) {
+        if (kevo__ev_is_seed_job(j->sent[k]))
+            seed = json_array_get(comp, k);
+    }
+    if (!seed && kevo__ev_is_seed_job(j))
+        seed = reply;
     json_array_foreach (json_object_get(seed, "shapes"), i, sh) {
         json_int_t k = json_integer_value(json_object_get(sh, "index"));
         if (k >= 0 && (size_t)k < p->n &&

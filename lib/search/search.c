@@ -86,6 +86,7 @@ void kevo_search_free(kevo_search *s)
     }
     free(s->pick.gates);
     free(s->pick.finalists);
+    kevo__search_leaders_free(&s->pick.leaders);
     kevo_candidate_free(s->pick.champion_cand);
     kevo__search_tuning_free(&s->tuning);
     kevo__search_repair_free(&s->repair);
@@ -119,6 +120,21 @@ kevo_status kevo_search_set_score_fn(kevo_search *s, kevo_search_score_fn fn,
                                "started or has an evaluator");
     s->cfg.score = fn;
     s->cfg.score_user = user;
+    return KEVO_OK;
+}
+
+kevo_status kevo_search_set_gate_fn(kevo_search *s, kevo_search_gate_fn fn,
+                                    void *user, kevo_error *err)
+{
+    if (!s || !fn)
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "kevo_search_set_gate_fn: NULL argument");
+    if (s->state.started || !s->cfg.score)
+        return kevo__error_set(err, KEVO_ESTATE,
+                               "kevo_search_set_gate_fn: the search has "
+                               "started or has no scoring function");
+    s->cfg.gate = fn;
+    s->cfg.gate_user = user;
     return KEVO_OK;
 }
 
@@ -564,7 +580,7 @@ kevo_status kevo_search_step(kevo_search *s, int timeout_ms, kevo_error *err)
         s->state.phase = KEVO__PHASE_GATING;
     if (s->state.phase == KEVO__PHASE_GATING) {
         bool done = true;
-        if (s->cfg.ev)
+        if (s->cfg.ev || s->cfg.gate)
             rc = kevo__search_final_gate(s, &done, err);
         if (rc == KEVO_OK && done)
             s->state.phase = KEVO__PHASE_TUNING;
@@ -623,7 +639,7 @@ kevo_status kevo_search_get_stats(const kevo_search *s, kevo_search_stats *st)
         s->pick.champion >= 0
             ? kevo__search_gate_fitness(&s->pick.gates[s->pick.champion])
             : NAN;
-    if (s->cfg.score && isfinite(s->progress.best))
+    if (s->cfg.score && !s->cfg.gate && isfinite(s->progress.best))
         st->champion_fitness = s->progress.best;
     size_t cells = 0;
     for (size_t i = 0; i < s->pop.nislands; i++) {
@@ -672,7 +688,7 @@ const kevo_candidate *kevo_search_champion(const kevo_search *s,
         *fitness = NAN;
     if (!s)
         return NULL;
-    if (s->cfg.score) {
+    if (s->cfg.score && !s->cfg.gate) {
         for (size_t i = 0; i < s->pop.nislands; i++) {
             kevo_archive_stats st = {.size = sizeof st};
             kevo_archive_get_stats(s->pop.islands[i], &st);

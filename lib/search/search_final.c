@@ -1,6 +1,7 @@
 /*
- * search_final.c: the end of a search. The finalists (the gate_top
- * fittest elites and the task's seed) are timed again together,
+ * search_final.c: the end of a search. The finalists (the leaders, the
+ * gate_top fittest correct candidates ever judged, with the running
+ * champion and the task's seed) are timed again together,
  * interleaved run by run, so that near-ties are decided by paired times
  * rather than by the noise of separate ones; then they are gated in the
  * order of those times until one passes, and that one is the champion.
@@ -16,29 +17,15 @@
 #include "model/candidate_private.h"
 #include "search_private.h"
 
-/* The elites of every island, fittest first (ties: lower id). */
-typedef struct ranked {
-    size_t island, cell;
-    double fitness;
-    uint64_t id;
-} ranked;
-
-static int by_fitness(const void *a, const void *b)
-{
-    const ranked *x = a, *y = b;
-    if (x->fitness != y->fitness)
-        return x->fitness > y->fitness ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* The candidate of finalist id: a reference to its elite, or a copy of the
- * seed with the id; NULL when out of memory or gone. */
+/* The candidate of finalist id: a reference to the leader, the champion,
+ * or a copy of the seed with the id; NULL when out of memory or gone. */
 static kevo_candidate *finalist_candidate(kevo_search *s, uint64_t id)
 {
-    size_t island, cell;
-    if (kevo__search_find_elite(s, id, &island, &cell))
-        return kevo__candidate_share(
-            kevo_archive_candidate(s->pop.islands[island], cell));
+    const kevo__search_leader *l = kevo__search_leader_find(s, id);
+    if (l)
+        return kevo__candidate_share(l->cand);
+    if (s->pick.champion_cand && kevo_candidate_id(s->pick.champion_cand) == id)
+        return kevo__candidate_share(s->pick.champion_cand);
     if (id != KEVO__SEARCH_SEED_ID || !kevo_task_seed(s->cfg.task))
         return NULL;
     kevo_candidate *c = kevo_candidate_copy(kevo_task_seed(s->cfg.task));
@@ -47,52 +34,38 @@ static kevo_candidate *finalist_candidate(kevo_search *s, uint64_t id)
     return c;
 }
 
-/* The finalists: the gate_top fittest elites (one of each, whatever its
- * islands) and the seed, which passes against itself when it is correct:
- * a search whose seed is correct ends with a champion at least as fast. */
+/* Adds id to the finalists unless it is there. */
+static void add_finalist(kevo__search_pick *pick, uint64_t id)
+{
+    for (size_t i = 0; i < pick->nfinalists; i++) {
+        if (pick->finalists[i] == id)
+            return;
+    }
+    pick->finalists[pick->nfinalists++] = id;
+}
+
+/* The finalists: the leaders (the gate_top fittest correct candidates
+ * ever judged, elites or not), the running champion, which passed its gate
+ * already, and the seed, which passes against itself when it is correct:
+ * a search whose seed is correct ends with a champion at least as fast,
+ * and one that crowned a champion never ends with a worse one. */
 static kevo_status choose_finalists(kevo_search *s, kevo_error *err)
 {
-    size_t total = 0;
-    for (size_t i = 0; i < s->pop.nislands; i++)
-        total += kevo_archive_size(s->pop.islands[i]);
-    ranked *r = calloc(total ? total : 1, sizeof *r);
+    const kevo__search_leaders *L = &s->pick.leaders;
     free(s->pick.finalists);
     s->pick.nfinalists = 0;
-    s->pick.finalists = calloc(total + 1, sizeof *s->pick.finalists);
-    if (!r || !s->pick.finalists) {
-        free(r);
+    s->pick.finalists = calloc(L->n + 2, sizeof *s->pick.finalists);
+    if (!s->pick.finalists)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < s->pop.nislands; i++) {
-        const kevo_archive *a = s->pop.islands[i];
-        for (size_t c = kevo_archive_first(a); c != KEVO_NO_CELL;
-             c = kevo_archive_next(a, c)) {
-            r[n].island = i;
-            r[n].cell = c;
-            r[n].fitness = kevo_archive_fitness(a, c);
-            r[n].id = kevo_candidate_id(kevo_archive_candidate(a, c));
-            n++;
-        }
-    }
-    qsort(r, n, sizeof *r, by_fitness);
-    size_t top = (size_t)s->cfg.opt[KEVO_SEARCH_GATE_TOP];
-    bool seed = false;
-    for (size_t i = 0; i < n && s->pick.nfinalists < top; i++) {
-        if ((i > 0 && r[i].id == r[i - 1].id) || !(r[i].fitness > 0))
-            continue; /* migrated copies; failures */
-        s->pick.finalists[s->pick.nfinalists++] = r[i].id;
-        seed = seed || r[i].id == KEVO__SEARCH_SEED_ID;
-        kevo__search_gate *g =
-            kevo__search_gate_get(&s->pick, r[i].id, r[i].fitness);
-        if (!g) {
-            free(r);
+    for (size_t i = 0; i < L->n; i++) {
+        if (!kevo__search_gate_get(&s->pick, L->list[i].id, L->list[i].fitness))
             return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-        }
+        add_finalist(&s->pick, L->list[i].id);
     }
-    free(r);
-    if (!seed && kevo_task_seed(s->cfg.task))
-        s->pick.finalists[s->pick.nfinalists++] = KEVO__SEARCH_SEED_ID;
+    if (s->pick.champion_cand)
+        add_finalist(&s->pick, kevo_candidate_id(s->pick.champion_cand));
+    if (kevo_task_seed(s->cfg.task))
+        add_finalist(&s->pick, KEVO__SEARCH_SEED_ID);
     return KEVO_OK;
 }
 
@@ -103,8 +76,8 @@ static kevo_status retime(kevo_search *s, bool *sent, kevo_error *err)
 {
     *sent = false;
     kevo_status rc = choose_finalists(s, err);
-    if (rc != KEVO_OK || s->pick.nfinalists < 2)
-        return rc;
+    if (rc != KEVO_OK || s->pick.nfinalists < 2 || !s->cfg.ev)
+        return rc; /* a scoring function times nothing */
     kevo_candidate **c = calloc(s->pick.nfinalists, sizeof *c);
     if (!c)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
@@ -185,7 +158,7 @@ kevo_status kevo__search_final_gate(kevo_search *s, bool *done, kevo_error *err)
         kevo_candidate *c = finalist_candidate(s, s->pick.finalists[i]);
         if (!c)
             continue; /* gone: nothing to gate */
-        if (g && g->done && g->passed && g->held) {
+        if (g && g->done && g->passed && (g->held || !s->cfg.ev)) {
             rc = kevo__search_crown(s, g, c, true, err);
         } else {
             double f = g ? g->fitness : NAN;

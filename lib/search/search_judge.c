@@ -52,6 +52,12 @@ kevo_status kevo__search_history_add(kevo__search_progress *p, double n,
 
 /* ---- gates --------------------------------------------------------------- */
 
+static kevo_status gate_verdict(kevo_search *s, kevo__search_gate *g,
+                                const kevo_candidate *cand, kevo_error *err);
+static kevo_status gate_by_function(kevo_search *s, kevo__search_gate *g,
+                                    const kevo_candidate *cand,
+                                    kevo_error *err);
+
 kevo__search_gate *kevo__search_gate_find(kevo__search_pick *pick, uint64_t id)
 {
     for (size_t i = 0; i < pick->ngates; i++) {
@@ -94,7 +100,8 @@ kevo_status kevo__search_gate_start(kevo_search *s, const kevo_candidate *cand,
 {
     uint64_t id = kevo_candidate_id(cand);
     kevo__search_gate *g = kevo__search_gate_find(&s->pick, id);
-    if (g && ((g->started && !g->done) || (g->done && (!g->passed || g->held))))
+    if (g && ((g->started && !g->done) ||
+              (g->done && (!g->passed || g->held || !s->cfg.ev))))
         return KEVO_OK; /* under way, or gated already */
     if (!g && !(g = kevo__search_gate_get(&s->pick, id, fitness)))
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
@@ -104,6 +111,8 @@ kevo_status kevo__search_gate_start(kevo_search *s, const kevo_candidate *cand,
     if (!isfinite(g->fitness))
         g->fitness = fitness;
     g->held_fitness = NAN;
+    if (!s->cfg.ev)
+        return gate_by_function(s, g, cand, err);
     kevo_candidate *c = kevo__candidate_share(cand);
     if (res && *res) {
         kevo_eval_result_free(g->train);
@@ -229,6 +238,12 @@ static kevo_status judge_gate(kevo_search *s, kevo__search_job *job,
         free(g->reason);
         g->reason = strdup(why);
     }
+    return gate_verdict(s, g, job->cand, err);
+}
+
+static kevo_status gate_verdict(kevo_search *s, kevo__search_gate *g,
+                                const kevo_candidate *cand, kevo_error *err)
+{
     json_t *f = json_pack("{s:I, s:f, s:b}", "id", (json_int_t)g->id, "fitness",
                           g->fitness, "passed", g->passed);
     json_object_set_new(f, "retimed", kevo__search_num(g->retimed));
@@ -243,17 +258,35 @@ static kevo_status judge_gate(kevo_search *s, kevo__search_job *job,
     kevo_status rc = kevo__search_log(s, "gate", f, err);
     kevo_search_event ev = {.size = sizeof ev,
                             .type = KEVO_SEARCH_GATE,
-                            .candidate = job->cand,
+                            .candidate = cand,
                             .result = g->held,
                             .fitness = kevo__search_gate_fitness(g),
                             .passed = g->passed,
                             .text = g->reason};
     kevo__search_emit(s, &ev);
-    /* During the search a gate that passes may crown; at the end the final
-     * gating decides. */
+    /* During the search a gate that passes may crown, and one that fails
+     * hands the turn to the next leader; at the end the final gating
+     * decides. */
     if (rc == KEVO_OK && g->passed && s->state.phase < KEVO__PHASE_GATING)
-        rc = kevo__search_crown(s, g, job->cand, false, err);
+        rc = kevo__search_crown(s, g, cand, false, err);
+    if (rc == KEVO_OK && !g->passed)
+        rc = kevo__search_gate_next(s, NULL, NULL, err);
     return rc;
+}
+
+/* The gate of a search scored by a function: the caller's gate function
+ * says at once. */
+static kevo_status gate_by_function(kevo_search *s, kevo__search_gate *g,
+                                    const kevo_candidate *cand, kevo_error *err)
+{
+    char why[2048] = "";
+    g->passed = s->cfg.gate(s->cfg.task, cand, g->fitness, why, sizeof why,
+                            s->cfg.gate_user);
+    why[sizeof why - 1] = '\0';
+    g->done = true;
+    free(g->reason);
+    g->reason = strdup(why[0] ? why : g->passed ? "passed" : "failed");
+    return gate_verdict(s, g, cand, err);
 }
 
 /* ---- children ------------------------------------------------------------ */
@@ -406,6 +439,9 @@ static kevo_status judge_child(kevo_search *s, kevo__search_job *job,
         if (rc != KEVO_OK)
             return rc;
     }
+    if (ok && (rc = kevo__search_leaders_offer(s, job->cand, fitness, err)) !=
+                  KEVO_OK)
+        return rc;
     bool improved = entered && ok && fitness > s->progress.best;
     if (improved) {
         s->progress.best = fitness;
@@ -430,9 +466,9 @@ static kevo_status judge_child(kevo_search *s, kevo__search_job *job,
                             .outcome = outcome,
                             .island = job->island};
     kevo__search_emit(s, &ev);
-    if (improved && s->cfg.ev)
-        rc = kevo__search_gate_start(s, job->cand, fitness, res, err);
-    if (improved && s->cfg.score) {
+    if (ok && (s->cfg.ev || s->cfg.gate))
+        rc = kevo__search_gate_next(s, job->cand, res, err);
+    if (improved && s->cfg.score && !s->cfg.gate) {
         kevo_search_event cev = {.size = sizeof cev,
                                  .type = KEVO_SEARCH_CHAMPION,
                                  .candidate = job->cand,

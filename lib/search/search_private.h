@@ -26,6 +26,7 @@
 #include <jansson.h>
 #include <signal.h>
 
+#include "core/jsonutil.h"
 #include "core/kevo_private.h"
 
 /* The number of kevo_search_option values. */
@@ -154,6 +155,8 @@ typedef struct kevo__search_config {
     kevo_evaluator *ev;
     kevo_search_score_fn score;
     void *score_user;
+    kevo_search_gate_fn gate; /* with score: the caller's held-out gate */
+    void *gate_user;
     kevo_search_callback callback;
     void *callback_user;
 } kevo__search_config;
@@ -218,13 +221,28 @@ typedef struct kevo__search_progress {
     size_t nhistory, chistory;
 } kevo__search_progress;
 
+/* One of the fittest correct candidates judged (search_leaders.c). */
+typedef struct kevo__search_leader {
+    uint64_t id;
+    double fitness;       /* training, as judged */
+    kevo_candidate *cand; /* shared */
+} kevo__search_leader;
+
+/* The leaders, fittest first (ties: lower id), at most gate_top. */
+typedef struct kevo__search_leaders {
+    kevo__search_leader *list;
+    size_t n, cap;
+} kevo__search_leaders;
+
 /* The gates and the pick of the champion. */
 typedef struct kevo__search_pick {
+    kevo__search_leaders leaders;
     kevo__search_gate *gates;
     size_t ngates, cgates;
     long champion;                 /* an index in gates, or -1 */
     kevo_candidate *champion_cand; /* owned copy */
-    /* The final gating: the finalists (the fittest elites and the seed),
+    /* The final gating: the finalists (the leaders, the champion and the
+     * seed),
      * timed again together, then gated in the order of those times. */
     uint64_t *finalists;
     size_t nfinalists;
@@ -510,6 +528,30 @@ kevo_status kevo__search_write_best(kevo_search *s, kevo_error *err);
 json_t *kevo__search_num(double v);
 /* An assignment as a JSON object {"NAME": value, ...}. */
 json_t *kevo__search_params_json(const kevo_vars *params);
+
+/* ---- search_leaders.c ---------------------------------------------------- */
+
+/* Offers a correct candidate judged with fitness to the leaders: kept
+ * (shared) when it is among the gate_top fittest; a candidate already
+ * there (a migrated copy) is not taken twice. */
+kevo_status kevo__search_leaders_offer(kevo_search *s,
+                                       const kevo_candidate *cand,
+                                       double fitness, kevo_error *err);
+/* The leader with id, or NULL. */
+const kevo__search_leader *kevo__search_leader_find(const kevo_search *s,
+                                                    uint64_t id);
+/* While the search runs: starts the gate of the fittest leader fitter than
+ * the champion that was not gated yet, unless a fitter one is being gated:
+ * after each correct child (just, with its training result *res, taken
+ * when its own gate starts; or NULL) and after each gate that fails. */
+kevo_status kevo__search_gate_next(kevo_search *s, const kevo_candidate *just,
+                                   kevo_eval_result **res, kevo_error *err);
+/* The leaders as a checkpoint keeps them, and back. */
+json_t *kevo__search_leaders_json(const kevo_search *s);
+kevo_status kevo__search_leaders_restore(kevo_search *s, const json_t *arr,
+                                         const char *origin, kevo_jpath *path,
+                                         kevo_error *err);
+void kevo__search_leaders_free(kevo__search_leaders *L);
 
 /* ---- search_final.c ------------------------------------------------------ */
 

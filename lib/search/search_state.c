@@ -146,6 +146,7 @@ static json_t *checkpoint_json(kevo_search *s, kevo_error *err)
         json_array_append_new(gates, o);
     }
     json_object_set_new(root, "gates", gates);
+    json_object_set_new(root, "leaders", kevo__search_leaders_json(s));
     json_object_set_new(root, "champion",
                         s->pick.champion_cand
                             ? kevo__candidate_to_json(s->pick.champion_cand)
@@ -393,6 +394,32 @@ static kevo_status restore_gates(kevo_search *s, reader *r, json_t *root)
     return KEVO_OK;
 }
 
+/* The leaders; a checkpoint written before they were kept gives its
+ * correct elites instead. */
+static kevo_status restore_leaders(kevo_search *s, reader *r, json_t *root)
+{
+    json_t *arr = json_object_get(root, "leaders");
+    if (json_is_array(arr)) {
+        size_t mark = kevo__jpath_key(&r->path, "leaders");
+        kevo_status rc =
+            kevo__search_leaders_restore(s, arr, r->origin, &r->path, r->err);
+        kevo__jpath_pop(&r->path, mark);
+        return rc;
+    }
+    for (size_t i = 0; i < s->pop.nislands; i++) {
+        const kevo_archive *a = s->pop.islands[i];
+        for (size_t c = kevo_archive_first(a); c != KEVO_NO_CELL;
+             c = kevo_archive_next(a, c)) {
+            kevo_status rc =
+                kevo__search_leaders_offer(s, kevo_archive_candidate(a, c),
+                                           kevo_archive_fitness(a, c), r->err);
+            if (rc != KEVO_OK)
+                return rc;
+        }
+    }
+    return KEVO_OK;
+}
+
 static kevo_status restore_tables(kevo_search *s, reader *r, json_t *root)
 {
     json_t *seen = member(r, root, "seen", JSON_ARRAY);
@@ -570,6 +597,8 @@ kevo_status kevo__search_restore(kevo_search *s, const char *json,
     }
     if (rc == KEVO_OK)
         rc = restore_tables(s, &r, root);
+    if (rc == KEVO_OK)
+        rc = restore_leaders(s, &r, root);
     /* Absent from a checkpoint written before validity was counted. */
     if (rc == KEVO_OK &&
         json_is_array(json_object_get(root, "prompt_validity")))

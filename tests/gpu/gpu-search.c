@@ -315,6 +315,18 @@ static void test_params(void)
        champ_again, seed_again);
     is_double(champ_fitness, champ_again, 1e-12,
               "the champion's fitness is the one timed again");
+    /* Each shape's row carries the seed's figures whoever the champion
+     * is (the seed was timed beside it among the finalists). */
+    size_t with_seed = 0, rows = 0;
+    json_array_foreach (json_object_get(summary, "shapes"), i, row) {
+        rows++;
+        with_seed += json_is_number(
+            json_object_get(json_object_get(row, "seed"), "time"));
+    }
+    ok(rows > 0 && with_seed == rows,
+       "summary: the seed's figures on every shape (%zu of %zu; champion "
+       "%" PRIu64 ")",
+       with_seed, rows, champ ? kevo_candidate_id(champ) : 0);
     is_str(str_of(summary, "state"), "finished", "summary: finished");
     is_int(json_integer_value(json_object_get(summary, "evaluations")), 40,
            "summary: 40 evaluations");
