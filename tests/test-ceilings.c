@@ -129,7 +129,7 @@ static void test_reply_and_file(void)
 
     json_t *text = json_load_file(path, 0, NULL);
     is_str(json_string_value(json_object_get(text, "format")),
-           "kevo-ceilings-3", "the file's format is 3");
+           "kevo-ceilings-4", "the file's format is 4");
     json_decref(text);
 
     /* Another device, or another driver, does not read it. */
@@ -195,6 +195,46 @@ static void test_bad_values(void)
     kevo__ceilings_clear(&c);
 }
 
+/* A ceiling is a maximum: a fresh measurement of the same device and
+ * driver replaces a cached figure only when it beats it, so a low first
+ * measurement (an FP32 peak of 29.4 TFLOP/s where 64.4 is right) is not
+ * kept for good, and a low later one does not lower the cache. */
+static void test_merge(void)
+{
+    kevo__ceilings c;
+    kevo_error err = KEVO__ERROR_INIT;
+    memset(&c, 0, sizeof c);
+    json_t *low = json_pack("{s:f, s:f}", "fp32", 29.4e12, "launch", 0.60e-6);
+    json_t *fresh = json_pack("{s:f, s:f}", "fp32", 64.4e12, "launch", 0.54e-6);
+    json_t *busy = json_pack("{s:f, s:f, s:f}", "fp32", 40.0e12, "launch",
+                             0.90e-6, "bandwidth", 4.69e12);
+    is_int(kevo__ceilings_merge(&c, low, &err), KEVO_OK,
+           "a first measurement is taken");
+    is_double(kevo__ceilings_peak(&c, KEVO_PEAK_FP32), 29.4e12, 0,
+              "  as it is");
+    is_int(kevo__ceilings_merge(&c, fresh, &err), KEVO_OK,
+           "a fresh, better one is merged");
+    is_double(kevo__ceilings_peak(&c, KEVO_PEAK_FP32), 64.4e12, 0,
+              "  the higher peak replaces the lower");
+    is_double(kevo__ceilings_get(&c, "launch"), 0.54e-6, 0,
+              "  the lower launch latency replaces the higher");
+    is_int(kevo__ceilings_merge(&c, busy, &err), KEVO_OK,
+           "a worse one (a busy GPU) is merged");
+    is_double(kevo__ceilings_peak(&c, KEVO_PEAK_FP32), 64.4e12, 0,
+              "  the peak is not lowered");
+    is_double(kevo__ceilings_get(&c, "launch"), 0.54e-6, 0,
+              "  nor the latency raised");
+    is_double(c.bandwidth, 4.69e12, 0, "  a figure not known yet is taken");
+    json_t *neg = json_pack("{s:f}", "fp32", -1.0);
+    is_int(kevo__ceilings_merge(&c, neg, &err), KEVO_EFORMAT,
+           "a negative figure is refused");
+    json_decref(low);
+    json_decref(fresh);
+    json_decref(busy);
+    json_decref(neg);
+    kevo__ceilings_clear(&c);
+}
+
 int main(void)
 {
     snprintf(base, sizeof base, "/tmp/kevo-test-ceilings-XXXXXX");
@@ -204,6 +244,7 @@ int main(void)
     test_reply_and_file();
     test_old_format();
     test_bad_values();
+    test_merge();
     char *dir = kevo__asprintf("%s/ceilings", base);
     char *file = kevo__asprintf("%s/%s-%d.json", dir, UUID, DRIVER);
     ok(file && remove(file) == 0 && rmdir(dir) == 0 && rmdir(base) == 0,

@@ -347,13 +347,14 @@ static int on_peaks(kevo__gpu *g, const json_t *req, int out_fd)
 {
     json_t *id = json_object_get(req, "id");
     const json_t *which = json_object_get(req, "which");
-    json_t *peaks = NULL, *errors = NULL, *reply;
+    json_t *peaks = NULL, *errors = NULL, *spreads = NULL, *reply;
     kevo_error e = KEVO__ERROR_INIT;
     double t0 = kevo__seconds_now();
     bool fatal = false;
     if (!json_is_array(which))
         kevo__error_set(&e, KEVO_EFORMAT, "\"which\" must be an array");
-    else if (kevo__peaks_measure(g, which, &peaks, &errors, &e) != KEVO_OK)
+    else if (kevo__peaks_measure(g, which, &peaks, &errors, &spreads, &e) !=
+             KEVO_OK)
         fatal = kevo__gpu_fatal(&e);
     if (e.code != KEVO_OK) {
         reply = json_pack("{s:s, s:O?, s:b, s:s}", "op", "peaks", "id", id,
@@ -362,13 +363,15 @@ static int on_peaks(kevo__gpu *g, const json_t *req, int out_fd)
         reply = json_pack("{s:s, s:O?, s:b, s:o, s:f}", "op", "peaks", "id", id,
                           "ok", 1, "peaks", peaks, "seconds",
                           kevo__seconds_now() - t0);
-        if (reply && json_object_size(errors) > 0 &&
-            json_object_set(reply, "errors", errors)) {
+        if (reply && ((json_object_size(errors) > 0 &&
+                       json_object_set(reply, "errors", errors)) ||
+                      json_object_set(reply, "spreads", spreads))) {
             json_decref(reply);
             reply = NULL;
         }
     }
     json_decref(errors);
+    json_decref(spreads);
     int status = kevo__gpu_send(out_fd, reply) == KEVO_OK ? 0 : 1;
     return fatal ? 4 : status;
 }

@@ -456,12 +456,15 @@ kevo_status kevo__gpu_build(const kevo__gpu *g, const char *source,
  * (seconds), "fp32", "fp64", and for the tensor-core kinds K of "tf32",
  * "fp16", "bf16" and "fp8": K (the best of K_mma_sync and K_wgmma, both
  * measured where the device has them), "K_mma_sync" or "K_wgmma" alone
- * (operations per second). What cannot be measured on this device goes to
- * *errors, by name, with the reason. Both new objects are the caller's.
+ * (operations per second). Each is the best of several runs (the highest
+ * throughput, the lowest latency), and *spreads gets each figure's spread
+ * over them, (highest - lowest) / highest; a large one is said on stderr.
+ * What cannot be measured on this device goes to *errors, by name, with
+ * the reason. The three new objects are the caller's.
  */
 kevo_status kevo__peaks_measure(kevo__gpu *g, const json_t *which,
                                 json_t **peaks, json_t **errors,
-                                kevo_error *err);
+                                json_t **spreads, kevo_error *err);
 
 /* kevo__probes_free: unloads the probe kernels (before the context goes). */
 void kevo__probes_free(kevo__probes *p);

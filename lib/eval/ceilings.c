@@ -9,11 +9,12 @@
 #include "ceilings.h"
 #include "compile_cache.h"
 
-/* 3: the bandwidth is the best of read, write, copy and triad streams
+/* 4: the bandwidth is the best of read, write, copy and triad streams
  * timed as candidates are; a tensor-core peak the best of mma.sync and
- * wgmma; each probe's figure kept. A file of another format is measured
- * again. */
-#define FORMAT "kevo-ceilings-3"
+ * wgmma; each probe's figure kept; every figure the best of several
+ * probe runs (3 took one run, which could come out low and stay). A file
+ * of another format is measured again. */
+#define FORMAT "kevo-ceilings-4"
 
 static const char *const detail_names[KEVO__NDETAILS] = {
     "bandwidth_read", "bandwidth_write", "bandwidth_copy", "bandwidth_triad",
@@ -106,14 +107,17 @@ double kevo__ceilings_peak(const kevo__ceilings *c, kevo_peak p)
     return (unsigned)p < KEVO__NPEAKS && c->has_peak[p] ? c->peak[p] : 0;
 }
 
-kevo_status kevo__ceilings_update(kevo__ceilings *c, const json_t *peaks,
-                                  kevo_error *err)
+/* Takes peaks into c: every figure, or with best only those that beat
+ * what c knows (a higher throughput, a lower launch latency). */
+static kevo_status take(kevo__ceilings *c, const json_t *peaks, bool best,
+                        kevo_error *err)
 {
     const char *key;
     json_t *v;
     json_object_foreach ((json_t *)peaks, key, v) {
         bool *has = NULL;
-        double *slot_of = slot(c, which_index(key), &has);
+        int i = which_index(key);
+        double *slot_of = slot(c, i, &has);
         double x = json_number_value(v);
         if (!slot_of)
             continue; /* a ceiling this release does not use */
@@ -121,10 +125,24 @@ kevo_status kevo__ceilings_update(kevo__ceilings *c, const json_t *peaks,
             return kevo__error_set(err, KEVO_EFORMAT,
                                    "ceiling \"%s\" is not a positive number",
                                    key);
+        if (best && *has && (i == LAUNCH ? x >= *slot_of : x <= *slot_of))
+            continue;
         *slot_of = x;
         *has = true;
     }
     return KEVO_OK;
+}
+
+kevo_status kevo__ceilings_update(kevo__ceilings *c, const json_t *peaks,
+                                  kevo_error *err)
+{
+    return take(c, peaks, false, err);
+}
+
+kevo_status kevo__ceilings_merge(kevo__ceilings *c, const json_t *peaks,
+                                 kevo_error *err)
+{
+    return take(c, peaks, true, err);
 }
 
 /* A file name part made of the uuid's safe characters. */

@@ -79,6 +79,15 @@ double kevo__ceilings_peak(const kevo__ceilings *c, kevo_peak p);
 kevo_status kevo__ceilings_update(kevo__ceilings *c, const json_t *peaks,
                                   kevo_error *err);
 
+/*
+ * kevo__ceilings_merge: the same for a fresh measurement of the device and
+ * driver of c: a ceiling is a maximum, so a figure replaces the one c
+ * knows only when it beats it (a higher throughput, a lower launch
+ * latency), and a cached value is never below a fresh measurement.
+ */
+kevo_status kevo__ceilings_merge(kevo__ceilings *c, const json_t *peaks,
+                                 kevo_error *err);
+
 /* kevo__ceilings_save: writes the cache file atomically (making its
  * directory). Returns KEVO_OK, or KEVO_EIO with the path. */
 kevo_status kevo__ceilings_save(const kevo__ceilings *c, kevo_error *err);
