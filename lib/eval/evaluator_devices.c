@@ -281,8 +281,8 @@ static kevo_status take_peaks(const kevo_evaluator *ev, evslot *slot,
                                "measuring the %s ceiling: %s", which,
                                why ? why : "failed");
     }
-    kevo_status rc = kevo__ceilings_merge(
-        &slot->ceilings, json_object_get(reply, "peaks"), err);
+    kevo_status rc = kevo__ceilings_merge(&slot->ceilings,
+                                          json_object_get(reply, "peaks"), err);
     if (rc == KEVO_OK)
         rc = kevo__ceilings_save(&slot->ceilings, err);
     return rc;
