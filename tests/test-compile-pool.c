@@ -454,6 +454,70 @@ static void test_ptxas_errors(kevo__compile_pool *pool)
     free(src);
 }
 
+/* What each target has, as the llm operator's prompt tells models
+ * (operators/llm/prompt_device.c): each instruction compiled for each
+ * target, 1 where it compiles. A target NVRTC does not know is skipped. */
+static void test_targets(kevo__compile_pool *pool)
+{
+    static const struct {
+        const char *what, *code;
+    } probes[] = {
+        {"wgmma", "asm volatile(\"wgmma.fence.sync.aligned;\");"},
+        {"setmaxnreg", "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 "
+                       "240;\");"},
+        {"clusters", "unsigned r;\n"
+                     "asm volatile(\"mov.u32 %0, %%cluster_ctarank;\" "
+                     ": \"=r\"(r));\n"
+                     "x[0] = r;"},
+        {"cp.async.bulk",
+         "__shared__ __align__(128) int s[32];\n"
+         "__shared__ unsigned long long bar;\n"
+         "asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::"
+         "complete_tx::bytes [%0], [%1], 128, [%2];\" :: "
+         "\"r\"((unsigned)__cvta_generic_to_shared(s)), \"l\"(x), "
+         "\"r\"((unsigned)__cvta_generic_to_shared(&bar)) : \"memory\");\n"
+         "x[1] = s[0];"},
+        {"tcgen05", "asm volatile(\"tcgen05.fence::before_thread_sync;\");"},
+        {"mma.sync", "unsigned a[4] = {0}, b[2] = {0};\n"
+                     "float c[4] = {0};\n"
+                     "asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32."
+                     "bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};\" : \"+f\"(c[0]), \"+f\"(c[1]), "
+                     "\"+f\"(c[2]), \"+f\"(c[3]) : \"r\"(a[0]), \"r\"(a[1]), "
+                     "\"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n"
+                     "x[0] = (int)c[0];"},
+    };
+    /* wgmma, setmaxnreg, clusters, cp.async.bulk, tcgen05, mma.sync */
+    static const struct {
+        const char *arch;
+        int has[6];
+    } targets[] = {
+        {"sm_80", {0, 0, 0, 0, 0, 1}},   {"sm_90", {0, 0, 1, 1, 0, 1}},
+        {"sm_90a", {1, 1, 1, 1, 0, 1}},  {"sm_100a", {0, 1, 1, 1, 1, 1}},
+        {"sm_120a", {0, 1, 1, 1, 0, 1}},
+    };
+    for (size_t a = 0; a < KEVO_ARRAY_SIZE(targets); a++) {
+        for (size_t p = 0; p < KEVO_ARRAY_SIZE(probes); p++) {
+            char *src = kevo__asprintf("extern \"C\" __global__ void "
+                                       "probe(int *x)\n{\n%s\n}\n",
+                                       probes[p].code);
+            if (!src)
+                bail_out("out of memory");
+            kevo__compile_result *r =
+                compile_for(pool, targets[a].arch, src, NULL, NULL, 0, 0);
+            free(src);
+            if (!r->ok && r->error && strstr(r->error, "INVALID_OPTION")) {
+                diag("NVRTC does not know %s: %s", targets[a].arch, r->error);
+                kevo__compile_result_free(r);
+                break;
+            }
+            is_int(r->ok, targets[a].has[p], "%s %s %s", targets[a].arch,
+                   targets[a].has[p] ? "has" : "lacks", probes[p].what);
+            kevo__compile_result_free(r);
+        }
+    }
+}
+
 static char *read_case(const char *file)
 {
     char *path =
@@ -1009,6 +1073,7 @@ int main(void)
         test_saxpy_and_cache(pool);
         test_failures(pool);
         test_ptxas_errors(pool);
+        test_targets(pool);
         test_headers(pool);
         test_other_toolkit(pool);
         test_sandbox(pool);
