@@ -157,25 +157,25 @@ static bool gap_has(const cscan *sc, size_t from, size_t to, const char *chars)
     return false;
 }
 
-/* The offset where the line of byte off starts. */
-static size_t line_start(const cscan *sc, size_t off)
+/* Where the text before token k on its line starts: its line's start, or
+ * the end of the token before it when that is on the line too. (Bounded
+ * by that token, so that reading every item stays linear.) */
+static size_t line_before(const cscan *sc, size_t k)
 {
-    while (off > 0 && sc->s[off - 1] != '\n')
-        off--;
-    return off;
+    size_t from = k > 0 ? sc->t[k - 1].off + sc->t[k - 1].len : 0;
+    size_t i = sc->t[k].off;
+    while (i > from && sc->s[i - 1] != '\n')
+        i--;
+    return i;
 }
 
 /* Token k is the first thing on its line, after some indentation. */
 static bool indented(const cscan *sc, size_t k)
 {
-    size_t off = sc->t[k].off, i = line_start(sc, off);
-    if (i == off)
-        return false;
-    for (; i < off; i++) {
-        if (sc->s[i] != ' ' && sc->s[i] != '\t')
-            return false;
-    }
-    return true;
+    size_t off = sc->t[k].off, i = off;
+    while (i > 0 && (sc->s[i - 1] == ' ' || sc->s[i - 1] == '\t'))
+        i--;
+    return i < off && (i == 0 || sc->s[i - 1] == '\n');
 }
 
 /* t names a macro by the convention of capitals, digits and '_'. */
@@ -211,10 +211,8 @@ static bool statement(const cscan *sc, const item *it)
         kevo__reply_is_attribute(first) || span_is(first, "static_assert"))
         return false;
     /* *p = v; ++i; */
-    size_t off = sc->t[k].off, from = line_start(sc, off);
-    if (k > 0 && sc->t[k - 1].off + sc->t[k - 1].len > from)
-        from = sc->t[k - 1].off + sc->t[k - 1].len;
-    if (gap_has(sc, from, off, "*&+-!~"))
+    size_t off = sc->t[k].off;
+    if (gap_has(sc, line_before(sc, k), off, "*&+-!~"))
         return true;
     if (k + 1 >= it->tok1)
         return false;
