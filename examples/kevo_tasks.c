@@ -34,7 +34,7 @@ static void tasks_usage(FILE *out)
             "\n"
             "  --json        one JSON object per task instead of the table\n"
             "  --no-compile  skip compiling\n"
-            "  --arch ARCH   compile for ARCH (default sm_90)\n",
+            "  --arch ARCH   compile for ARCH (default sm_90a)\n",
             program);
 }
 
@@ -367,7 +367,7 @@ int cmd_tasks(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     bool json = false, compile = true;
-    const char *arch = "sm_90";
+    const char *arch = "sm_90a";
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {

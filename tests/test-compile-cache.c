@@ -105,6 +105,10 @@ static void test_keys(void)
     ok(strcmp(other, k) != 0, "options in another order, another key");
     kevo__compile_cache_key(src, opts, 1, kernels, 1, "13.0", other);
     ok(strcmp(other, k) != 0, "one option less, another key");
+    const char *opts_a[] = {"-arch=sm_90a", "-DX=1"};
+    kevo__compile_cache_key(src, opts_a, 2, kernels, 1, "13.0", other);
+    ok(strcmp(other, k) != 0,
+       "the architecture-specific target (sm_90a), another key");
     kevo__compile_cache_key(src, opts, 2, NULL, 0, "13.0", other);
     ok(strcmp(other, k) != 0, "no kernel names, another key");
     kevo__compile_cache_key("__global__ void k(){ }", opts, 2, kernels, 1,

@@ -81,15 +81,16 @@ static kevo_vars *saxpy_params(int64_t block, int64_t vec, int64_t items)
 
 static const char *const saxpy_kernel[] = {"saxpy"};
 
-/* Submits a job and waits for its result. */
-static kevo__compile_result *compile(kevo__compile_pool *pool,
-                                     const char *source, const kevo_vars *p,
-                                     const char *const *kernels, size_t nk,
-                                     int timeout_ms)
+/* Submits a job for arch and waits for its result. */
+static kevo__compile_result *compile_for(kevo__compile_pool *pool,
+                                         const char *arch, const char *source,
+                                         const kevo_vars *p,
+                                         const char *const *kernels, size_t nk,
+                                         int timeout_ms)
 {
     kevo__compile_request req = {.source = source,
                                  .params = p,
-                                 .arch = "sm_90",
+                                 .arch = arch,
                                  .kernels = kernels,
                                  .nkernels = nk,
                                  .timeout_ms = timeout_ms};
@@ -102,6 +103,15 @@ static kevo__compile_result *compile(kevo__compile_pool *pool,
         bail_out("wait for job %llu: %s", (unsigned long long)id, err.text);
     is_uint(r->id, id, "the result is job %llu's", (unsigned long long)id);
     return r;
+}
+
+/* The same for sm_90. */
+static kevo__compile_result *compile(kevo__compile_pool *pool,
+                                     const char *source, const kevo_vars *p,
+                                     const char *const *kernels, size_t nk,
+                                     int timeout_ms)
+{
+    return compile_for(pool, "sm_90", source, p, kernels, nk, timeout_ms);
 }
 
 static const char *worker_path(void)
@@ -313,6 +323,199 @@ static void test_failures(kevo__compile_pool *pool)
     is_uint(st.dispatched, st0.dispatched, "  NVRTC never saw it");
     is_uint(st.rejected, st0.rejected + 1, "  counted as rejected");
     kevo__compile_result_free(r);
+}
+
+/* A kernel with one warpgroup MMA (m64n128k16, 64 f32 accumulators a
+ * thread) and a limit of REGS registers a thread; the operands' shared
+ * memory descriptors are the kernel's arguments. */
+static char *wgmma_source(int regs)
+{
+    char outs[64 * 16] = "", regs_list[64 * 8] = "";
+    for (int i = 0; i < 64; i++) {
+        size_t o = strlen(outs), q = strlen(regs_list);
+        snprintf(outs + o, sizeof outs - o, "%s\"+f\"(d[%d])", i ? ", " : "",
+                 i);
+        snprintf(regs_list + q, sizeof regs_list - q, "%s%%%d", i ? "," : "",
+                 i);
+    }
+    char *src = kevo__asprintf(
+        "extern \"C\" __global__ void __maxnreg__(%d)\n"
+        "gemm_bf16(float *out, unsigned long long da, unsigned long long db)\n"
+        "{\n"
+        "    float d[64];\n"
+        "    for (int i = 0; i < 64; i++)\n"
+        "        d[i] = out[i * 128 + threadIdx.x];\n"
+        "    asm volatile(\"wgmma.fence.sync.aligned;\");\n"
+        "    asm volatile(\"wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16."
+        "bf16 {%s}, %%64, %%65, 1, 1, 1, 0, 0;\"\n"
+        "                 : %s\n"
+        "                 : \"l\"(da), \"l\"(db));\n"
+        "    asm volatile(\"wgmma.commit_group.sync.aligned;\");\n"
+        "    asm volatile(\"wgmma.wait_group.sync.aligned 0;\");\n"
+        "    for (int i = 0; i < 64; i++)\n"
+        "        out[i * 128 + threadIdx.x] = d[i];\n"
+        "}\n",
+        regs, regs_list, outs);
+    if (!src)
+        bail_out("out of memory");
+    return src;
+}
+
+/* Replaces the reason of the one cached failure whose reason holds
+ * needle with why, as an older kevo may have stored it. */
+static bool stale_reason(const char *needle, const char *why)
+{
+    char pattern[128];
+    glob_t g;
+    bool done = false;
+    snprintf(pattern, sizeof pattern, "%s/compile/*.entry", cache_base);
+    if (glob(pattern, 0, NULL, &g) != 0)
+        return false;
+    for (size_t i = 0; i < g.gl_pathc && !done; i++) {
+        char *text = NULL;
+        size_t len = 0;
+        if (kevo__read_file(g.gl_pathv[i], false, &text, &len, NULL) != KEVO_OK)
+            continue;
+        char *nl = strchr(text, '\n');
+        char *meta = nl ? strchr(nl + 1, '\n') : NULL;
+        char *at = strstr(text, "\"compile error: ");
+        char *hit = at ? strstr(at, needle) : NULL;
+        char *end = hit && meta && hit < meta ? strchr(hit, '"') : NULL;
+        if (end) {
+            at++;
+            FILE *f = fopen(g.gl_pathv[i], "wb");
+            done = f &&
+                   fwrite(text, 1, (size_t)(at - text), f) ==
+                       (size_t)(at - text) &&
+                   fputs(why, f) >= 0 &&
+                   fwrite(end, 1, len - (size_t)(end - text), f) ==
+                       len - (size_t)(end - text);
+            if (f && fclose(f) != 0)
+                done = false;
+        }
+        free(text);
+    }
+    globfree(&g);
+    return done;
+}
+
+/* ptxas's errors: the reason is the line that says what is wrong, never
+ * ptxas's closing "Ptx assembly aborted due to errors"; a cached failure
+ * stored with that closing line for a reason gets the real one again. */
+static void test_ptxas_errors(kevo__compile_pool *pool)
+{
+    const char *const gemm[] = {"gemm_bf16"};
+    char *src = wgmma_source(40);
+    kevo__compile_result *r = compile_for(pool, "sm_90", src, NULL, gemm, 1, 0);
+    ok(!r->ok, "wgmma for sm_90 fails");
+    like_str(r->error, "compile error: ptxas application ptx input, line ",
+             "  in ptxas");
+    like_str(r->error,
+             "error   : Instruction 'wgmma.fence' not supported on .target "
+             "'sm_90'",
+             "  which says wgmma is not there");
+    ok(!strstr(r->error, "aborted"), "  not ptxas's closing line (%s)",
+       r->error);
+    like_str(r->log, "Ptx assembly aborted due to errors",
+             "  which the log has");
+    kevo__compile_result_free(r);
+
+    r = compile_for(pool, "sm_90a", src, NULL, gemm, 1, 0);
+    ok(!r->ok, "wgmma for sm_90a, in 40 registers, fails");
+    like_str(r->error,
+             "compile error: ptxas fatal   : (C7602) Insufficient registers "
+             "(40) to compile instruction at line ",
+             "  with ptxas's C7602");
+    like_str(r->error,
+             "in function gemm_bf16. Try to compile with register "
+             "target of ",
+             "  which names the kernel and the registers it needs");
+    ok(!strstr(r->error, "aborted"), "  not ptxas's closing line (%s)",
+       r->error);
+    char *real = kevo__strdup(r->error);
+    kevo__compile_result_free(r);
+
+    ok(stale_reason("(C7602)", "compile error: ptxas fatal   : Ptx assembly "
+                               "aborted due to errors"),
+       "the cached failure made stale");
+    r = compile_for(pool, "sm_90a", src, NULL, gemm, 1, 0);
+    ok(!r->ok && r->cached, "  comes from the cache");
+    is_str(r->error, real, "  with the reason made again from its log");
+    kevo__compile_result_free(r);
+    free(real);
+    free(src);
+
+    src = wgmma_source(168);
+    r = compile_for(pool, "sm_90a", src, NULL, gemm, 1, 0);
+    ok(r->ok, "wgmma for sm_90a, in 168 registers, compiles (%s)",
+       r->error ? r->error : "ok");
+    like_str(r->ptx, "wgmma.mma_async", "  to wgmma");
+    kevo__compile_result_free(r);
+    free(src);
+}
+
+/* What each target has, as the llm operator's prompt tells models
+ * (operators/llm/prompt_device.c): each instruction compiled for each
+ * target, 1 where it compiles. A target NVRTC does not know is skipped. */
+static void test_targets(kevo__compile_pool *pool)
+{
+    static const struct {
+        const char *what, *code;
+    } probes[] = {
+        {"wgmma", "asm volatile(\"wgmma.fence.sync.aligned;\");"},
+        {"setmaxnreg", "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 "
+                       "240;\");"},
+        {"clusters", "unsigned r;\n"
+                     "asm volatile(\"mov.u32 %0, %%cluster_ctarank;\" "
+                     ": \"=r\"(r));\n"
+                     "x[0] = r;"},
+        {"cp.async.bulk",
+         "__shared__ __align__(128) int s[32];\n"
+         "__shared__ unsigned long long bar;\n"
+         "asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::"
+         "complete_tx::bytes [%0], [%1], 128, [%2];\" :: "
+         "\"r\"((unsigned)__cvta_generic_to_shared(s)), \"l\"(x), "
+         "\"r\"((unsigned)__cvta_generic_to_shared(&bar)) : \"memory\");\n"
+         "x[1] = s[0];"},
+        {"tcgen05", "asm volatile(\"tcgen05.fence::before_thread_sync;\");"},
+        {"mma.sync", "unsigned a[4] = {0}, b[2] = {0};\n"
+                     "float c[4] = {0};\n"
+                     "asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32."
+                     "bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};\" : \"+f\"(c[0]), \"+f\"(c[1]), "
+                     "\"+f\"(c[2]), \"+f\"(c[3]) : \"r\"(a[0]), \"r\"(a[1]), "
+                     "\"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n"
+                     "x[0] = (int)c[0];"},
+    };
+    /* wgmma, setmaxnreg, clusters, cp.async.bulk, tcgen05, mma.sync */
+    static const struct {
+        const char *arch;
+        int has[6];
+    } targets[] = {
+        {"sm_80", {0, 0, 0, 0, 0, 1}},   {"sm_90", {0, 0, 1, 1, 0, 1}},
+        {"sm_90a", {1, 1, 1, 1, 0, 1}},  {"sm_100a", {0, 1, 1, 1, 1, 1}},
+        {"sm_120a", {0, 1, 1, 1, 0, 1}},
+    };
+    for (size_t a = 0; a < KEVO_ARRAY_SIZE(targets); a++) {
+        for (size_t p = 0; p < KEVO_ARRAY_SIZE(probes); p++) {
+            char *src = kevo__asprintf("extern \"C\" __global__ void "
+                                       "probe(int *x)\n{\n%s\n}\n",
+                                       probes[p].code);
+            if (!src)
+                bail_out("out of memory");
+            kevo__compile_result *r =
+                compile_for(pool, targets[a].arch, src, NULL, NULL, 0, 0);
+            free(src);
+            if (!r->ok && r->error && strstr(r->error, "INVALID_OPTION")) {
+                diag("NVRTC does not know %s: %s", targets[a].arch, r->error);
+                kevo__compile_result_free(r);
+                break;
+            }
+            is_int(r->ok, targets[a].has[p], "%s %s %s", targets[a].arch,
+                   targets[a].has[p] ? "has" : "lacks", probes[p].what);
+            kevo__compile_result_free(r);
+        }
+    }
 }
 
 static char *read_case(const char *file)
@@ -869,6 +1072,8 @@ int main(void)
                "no job 42");
         test_saxpy_and_cache(pool);
         test_failures(pool);
+        test_ptxas_errors(pool);
+        test_targets(pool);
         test_headers(pool);
         test_other_toolkit(pool);
         test_sandbox(pool);

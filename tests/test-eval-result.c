@@ -450,6 +450,28 @@ static void test_failures(void)
            "compile error: no descriptors");
     round_trip(res, "compile error");
     kevo_eval_result_free(res);
+
+    /* ptxas's fatal error, the line that says what is wrong, is among the
+     * compiler's errors of the diagnostic. */
+    kevo_compile_info regs = bad;
+    regs.error = "compile error: ptxas fatal   : (C7602) Insufficient "
+                 "registers (40) to compile instruction at line 102 in "
+                 "function gemm_bf16. Try to compile with register target "
+                 "of 90 or higher.";
+    regs.log = "ptxas fatal   : (C7602) Insufficient registers (40) to "
+               "compile instruction at line 102 in function gemm_bf16. Try "
+               "to compile with register target of 90 or higher.\n"
+               "ptxas fatal   : Ptx assembly aborted due to errors\n";
+    is_int(kevo__eval_result_new(task, kevo_task_seed(task), KEVO_SHAPES_TRAIN,
+                                 msg, &regs, NULL, &res, &err),
+           KEVO_OK, "ptxas error: a result");
+    char *diag = kevo_eval_result_diagnostic(res);
+    like_str(diag,
+             "The compiler's errors:\nptxas fatal   : (C7602) Insufficient "
+             "registers (40)",
+             "ptxas error: the diagnostic shows ptxas's fatal error");
+    free(diag);
+    kevo_eval_result_free(res);
     json_decref(msg);
 
     seed_build b;

@@ -33,6 +33,7 @@
 #include <kevo.h>
 #include <kevo/operator.h>
 
+#include "eval/compile_pool.h"
 #include "eval/eval_private.h"
 #include "loopback-server.h"
 #include "model/blocks.h"
@@ -378,6 +379,18 @@ static void test_sgemm(void)
     dump("sgemm.txt", &s);
     no_json(&s, "sgemm");
     has_device(&s, "sgemm");
+    like_str(s.system,
+             "NVRTC compiles the source for sm_90a, the "
+             "architecture-specific target of this device",
+             "sgemm: the target, from the host's device");
+    like_str(s.system, "8. Shapes you are not shown are checked too",
+             "sgemm: the rule of the shapes not shown");
+    /* sgemm's held-out shapes: m=1000, n=1500, k=777 and m=33, n=4097,
+     * k=65. */
+    static const char *const hidden[] = {"777", "1500", "4097", "m=33"};
+    for (size_t i = 0; i < sizeof hidden / sizeof *hidden; i++)
+        ok(!strstr(s.system, hidden[i]) && !strstr(s.user, hidden[i]),
+           "sgemm: no held-out dim (%s)", hidden[i]);
     ok(total < 36455 / 2, "sgemm: under half the old prompt's size (%zu)",
        total);
     like_str(s.user, "# Current kernel (fitness 0.1726)\n",
@@ -582,6 +595,129 @@ static void test_h200(void)
     kevo_task_free(task);
 }
 
+/* ---- the target, as the evaluator compiles for it ----------------------- */
+
+/* The system text for a device of compute capability cc (the nominal
+ * device's other properties), or for no device when cc is 0. */
+static char *target_system(int64_t cc)
+{
+    kevo_vars *props = kevo_vars_new();
+    if (!props || kevo__devprops_nominal(props) != KEVO_OK ||
+        kevo_vars_set(props, "cc", cc) != KEVO_OK)
+        bail_out("out of memory");
+    kevo_ceilings c = h100_ceilings();
+    char *device =
+        cc ? kevo__devprops_json("GPU", props, &c, KEVO_PEAK_FP32) : NULL;
+    llm_prompt_input in = {.task_name = "t",
+                           .device_json = device,
+                           .include_rule = rule,
+                           .format = LLM_FORMAT_EITHER};
+    char *system = NULL, *user = NULL, err[256];
+    if ((cc && !device) ||
+        !kevo__llm_prompt_build(&in, &system, &user, err, sizeof err))
+        bail_out("prompt for cc %d: %s", (int)cc, err);
+    free(user);
+    free(device);
+    kevo_vars_free(props);
+    return system;
+}
+
+/* Every option the compile pool gives NVRTC for arch (with a parameter
+ * BLOCK) is in the system text, the parameter as -DNAME=VALUE. */
+static void has_options(const char *system, const char *arch)
+{
+    kevo_vars *p = kevo_vars_new();
+    kevo_error err = KEVO__ERROR_INIT;
+    size_t n = 0;
+    if (!p || kevo_vars_set(p, "BLOCK", 128) != KEVO_OK)
+        bail_out("out of memory");
+    char **o = kevo__compile_options(arch, p, &n, &err);
+    if (!o)
+        bail_out("%s", err.text);
+    for (size_t i = 0; i < n; i++) {
+        const char *want =
+            strcmp(o[i], "-DBLOCK=128") == 0 ? "-DNAME=VALUE" : o[i];
+        like_str(system, want, "%s: the prompt names NVRTC's option %s", arch,
+                 o[i]);
+    }
+    kevo__compile_options_free(o);
+    kevo_vars_free(p);
+}
+
+static void test_target(void)
+{
+    char arch[KEVO__ARCH_SIZE];
+    char *system = target_system(90);
+    is_str(kevo__devprops_arch(90, arch, sizeof arch), "sm_90a",
+           "Hopper: kevo compiles for sm_90a");
+    like_str(system,
+             "NVRTC compiles the source for sm_90a, the "
+             "architecture-specific target of this device (compute "
+             "capability 9.0), with exactly these options: -arch=sm_90a "
+             "-std=c++17",
+             "Hopper: the prompt names sm_90a and the options");
+    has_options(system, "sm_90a");
+    like_str(system, "no #if on __CUDA_ARCH__ and no fallback",
+             "Hopper: no fallback for other architectures");
+    like_str(system, "warpgroup MMA (wgmma.mma_async",
+             "Hopper: sm_90a has wgmma");
+    like_str(system, "and setmaxnreg", "Hopper: and setmaxnreg");
+    like_str(system, "__cluster_dims__", "Hopper: clusters, and how");
+    like_str(system, "cp.async.bulk, completing on an mbarrier",
+             "Hopper: bulk copies");
+    like_str(system, "(CUtensorMap) that kevo does not pass to a kernel",
+             "Hopper: no tensor map from kevo");
+    ok(!strstr(system, "not available"), "Hopper: nothing said missing");
+    free(system);
+
+    system = target_system(80);
+    is_str(kevo__devprops_arch(80, arch, sizeof arch), "sm_80",
+           "Ampere: kevo compiles for sm_80");
+    like_str(system,
+             "NVRTC compiles the source for sm_80, the target of this "
+             "device (compute capability 8.0, which has no "
+             "architecture-specific target)",
+             "Ampere: the prompt names sm_80");
+    has_options(system, "sm_80");
+    like_str(system,
+             "wgmma, setmaxnreg, thread-block clusters and bulk or tensor "
+             "copies (cp.async.bulk) are not available on sm_80",
+             "Ampere: wgmma and the rest are not available");
+    ok(!strstr(system, "sm_90a") && !strstr(system, "warpgroup MMA") &&
+           !strstr(system, "__cluster_dims__"),
+       "Ampere: no claim of wgmma, sm_90a or clusters");
+    like_str(system, "mma.sync", "Ampere: its tensor cores");
+    free(system);
+
+    system = target_system(100);
+    like_str(system,
+             "NVRTC compiles the source for sm_100a, the "
+             "architecture-specific target",
+             "Blackwell: sm_100a");
+    like_str(system, "the tcgen05 instructions", "Blackwell: tcgen05");
+    like_str(system, "This device has no wgmma, which only sm_90a has",
+             "Blackwell: no wgmma");
+    ok(!strstr(system, "warpgroup MMA"), "Blackwell: no claim of wgmma");
+    free(system);
+
+    system = target_system(120);
+    like_str(system,
+             "sm_120a has what only the architecture-specific "
+             "target has: setmaxnreg;",
+             "sm_120a: setmaxnreg");
+    like_str(system, "This device has no wgmma (sm_90a's) or tcgen05",
+             "sm_120a: neither wgmma nor tcgen05");
+    free(system);
+
+    system = target_system(0);
+    like_str(system,
+             "NVRTC compiles the source for the device's architecture with "
+             "these options: -arch (the device's) -std=c++17",
+             "no device: its architecture in general words");
+    ok(!strstr(system, "wgmma"), "no device: no claim of wgmma");
+    free(system);
+}
+
 /* ---- the rules, checked against the code that enforces them -------------
  */
 
@@ -630,6 +766,14 @@ static void test_rules(void)
     const char *std = "#include <cuda/std/cstdint>\n";
     is_int(kevo__include_scan(std, strlen(std), "rule.cu", NULL), KEVO_OK,
            "rule: <cuda/std/cstdint> is let through");
+
+    /* The shapes not shown: correct there, and no slower than the seed
+     * (the held-out gate). */
+    like_str(system,
+             "8. Shapes you are not shown are checked too, on fresh inputs: "
+             "there the kernel must be correct, and no slower than the "
+             "task's seed kernel beyond a small margin",
+             "rule: shapes not shown are checked for correctness and speed");
 
     /* The launch block. */
     like_str(system, "   KERNEL<<<GRID, BLOCK[, SMEM]>>>(ARG, ...)\n",
@@ -1031,6 +1175,7 @@ int main(void)
     test_wrong();
     test_h200();
     test_rules();
+    test_target();
     test_other_forms();
     test_variants();
     test_revision();

@@ -60,6 +60,7 @@
 #include <nvrtc.h>
 
 #include "headers.h"
+#include "proc/compile_log.h"
 #include "proc/include_scan.h"
 #include "sandbox.h"
 #include "worker.h"
@@ -195,8 +196,7 @@ static char *program_log(nvrtcProgram prog)
 }
 
 /* The one line that says why a compile failed: a kernel name that is not
- * defined, else the first line of the log with "error", else a generic
- * text. */
+ * defined, else the log's first error (proc/compile_log.h). */
 static char *compile_error_text(const job *j, const char *log)
 {
     for (size_t i = 0; i < j->nkernels; i++) {
@@ -209,19 +209,7 @@ static char *compile_error_text(const job *j, const char *log)
             return kevo__asprintf("kernel '%s' is not defined in %s",
                                   j->kernels[i], j->name);
     }
-    const char *p = log;
-    while (p && *p) {
-        const char *end = strchr(p, '\n');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        const char *e = strstr(p, "error");
-        if (e && e < p + n) {
-            if (n > 400)
-                n = 400;
-            return kevo__asprintf("compile error: %.*s", (int)n, p);
-        }
-        p = end ? end + 1 : NULL;
-    }
-    return kevo__strdup("compile error");
+    return kevo__compile_log_reason(log);
 }
 
 static bool fail_nvrtc(outcome *o, const char *what, nvrtcResult r)

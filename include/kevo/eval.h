@@ -104,8 +104,9 @@ typedef enum kevo_eval_string_option {
     KEVO_EVAL_CACHE_DIR = 1,   /* compile and ceiling caches; default:
                                   $KEVO_CACHE_DIR, $XDG_CACHE_HOME/kevo or
                                   ~/.cache/kevo */
-    KEVO_EVAL_ARCH = 2,        /* "sm_90": the compile target of an
-                                  evaluator started without a GPU */
+    KEVO_EVAL_ARCH = 2,        /* "sm_90a": the compile target of an
+                                  evaluator started without a GPU;
+                                  default: the nominal device's, sm_90a */
     KEVO_EVAL_FITNESS = 3,     /* the fitness function: "roofline" (the
                                   default: the geometric mean of the
                                   shapes' roofline efficiencies),

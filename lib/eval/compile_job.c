@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "compile_pool_private.h"
+#include "proc/compile_log.h"
 #include "proc/include_scan.h"
 
 static double now_seconds(void)
@@ -279,6 +280,16 @@ static kevo__compile_result *result_from_entry(const kevo__compile_job *j,
     e->error = e->log = e->ptx = e->nvrtc = NULL;
     e->cubin = NULL;
     kevo__cache_entry_clear(e);
+    /* An entry stored by an older kevo may give ptxas's closing line
+     * ("Ptx assembly aborted due to errors") for a reason: it is made
+     * again from the log, as the compile process makes it now. */
+    if (!r->ok && r->log && kevo__compile_log_reason_is(r->error)) {
+        char *why = kevo__compile_log_reason(r->log);
+        if (why) {
+            free(r->error);
+            r->error = why;
+        }
+    }
     return r;
 }
 

@@ -469,7 +469,8 @@ static bool says(const char *s, size_t n, const char *word)
     return false;
 }
 
-/* The compiler's error lines of log, each with the indented lines under
+/* The compiler's error lines of log (ptxas's "fatal" ones too, such as
+ * its C7602, insufficient registers), each with the indented lines under
  * it that show where, as NVRTC prints them. */
 static void put_errors(kevo_buf *b, const char *log)
 {
@@ -479,7 +480,7 @@ static void put_errors(kevo_buf *b, const char *log)
         const char *eol = strchr(p, '\n');
         size_t n = eol ? (size_t)(eol - p) : strlen(p);
         size_t m = n > 0 && p[n - 1] == '\r' ? n - 1 : n;
-        bool error = says(p, m, "error");
+        bool error = says(p, m, "error") || says(p, m, "fatal");
         bool shown =
             error || (context > 0 && m > 0 && (*p == ' ' || *p == '\t') &&
                       !says(p, m, "warning"));

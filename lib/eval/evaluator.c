@@ -53,9 +53,6 @@ kevo_status kevo_evaluator_start(kevo_evaluator *ev, unsigned flags,
         if ((rc = kevo__ev_slots_start(ev, worker, err)) != KEVO_OK)
             goto fail;
     } else {
-        const char *arch =
-            ev->str[KEVO_EVAL_ARCH] ? ev->str[KEVO_EVAL_ARCH] : "sm_90";
-        snprintf(ev->arch, sizeof ev->arch, "%s", arch);
         if (!(ev->device = kevo_vars_new())) {
             rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
             goto fail;
@@ -64,6 +61,14 @@ kevo_status kevo_evaluator_start(kevo_evaluator *ev, unsigned flags,
             kevo__error_set(err, rc, "device properties");
             goto fail;
         }
+        /* Without the option, the target a search on the nominal device
+         * would compile for (sm_90a). */
+        int64_t cc = 0;
+        kevo_vars_get(ev->device, "cc", &cc);
+        if (ev->str[KEVO_EVAL_ARCH])
+            snprintf(ev->arch, sizeof ev->arch, "%s", ev->str[KEVO_EVAL_ARCH]);
+        else
+            kevo__devprops_arch(cc, ev->arch, sizeof ev->arch);
     }
     kevo__compile_pool_config cfg = {
         .processes = (size_t)ev->opt[KEVO_EVAL_COMPILE_WORKERS],

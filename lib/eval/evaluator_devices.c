@@ -229,11 +229,10 @@ kevo_status kevo__ev_slots_start(kevo_evaluator *ev, const char *worker,
     }
     if (rc != KEVO_OK)
         return rc;
-    int64_t cc = slot_cc(&ev->slots[0]);
-    /* The arch-specific target (sm_90a) unlocks wgmma and TMA on the device
-     * at hand; the code only ever runs there. */
-    snprintf(ev->arch, sizeof ev->arch,
-             cc >= 90 ? "sm_%" PRId64 "a" : "sm_%" PRId64, cc);
+    /* The arch-specific target (sm_90a) unlocks wgmma and setmaxnreg on
+     * the device at hand; the code only ever runs there. Operators are
+     * told the same target (kevo__devprops_json). */
+    kevo__devprops_arch(slot_cc(&ev->slots[0]), ev->arch, sizeof ev->arch);
     if (!(ev->device = kevo_vars_copy(ev->slots[0].device)))
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     if ((rc = kevo__ev_ensure_ceiling(ev, "bandwidth", true, err)) != KEVO_OK ||

@@ -19,6 +19,7 @@
 #include "compile_pool.h"
 #include "eval_private.h"
 #include "gpu_client.h"
+#include "model/devprops.h"
 #include "model/task_private.h"
 #include "proc/eval_options.h"
 
@@ -119,10 +120,10 @@ struct kevo_evaluator {
     kevo__compile_pool *pool;
     evslot *slots; /* one per device; none when compile-only */
     size_t nslots;
-    kevo_vars *device; /* the first device's properties (or the nominal
-                          ones without a GPU): what launches are checked
-                          against before compiling */
-    char arch[16];
+    kevo_vars *device;          /* the first device's properties (or the nominal
+                                   ones without a GPU): what launches are checked
+                                   against before compiling */
+    char arch[KEVO__ARCH_SIZE]; /* the compile target (sm_90a) */
     kevo_rng *rng;
     taskrec *tasks;
     job *jobs, *jobs_tail; /* in submission order */

@@ -4,7 +4,9 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -52,6 +54,16 @@ kevo_status kevo__devprops_nominal(kevo_vars *vars)
     return KEVO_OK;
 }
 
+char *kevo__devprops_arch(int64_t cc, char *buf, size_t size)
+{
+    if (size == 0)
+        return buf;
+    buf[0] = '\0';
+    if (cc >= 10 && cc < 10000)
+        snprintf(buf, size, "sm_%" PRId64 "%s", cc, cc >= 90 ? "a" : "");
+    return buf;
+}
+
 static bool known(double x)
 {
     return isfinite(x) && x > 0;
@@ -70,6 +82,11 @@ char *kevo__devprops_json(const char *name, const kevo_vars *props,
             good = json_object_set_new(o, props_list[i].name,
                                        json_integer(v)) == 0;
     }
+    int64_t cc;
+    char arch[KEVO__ARCH_SIZE];
+    if (good && props && kevo_vars_get(props, "cc", &cc) == KEVO_OK &&
+        *kevo__devprops_arch(cc, arch, sizeof arch))
+        good = json_object_set_new(o, "arch", json_string(arch)) == 0;
     if (good && ceilings && known(ceilings->bandwidth))
         good = json_object_set_new(o, "bandwidth",
                                    json_real(ceilings->bandwidth)) == 0;

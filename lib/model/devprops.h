@@ -32,10 +32,24 @@ bool kevo__devprop_is_name(const char *name);
  * 227 KiB of shared memory per block, 50 MiB of L2) in vars. */
 kevo_status kevo__devprops_nominal(kevo_vars *vars);
 
+/* The longest target kevo__devprops_arch writes, with its NUL. */
+#define KEVO__ARCH_SIZE 16
+
+/*
+ * kevo__devprops_arch: the target kevo compiles for on a device of compute
+ * capability cc (major * 10 + minor), into buf: the architecture-specific
+ * target ("sm_90a", "sm_100a", "sm_120a") from compute capability 9.0 on,
+ * where there is one for every device, since a candidate only ever runs
+ * on the device it was compiled for and wgmma, setmaxnreg and tcgen05 exist
+ * only there; "sm_NN" before. "" for a cc below 10. Returns buf.
+ */
+char *kevo__devprops_arch(int64_t cc, char *buf, size_t size);
+
 /*
  * The device as operators see it (kevo_host_api's device_json): a JSON
  * object with the device's name (when known), its properties under their
- * expression names (sm_count, max_smem_per_block, ...), and its measured
+ * expression names (sm_count, max_smem_per_block, ...), "arch", the
+ * target NVRTC compiles for (kevo__devprops_arch of its cc), and its measured
  * ceilings: "bandwidth" in bytes (read plus written) per second,
  * "launch_latency" in seconds, "peaks" {"fp32": operations per second,
  * ...} with the known peaks, and "peak", the kind the task's cost model

@@ -23,13 +23,16 @@
 
 /* The rules below are kevo's: the host's include_rule() (headers),
  * lib/model/blocks.c and kevo-blocks(5) (the kevo:launch and kevo:param
- * blocks), lib/eval/compile_pool.c (the NVRTC options, parameters as -D
- * macros), worker/gpu_launch.c (the shared-memory opt-in) and worker/compile.c
- * (kernels found by name expression, so extern "C" is optional).
- * tests/test-prompt.c checks the examples and the forbidden forms against the
- * parser. */
-/* The system text: system_head, the headers a kernel may include (the
- * host's include_rule()), system_tail. */
+ * blocks), lib/eval/compile_job.c (kevo__compile_options: the NVRTC
+ * options, parameters as -D macros), lib/model/devprops.c (the target, the
+ * device JSON's "arch"), worker/gpu_launch.c (the shared-memory opt-in),
+ * worker/compile.c (kernels found by name expression, so extern "C" is
+ * optional) and the held-out gate (fitness/gate.c: correct, and not slower
+ * than the seed beyond a slack). tests/test-prompt.c checks the examples,
+ * the forbidden forms and the options against the code. */
+/* The system text: system_head, the target (kevo__llm_put_target, with
+ * nvrtc_options), system_mid, the headers a kernel may include (the host's
+ * include_rule()), system_tail. */
 static const char system_head[] =
     "You are an expert CUDA performance engineer. You make a CUDA kernel "
     "faster on the GPU described, while its results stay correct within "
@@ -48,9 +51,15 @@ static const char system_head[] =
     "efficiencies, and 0 when any shape fails.\n"
     "\n"
     "Rules kevo enforces (a kernel that breaks one fails):\n"
-    "1. Device code only. NVRTC compiles the source with -std=c++17 for "
-    "the device's architecture; a function without __global__ or __host__ "
-    "is a __device__ function. No host code: no main, no cudaMalloc or "
+    "1. Device code only. ";
+
+/* NVRTC's fixed options but -arch and the -D macros. */
+static const char nvrtc_options[] =
+    "-std=c++17 --ptxas-options=-v -default-device --no-source-include";
+
+static const char system_mid[] =
+    "A function without __global__ or __host__ is a __device__ function "
+    "(-default-device). No host code: no main, no cudaMalloc or "
     "cudaMemcpy, no launches from the source.\n"
     "2. #include only ";
 
@@ -99,6 +108,12 @@ static const char system_tail[] =
     "itself, up to max_smem_per_block (static and dynamic together).\n"
     "7. Each kernel named in the kevo:launch block is a __global__ function "
     "of the source with that name (extern \"C\" or not).\n"
+    "8. Shapes you are not shown are checked too, on fresh inputs: there "
+    "the kernel must be correct, and no slower than the task's seed kernel "
+    "beyond a small margin, or it is never the search's result, however "
+    "fast it is on the shapes shown. Handle every size the dims can take "
+    "(one that no tile divides, a small one, a large one), and do not tune "
+    "the launch to the shapes shown alone.\n"
     "\n"
     "An example of both blocks (a reduction in two kernels):\n"
     "/* kevo:launch\n"
@@ -423,6 +438,8 @@ bool kevo__llm_prompt_build(const llm_prompt_input *in, char **system,
     raw = kevo__llm_buf_take(&b);
     llm_buf sys = {0};
     kevo__llm_buf_puts(&sys, system_head);
+    kevo__llm_put_target(&sys, in->device_json, nvrtc_options);
+    kevo__llm_buf_puts(&sys, system_mid);
     kevo__llm_buf_puts(&sys, in->include_rule ? in->include_rule : "");
     kevo__llm_buf_puts(&sys, system_tail);
     char *sys_text = kevo__llm_buf_take(&sys);

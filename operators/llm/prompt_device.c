@@ -3,7 +3,10 @@
  * threads, registers and shared memory per SM and per block (with the
  * default and opt-in shared-memory limits), its L2, and its measured
  * ceilings with their units and the ridge point, from the JSON object the
- * host's device_json() gives (kevo-operator(7)).
+ * host's device_json() gives (kevo-operator(7)); and the target NVRTC
+ * compiles for, with what it has. What each target has was found by
+ * compiling each instruction with NVRTC 13.0 for each target
+ * (tests/test-compile-pool.c compiles them again).
  */
 #include "config.h"
 
@@ -23,6 +26,7 @@
 
 /* Keys of the device object shown by put_device itself. */
 static const char *const device_keys[] = {"name",
+                                          "arch",
                                           "cc",
                                           "sm_count",
                                           "warp_size",
@@ -173,5 +177,142 @@ void kevo__llm_put_device(llm_buf *b, const char *device_json)
         kevo__llm_put_value(b, v);
         kevo__llm_buf_puts(b, "\n");
     }
+    json_decref(d);
+}
+
+/* ---- the target ---------------------------------------------------------- */
+
+/* What an architecture-specific target alone has, by the compute
+ * capabilities it serves (major * 10 + minor, [from, to)), and what this
+ * device lacks that another one has. */
+static const struct {
+    int from, to;
+    const char *only;
+    const char *lacks;
+} targets[] = {
+    {90, 100,
+     "warpgroup MMA (wgmma.mma_async, with wgmma.fence, "
+     "wgmma.commit_group and wgmma.wait_group) and setmaxnreg",
+     NULL},
+    {100, 120,
+     "the tcgen05 instructions (tcgen05.mma on tensor memory, with "
+     "tcgen05.alloc, tcgen05.ld, tcgen05.st and tcgen05.commit) and "
+     "setmaxnreg",
+     "wgmma, which only sm_90a has"},
+    {120, 130, "setmaxnreg",
+     "wgmma (sm_90a's) or tcgen05 (sm_100a's): its tensor cores are "
+     "reached through mma.sync"},
+};
+
+/* What every target from compute capability 9.0 on has. */
+static const char since_hopper[] =
+    "thread-block clusters (give the kernel __cluster_dims__(X, Y, Z): the "
+    "kevo:launch block has no cluster item, and the grid must be a "
+    "multiple of the cluster; distributed shared memory across the "
+    "cluster's blocks), bulk copies between global and shared memory "
+    "(cp.async.bulk, completing on an mbarrier with a transaction count), "
+    "and tensor copies (cp.async.bulk.tensor), which need a tensor map "
+    "(CUtensorMap) that kevo does not pass to a kernel";
+
+/* "sm_90a", "sm_100", ... as the compute capability it names (90, 100),
+ * and whether it is architecture-specific; 0 when arch is no such name. */
+static int arch_cc(const char *arch, bool *specific)
+{
+    int cc = 0;
+    size_t i = 3;
+    *specific = false;
+    if (strncmp(arch, "sm_", 3) != 0)
+        return 0;
+    for (; arch[i] >= '0' && arch[i] <= '9' && i < 7; i++)
+        cc = cc * 10 + (arch[i] - '0');
+    if (i == 3)
+        return 0;
+    *specific = arch[i] == 'a';
+    return arch[i] == '\0' || (*specific && arch[i + 1] == '\0') ? cc : 0;
+}
+
+void kevo__llm_put_target(llm_buf *b, const char *device_json,
+                          const char *options)
+{
+    json_t *d = device_json ? json_loads(device_json, 0, NULL) : NULL;
+    const char *arch = json_string_value(json_object_get(d, "arch"));
+    bool specific = false;
+    int cc = arch ? arch_cc(arch, &specific) : 0;
+    if (!cc) {
+        kevo__llm_buf_printf(b,
+                             "NVRTC compiles the source for the device's "
+                             "architecture with these options: -arch (the "
+                             "device's) %s, -DNAME=VALUE for each parameter, "
+                             "and -DKEVO_EVAL=1. ",
+                             options);
+        json_decref(d);
+        return;
+    }
+    kevo__llm_buf_printf(b, "NVRTC compiles the source for %s, ", arch);
+    if (specific)
+        kevo__llm_buf_printf(b,
+                             "the architecture-specific target of this "
+                             "device (compute capability %d.%d)",
+                             cc / 10, cc % 10);
+    else
+        kevo__llm_buf_printf(b,
+                             "the target of this device (compute capability "
+                             "%d.%d%s)",
+                             cc / 10, cc % 10,
+                             cc < 90 ? ", which has no architecture-specific "
+                                       "target"
+                                     : "");
+    kevo__llm_buf_printf(b,
+                         ", with exactly these options: -arch=%s %s, "
+                         "-DNAME=VALUE for each parameter, and "
+                         "-DKEVO_EVAL=1. The code only ever runs on this "
+                         "device: write for it alone, with no #if on "
+                         "__CUDA_ARCH__ and no fallback for another "
+                         "architecture. ",
+                         arch, options);
+    if (cc < 90) {
+        kevo__llm_buf_printf(b,
+                             "wgmma, setmaxnreg, thread-block clusters and "
+                             "bulk or tensor copies (cp.async.bulk) are not "
+                             "available on %s: they need compute capability "
+                             "9.0 or later%s. ",
+                             arch,
+                             cc >= 80 ? "; its tensor cores are reached "
+                                        "through mma.sync (with ldmatrix), "
+                                        "and cp.async copies global memory "
+                                        "to shared memory asynchronously"
+                                      : "");
+        json_decref(d);
+        return;
+    }
+    size_t t = 0;
+    while (t < sizeof targets / sizeof *targets &&
+           !(cc >= targets[t].from && cc < targets[t].to))
+        t++;
+    bool known = t < sizeof targets / sizeof *targets;
+    if (specific)
+        kevo__llm_buf_printf(b,
+                             "%s has what only the architecture-specific "
+                             "target has: %s; ",
+                             arch,
+                             known ? targets[t].only
+                                   : "the instructions of this architecture "
+                                     "alone");
+    else
+        kevo__llm_buf_printf(b,
+                             "%s is not the architecture-specific target, "
+                             "so what only that has is not available (%s); "
+                             "%s has ",
+                             arch,
+                             known ? targets[t].only
+                                   : "the instructions of this architecture "
+                                     "alone",
+                             arch);
+    kevo__llm_buf_printf(b,
+                         "%swhat every target from compute capability 9.0 "
+                         "on has: %s. ",
+                         specific ? "and " : "", since_hopper);
+    if (known && targets[t].lacks)
+        kevo__llm_buf_printf(b, "This device has no %s. ", targets[t].lacks);
     json_decref(d);
 }

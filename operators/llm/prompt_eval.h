@@ -51,6 +51,17 @@ void kevo__llm_put_kib(llm_buf *b, double bytes);
  * is. */
 void kevo__llm_put_device(llm_buf *b, const char *device_json);
 
+/* The target kevo compiles for, for the first rule of the system text:
+ * the device's "arch" (sm_90a, ...) with compute capability, the NVRTC
+ * options (options: the fixed ones, "-std=c++17 ..."; -arch, the
+ * parameters' -D macros and -DKEVO_EVAL=1 are added here), that the code
+ * runs on that device alone, and what the target has and lacks: wgmma and
+ * setmaxnreg on sm_90a, tcgen05 on sm_100a, clusters and bulk copies from
+ * 9.0 on, none of them before. The device's architecture in general words
+ * where device_json (may be NULL) names no arch. */
+void kevo__llm_put_target(llm_buf *b, const char *device_json,
+                          const char *options);
+
 /* ---- prompt_eval.c ---- */
 
 /* An evaluation in full: a line saying how it ended (the verdict and

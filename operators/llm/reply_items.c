@@ -128,6 +128,126 @@ static size_t skip_parens(const cscan *sc, size_t k, size_t b)
     return b;
 }
 
+/* The comment of sc that holds byte i, or NULL (comments are in order). */
+static const cmt *comment_at(const cscan *sc, size_t i)
+{
+    size_t lo = 0, hi = sc->nc;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sc->c[mid].end <= i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < sc->nc && sc->c[lo].start <= i ? &sc->c[lo] : NULL;
+}
+
+/* Bytes [from, to) of the source, comments aside, hold one of chars. */
+static bool gap_has(const cscan *sc, size_t from, size_t to, const char *chars)
+{
+    for (size_t i = from; i < to && i < sc->n; i++) {
+        const cmt *cm = comment_at(sc, i);
+        if (cm) {
+            i = cm->end - 1;
+            continue;
+        }
+        if (strchr(chars, sc->s[i]) && sc->s[i])
+            return true;
+    }
+    return false;
+}
+
+/* Where the text before token k on its line starts: its line's start, or
+ * the end of the token before it when that is on the line too. (Bounded
+ * by that token, so that reading every item stays linear.) */
+static size_t line_before(const cscan *sc, size_t k)
+{
+    size_t from = k > 0 ? sc->t[k - 1].off + sc->t[k - 1].len : 0;
+    size_t i = sc->t[k].off;
+    while (i > from && sc->s[i - 1] != '\n')
+        i--;
+    return i;
+}
+
+/* Token k is the first thing on its line, after some indentation. */
+static bool indented(const cscan *sc, size_t k)
+{
+    size_t off = sc->t[k].off, i = off;
+    while (i > 0 && (sc->s[i - 1] == ' ' || sc->s[i - 1] == '\t'))
+        i--;
+    return i < off && (i == 0 || sc->s[i - 1] == '\n');
+}
+
+/* t names a macro by the convention of capitals, digits and '_'. */
+static bool capitals(span t)
+{
+    bool letter = false;
+    for (size_t i = 0; i < t.n; i++) {
+        if (t.s[i] >= 'a' && t.s[i] <= 'z')
+            return false;
+        letter = letter || (t.s[i] >= 'A' && t.s[i] <= 'Z');
+    }
+    return letter;
+}
+
+/* The item reads as a statement of a function's body (reply_items.h). */
+static bool statement(const cscan *sc, const item *it)
+{
+    static const char *const words[] = {
+        "for",   "if",       "while", "do",   "switch", "return",
+        "break", "continue", "goto",  "else", "case",   "default",
+        "asm",   "__asm__",  "__asm", "try",  "throw",  "delete"};
+    size_t k = it->tok0;
+    if (it->kind != ITEM_DECL && it->kind != ITEM_FUNCTION)
+        return false;
+    for (size_t w = 0; w < LLM_ARRAY_SIZE(words); w++) {
+        if (tok_is(sc, k, words[w]))
+            return true;
+    }
+    if (tok_char(sc, k, '(') || tok_char(sc, k, '{'))
+        return true;
+    span first = tok_span(sc, k);
+    if (!tok_ident(sc, k) || keyword(first) ||
+        kevo__reply_is_attribute(first) || span_is(first, "static_assert"))
+        return false;
+    /* *p = v; ++i; */
+    size_t off = sc->t[k].off;
+    if (gap_has(sc, line_before(sc, k), off, "*&+-!~"))
+        return true;
+    if (k + 1 >= it->tok1)
+        return false;
+    if (tok_char(sc, k + 1, '=') || tok_char(sc, k + 1, '['))
+        return true;
+    if (tok_char(sc, k + 1, '('))
+        return it->kind == ITEM_DECL && !capitals(first);
+    /* acc += x; s.v = 1; p->v = 1; i++; */
+    return gap_has(sc, off + sc->t[k].len, sc->t[k + 1].off, "+-/%^|!~.?=<>");
+}
+
+/* The variable the declaration it declares reads as a function's local
+ * one (reply_items.h). */
+static bool local(const cscan *sc, const item *it)
+{
+    static const char *const builtins[] = {"threadIdx", "blockIdx", "blockDim",
+                                           "gridDim", "warpSize"};
+    bool konst = it->konst, space = false, shared = false;
+    for (size_t k = it->tok0; k < it->tok1; k++) {
+        konst = konst || tok_is(sc, k, "const");
+        space = space || tok_is(sc, k, "__device__") ||
+                tok_is(sc, k, "__constant__") || tok_is(sc, k, "__managed__");
+        shared = shared || tok_is(sc, k, "__shared__");
+        for (size_t b = 0; b < LLM_ARRAY_SIZE(builtins); b++) {
+            if (tok_is(sc, k, builtins[b]))
+                return true;
+        }
+    }
+    if (shared)
+        return true;
+    if (space)
+        return false;
+    return !konst || indented(sc, it->tok0);
+}
+
 static void directive(const cscan *sc, item *it)
 {
     size_t k = it->tok0 + 1;
@@ -237,6 +357,7 @@ static void declaration(const cscan *sc, item *it, bool braces)
     it->name = declarator(sc, a, b, "=,[({;", &at);
     it->defines =
         it->name.s && !tok_char(sc, at, '(') && !tok_is(sc, a, "extern");
+    it->local = it->defines && local(sc, it);
 }
 
 static bool push(items *out, const item *it)
@@ -345,6 +466,7 @@ static bool split(const cscan *sc, size_t a, size_t b, size_t depth, items *out)
         } else {
             declaration(sc, &it, braces);
         }
+        it.statement = statement(sc, &it);
         if (!push(out, &it))
             return false;
         if (opens == 2 && depth < SCOPE_DEPTH_MAX && it.tok1 > body + 1 &&

@@ -11,6 +11,18 @@
  * before it and no '=' of the item does (a lambda's is an initializer); a
  * template header's <...> is skipped. A directive is a '#' that starts its
  * line, to the end of its (continued) line.
+ *
+ * Models quote pieces of a kernel's body in fences of their own, and read
+ * as top-level items those pieces look like declarations of names the
+ * kernel uses ('for (...) {...}' a function named for, 'float acc = 0;' a
+ * variable acc). So an item is marked statement when it starts with a
+ * statement's keyword (for, if, while, do, switch, return, asm, ...) or a
+ * bracket, or with a name that is assigned, indexed, called (a name in
+ * capitals is taken for a macro that declares), incremented or whose
+ * member is reached; and a variable's declaration is marked local unless
+ * it is __device__, __constant__ or __managed__, or a const or constexpr
+ * that starts its line at its first column and reads none of threadIdx,
+ * blockIdx, blockDim and gridDim (a __shared__ variable is local too).
  */
 #ifndef KEVO_LLM_REPLY_ITEMS_H
 #define KEVO_LLM_REPLY_ITEMS_H
@@ -35,9 +47,14 @@ typedef struct item {
     bool global;       /* __global__ */
     bool device;       /* __device__ */
     bool konst;        /* constexpr or consteval */
-    size_t depth;      /* scopes around it */
-    span header;       /* ITEM_INCLUDE: the name between <> or "" */
-    bool angle;        /* ... it is in <> */
+    /* It reads as code from a function's body: a statement (for, if,
+     * return, an assignment, a call, ...), or a variable only a body would
+     * declare (see kevo__reply_items). */
+    bool statement;
+    bool local;
+    size_t depth; /* scopes around it */
+    span header;  /* ITEM_INCLUDE: the name between <> or "" */
+    bool angle;   /* ... it is in <> */
 } item;
 
 typedef struct items {

@@ -13,6 +13,7 @@ typedef struct joining {
     ctx *c;
     items *it;    /* the items of each fence (C fences that can join) */
     bool *usable; /* a C fence whose code is complete */
+    bool *quoted; /* ... that holds statements: a piece of a body */
     bool *joined;
     size_t *order; /* the joined fences, in the order they joined */
     size_t njoined;
@@ -70,18 +71,29 @@ static void join(joining *j, size_t k)
                               (span){launched->v[i], strlen(launched->v[i])});
 }
 
-/* What fence k would join for (a name the joined fences need), and what
- * keeps it out (a name they define already, or a block they hold). */
+/* What fence k would join for (a name the joined fences need, which it
+ * declares), and what keeps it out (a name they define already, or a block
+ * they hold). When it declares no such name, *body is a name it would
+ * join for were its statements and local variables declarations (a piece
+ * of a function's body quoted on its own), if any. */
 static void weigh(joining *j, size_t k, span *need, span *dup,
-                  const char **block)
+                  const char **block, span *body)
 {
-    *need = *dup = (span){NULL, 0};
+    *need = *dup = *body = (span){NULL, 0};
     *block = NULL;
     const items *it = &j->it[k];
-    for (size_t i = 0; i < it->n && !need->s; i++) {
-        const item *d = &it->v[i];
-        if (d->defines && d->name.s && used(j, d->name) && !defined(j, d->name))
-            *need = d->name;
+    for (int lax = 0; lax < 2 && !need->s && !body->s; lax++) {
+        for (size_t i = 0; i < it->n && !need->s && !body->s; i++) {
+            const item *d = &it->v[i];
+            if (!d->defines || !d->name.s ||
+                (!lax && (j->quoted[k] || d->local)) || !used(j, d->name) ||
+                defined(j, d->name))
+                continue;
+            if (lax)
+                *body = d->name;
+            else
+                *need = d->name;
+        }
     }
     if (!need->s)
         return;
@@ -134,10 +146,24 @@ static bool choose(joining *j, size_t chosen, llm_buf *why, llm_buf *left)
             c->work++;
             if (!j->usable[k] || j->joined[k] || refused[k])
                 continue;
-            span need, dup;
+            span need, dup, body;
             const char *block;
-            weigh(j, k, &need, &dup, &block);
+            weigh(j, k, &need, &dup, &block, &body);
             j->over = c->work > c->work_max;
+            if (body.s) {
+                refused[k] = true;
+                kevo__llm_buf_printf(left,
+                                     "; fence %zu is not joined: ", k + 1);
+                if (j->quoted[k])
+                    kevo__llm_buf_puts(left, "it holds statements, a piece "
+                                             "of a function's body");
+                else
+                    kevo__llm_buf_printf(left,
+                                         "it declares '%.*s' as a "
+                                         "function's local variable",
+                                         (int)body.n, body.s);
+                continue;
+            }
             if (!need.s)
                 continue;
             if (dup.s || block) {
@@ -178,9 +204,10 @@ kevo_reply_kind kevo__reply_join_helpers(ctx *c, size_t chosen, char **child,
     joining j = {.c = c};
     j.it = calloc(c->nfences, sizeof *j.it);
     j.usable = calloc(c->nfences, sizeof *j.usable);
+    j.quoted = calloc(c->nfences, sizeof *j.quoted);
     j.joined = calloc(c->nfences, sizeof *j.joined);
     j.order = calloc(c->nfences, sizeof *j.order);
-    if (!j.it || !j.usable || !j.joined || !j.order) {
+    if (!j.it || !j.usable || !j.quoted || !j.joined || !j.order) {
         kind = kevo__reply_nomem(c);
         goto done;
     }
@@ -191,6 +218,8 @@ kevo_reply_kind kevo__reply_join_helpers(ctx *c, size_t chosen, char **child,
             kind = kevo__reply_nomem(c);
             goto done;
         }
+        for (size_t i = 0; i < j.it[k].n; i++)
+            j.quoted[k] = j.quoted[k] || j.it[k].v[i].statement;
     }
     if (!choose(&j, chosen, &why, &left)) {
         kind = kevo__reply_nomem(c);
@@ -235,6 +264,7 @@ done:
         kevo__reply_items_free(&j.it[k]);
     free(j.it);
     free(j.usable);
+    free(j.quoted);
     free(j.joined);
     free(j.order);
     kevo__llm_buf_free(&why);

@@ -11,7 +11,11 @@
  * fences already joined define (an earlier draft of the kernel, say), or
  * holds a kevo:launch or kevo:param block where they already have one.
  * Only fences whose code is complete (no bracket, comment or literal left
- * open) are joined.
+ * open) are joined, and only for a name they declare: a fence that holds
+ * statements (a loop or a few lines quoted from a kernel's body, as models
+ * quote the current kernel before rewriting it) is never joined, and a
+ * variable a function's body would declare (reply_items.h) is no reason to
+ * join its fence; the note says when such a fence is left out.
  * The joined fences go before the kernel's, in reply order, each followed
  * by a blank line.
  */
