@@ -12,11 +12,16 @@
  * sends each failure back in the same conversation, credits the repaired
  * children, counts validity per operator and per prompt, logs the repairs,
  * lists the parent's failures in later prompts, and keeps all of it in
- * summary.json, report.html and the checkpoint.
+ * summary.json, report.html and the checkpoint. The run is opened after
+ * the operator is added, as the kevo program does: RUN/llm/ still gets
+ * the instance's file, its summary, and a request and a reply file for
+ * every call.
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +121,74 @@ static json_t *events(const char *dir, const char *type)
     return arr;
 }
 
+/* The numbers NNNNNN of the files dir/NNNNNN-SUFFIX.json, in a new JSON
+ * array (any order). */
+static json_t *numbered(const char *dir, const char *suffix)
+{
+    json_t *arr = json_array();
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char tail[64];
+    snprintf(tail, sizeof tail, "-%s.json", suffix);
+    while (d && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name), t = strlen(tail);
+        char *end;
+        unsigned long long seq = strtoull(e->d_name, &end, 10);
+        if (n > t && end != e->d_name && strcmp(end, tail) == 0)
+            json_array_append_new(arr, json_integer((json_int_t)seq));
+    }
+    if (d)
+        closedir(d);
+    return arr;
+}
+
+static bool has_number(const json_t *arr, json_int_t seq)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach (arr, i, v) {
+        if (json_integer_value(v) == seq)
+            return true;
+    }
+    return false;
+}
+
+/* RUN/llm/ of a search whose run was opened after its llm operator was
+ * added: the instance's file and summary, and a request and a reply file
+ * for every call the server received. */
+static void check_llm_files(const char *run, size_t calls)
+{
+    char *llm = kevo__path_join(run, "llm");
+    json_t *inst = numbered(llm, "instance"), *sum = numbered(llm, "summary");
+    json_t *req = numbered(llm, "request"), *rep = numbered(llm, "reply");
+    is_uint(json_array_size(inst), 1, "RUN/llm/ holds the instance's file");
+    ok(json_array_size(sum) == 1 &&
+           json_integer_value(json_array_get(sum, 0)) ==
+               json_integer_value(json_array_get(inst, 0)),
+       "and its summary, with the instance's number");
+    is_uint(json_array_size(req), calls,
+            "a request file for every call the server received");
+    is_uint(json_array_size(rep), calls, "and a reply file for each");
+    size_t i, paired = 0;
+    json_t *v;
+    json_array_foreach (req, i, v)
+        paired += has_number(rep, json_integer_value(v));
+    is_uint(paired, calls, "every request's reply has its number");
+    char *path = kevo__asprintf("%s/%06lld-summary.json", llm,
+                                (long long)json_integer_value(
+                                    json_array_get(sum, 0)));
+    json_t *s = json_load_file(path, 0, NULL);
+    is_int(json_integer_value(json_object_get(s, "calls")), (long long)calls,
+           "the summary counts the calls");
+    json_decref(s);
+    free(path);
+    json_decref(inst);
+    json_decref(sum);
+    json_decref(req);
+    json_decref(rep);
+    free(llm);
+}
+
 static kevo_search *make_search(const kevo_task *task, scorer *sc,
                                 const char *models, const char *dir,
                                 unsigned flags)
@@ -213,6 +286,8 @@ int main(void)
        "but two (%llu)",
        (unsigned long long)st.proposals, (unsigned long long)st.valid);
     kevo_search_free(s);
+    /* The run was opened after the operator was added. */
+    check_llm_files(run, loopback_count(srv));
 
     /* The server's requests: the first answered with the bad kernel, the
      * second the repair in the same conversation. */
