@@ -174,9 +174,9 @@ static void check_llm_files(const char *run, size_t calls)
     json_array_foreach (req, i, v)
         paired += has_number(rep, json_integer_value(v));
     is_uint(paired, calls, "every request's reply has its number");
-    char *path = kevo__asprintf("%s/%06lld-summary.json", llm,
-                                (long long)json_integer_value(
-                                    json_array_get(sum, 0)));
+    char *path =
+        kevo__asprintf("%s/%06lld-summary.json", llm,
+                       (long long)json_integer_value(json_array_get(sum, 0)));
     json_t *s = json_load_file(path, 0, NULL);
     is_int(json_integer_value(json_object_get(s, "calls")), (long long)calls,
            "the summary counts the calls");

@@ -796,7 +796,6 @@ done:
 
 /* ---- the plugin functions ---------------------------------------------- */
 
-
 static void state_free(llm_state *st)
 {
     if (!st)
