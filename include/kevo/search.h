@@ -103,11 +103,21 @@ typedef enum kevo_search_option {
                                          differences below it count as
                                          equal; -1: the evaluator's
                                          measured launch latency */
-    KEVO_SEARCH_RANK_DEPTH = 22       /* with a farm: evaluations in
+    KEVO_SEARCH_RANK_DEPTH = 22,      /* with a farm: evaluations in
                                          flight on each other rank at
                                          most; 0: as each rank says (its
                                          compile processes plus two per
                                          GPU, 2 with a scoring function) */
+    KEVO_SEARCH_OPERATOR_FAILURES = 23, /* stop once one operator's
+                                           requests (repairs included) gave
+                                           no child to evaluate this many
+                                           times in a row (0: never) */
+    KEVO_SEARCH_FAILURE_BACKOFF_MS = 24, /* an operator whose requests gave
+                                            no child twice in a row waits
+                                            this long before its next one,
+                                            twice as long after each further
+                                            failure (0: no wait) */
+    KEVO_SEARCH_FAILURE_BACKOFF_MAX_MS = 25 /* the longest such wait */
 } kevo_search_option;
 
 /* Why a search stopped, as kevo_search_stats.stop says. Values are only
@@ -121,7 +131,9 @@ typedef enum kevo_stop_reason {
     KEVO_STOP_TARGET = 5,      /* the target fitness was reached */
     KEVO_STOP_STAGNATION = 6,  /* no better fitness for too long */
     KEVO_STOP_EXHAUSTED = 7,   /* every operator said it has nothing new */
-    KEVO_STOP_INTERRUPTED = 8  /* kevo_search_interrupt() */
+    KEVO_STOP_INTERRUPTED = 8, /* kevo_search_interrupt() */
+    KEVO_STOP_OPERATOR_FAILURES = 9 /* an operator's requests kept giving
+                                       no child (operator_failures) */
 } kevo_stop_reason;
 
 /* The reason's name ("evaluations", "time", ...), or "unknown". Static. */

@@ -440,6 +440,36 @@ static void on_attempt(void *ud, const llm_http_attempt *a)
     json_array_append_new(attempts, rec);
 }
 
+/* The longest first line of a reply a failure quotes, in bytes. */
+#define FIRST_LINE_MAX 120
+
+/* Appends "; it began: "LINE"" to b: the first line of text that is not
+ * blank, trimmed, cut at FIRST_LINE_MAX bytes (on a character's start),
+ * so that a failure says what the model wrote instead of a kernel.
+ * Nothing for a reply without text. */
+static void first_line(llm_buf *b, const char *text, size_t len)
+{
+    size_t i = 0;
+    while (i < len && (text[i] == ' ' || text[i] == '\t' ||
+                       text[i] == '\n' || text[i] == '\r'))
+        i++;
+    size_t end = i;
+    while (end < len && text[end] != '\n' && text[end] != '\r')
+        end++;
+    while (end > i && (text[end - 1] == ' ' || text[end - 1] == '\t'))
+        end--;
+    if (end == i)
+        return;
+    bool cut = end - i > FIRST_LINE_MAX;
+    if (cut) {
+        end = i + FIRST_LINE_MAX;
+        while (end > i && ((unsigned char)text[end] & 0xC0) == 0x80)
+            end--;
+    }
+    kevo__llm_buf_printf(b, "; it began: \"%.*s%s\"", (int)(end - i),
+                         text + i, cut ? "..." : "");
+}
+
 /* Logs how a reply parsed (kind and reason). When it gave nothing (ok is
  * false), counts the failure and fails the request with fail_kind,
  * saying that the reply gave no `what`, and why. */
@@ -460,6 +490,7 @@ static void parse_outcome(llm_call *c, bool ok, const char *kind,
                          c->wire.cut_off && strcmp(kind, "truncated") != 0
                              ? " (the reply stopped at max_tokens)"
                              : "");
+    first_line(&b, c->wire.text, c->wire.text_len);
     call_fail(c, fail_kind, b.data ? b.data : "out of memory");
     kevo__llm_buf_free(&b);
 }
