@@ -288,8 +288,7 @@ static void prose_search(const kevo_task *task, const char *models,
             "\"Vectorise the loads. [[kevo-loopback:p:advice,plan]]\"}}",
             NULL, NULL, NULL, NULL, &e) != KEVO_OK)
         bail_out("prompt: %s", e.text);
-    if (kevo_search_open_run(s, run, 0, "test-search-llm prose", &e) !=
-        KEVO_OK)
+    if (kevo_search_open_run(s, run, 0, "test-search-llm prose", &e) != KEVO_OK)
         bail_out("run directory: %s", e.text);
     double t0 = now_seconds();
     e = (kevo_error)KEVO__ERROR_INIT;
@@ -331,8 +330,8 @@ static void prose_search(const kevo_task *task, const char *models,
             json_object_get(json_array_get(waits, i), "wait_s"));
     ok(fabs(w[0] - 0.001) < 1e-9 && fabs(w[1] - 0.002) < 1e-9 &&
            fabs(w[2] - 0.004) < 1e-9 && fabs(w[3] - 0.005) < 1e-9,
-       "prose: the waits double up to the cap (%g %g %g %g)", w[0], w[1],
-       w[2], w[3]);
+       "prose: the waits double up to the cap (%g %g %g %g)", w[0], w[1], w[2],
+       w[3]);
     json_decref(waits);
     check_llm_files(run, calls);
     /* No revision without children: every request asked for a child. */

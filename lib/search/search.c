@@ -18,9 +18,8 @@
 #include "search_private.h"
 
 static const char *const stop_names[] = {
-    "none",       "evaluations", "time",        "tokens",
-    "cost",       "target",      "stagnation",  "exhausted",
-    "interrupted", "operator_failures"};
+    "none",   "evaluations", "time",      "tokens",      "cost",
+    "target", "stagnation",  "exhausted", "interrupted", "operator_failures"};
 
 const char *kevo_stop_reason_name(kevo_stop_reason reason)
 {
@@ -442,13 +441,13 @@ static kevo_status finish(kevo_search *s, kevo_error *err)
 {
     const char *state =
         s->state.stop == KEVO_STOP_INTERRUPTED ? "interrupted" : "finished";
-    kevo_status rc = kevo__search_log(
-        s, "stop",
-        json_pack("{s:s, s:I, s:s?}", "reason",
-                  kevo_stop_reason_name(s->state.stop), "n",
-                  (json_int_t)s->progress.evaluations, "message",
-                  s->state.stop_text),
-        err);
+    kevo_status rc =
+        kevo__search_log(s, "stop",
+                         json_pack("{s:s, s:I, s:s?}", "reason",
+                                   kevo_stop_reason_name(s->state.stop), "n",
+                                   (json_int_t)s->progress.evaluations,
+                                   "message", s->state.stop_text),
+                         err);
     if (rc == KEVO_OK)
         rc = kevo__search_checkpoint(s, err);
     if (rc == KEVO_OK)

@@ -57,8 +57,8 @@ typedef struct kevo__search_streak {
     uint64_t n;
     kevo__streak_kind kinds[KEVO__STREAK_KINDS];
     size_t nkinds;
-    uint64_t other; /* failures of kinds past KEVO__STREAK_KINDS */
-    char *last;     /* the last failure's reason, or NULL */
+    uint64_t other;    /* failures of kinds past KEVO__STREAK_KINDS */
+    char *last;        /* the last failure's reason, or NULL */
     double not_before; /* monotonic seconds; 0: at once */
 } kevo__search_streak;
 

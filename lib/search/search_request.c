@@ -380,8 +380,9 @@ kevo_status kevo__search_revise(kevo_search *s, kevo_error *err)
  * operator_failures times in a row: a model that answers with prose must
  * not turn into thousands of requests a minute. A child that reaches
  * evaluation (whatever its verdict) ends the run of failures;
- * "exhausted" (nothing new to propose) and children past the evaluation
- * budget neither count nor end it. */
+ * "exhausted" (nothing new to propose) and "budget" (the operator's own
+ * budget is spent), which count towards KEVO_STOP_EXHAUSTED instead, and
+ * children past the evaluation budget neither count nor end it. */
 
 void kevo__search_streak_clear(kevo__search_streak *k)
 {
@@ -597,7 +598,9 @@ static kevo_status take_children(kevo_search *s, const kevo__search_req *r,
     for (size_t i = 0; i < nfail; i++) {
         const char *kind = kevo_operator_result_failure_kind(res, i);
         const char *why = kevo_operator_result_failure_reason(res, i);
-        exhausted = exhausted || strcmp(kind, KEVO_FAIL_EXHAUSTED) == 0;
+        /* An operator whose budget is spent has nothing more either. */
+        exhausted = exhausted || strcmp(kind, KEVO_FAIL_EXHAUSTED) == 0 ||
+                    strcmp(kind, KEVO_FAIL_BUDGET) == 0;
         /* Replies without a kernel tell of the prompt, too. */
         if (r->prompt >= 0 && (strcmp(kind, KEVO_FAIL_NO_CODE) == 0 ||
                                strcmp(kind, KEVO_FAIL_EDIT) == 0))

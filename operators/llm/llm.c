@@ -450,8 +450,8 @@ static void on_attempt(void *ud, const llm_http_attempt *a)
 static void first_line(llm_buf *b, const char *text, size_t len)
 {
     size_t i = 0;
-    while (i < len && (text[i] == ' ' || text[i] == '\t' ||
-                       text[i] == '\n' || text[i] == '\r'))
+    while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' ||
+                       text[i] == '\r'))
         i++;
     size_t end = i;
     while (end < len && text[end] != '\n' && text[end] != '\r')
@@ -466,8 +466,8 @@ static void first_line(llm_buf *b, const char *text, size_t len)
         while (end > i && ((unsigned char)text[end] & 0xC0) == 0x80)
             end--;
     }
-    kevo__llm_buf_printf(b, "; it began: \"%.*s%s\"", (int)(end - i),
-                         text + i, cut ? "..." : "");
+    kevo__llm_buf_printf(b, "; it began: \"%.*s%s\"", (int)(end - i), text + i,
+                         cut ? "..." : "");
 }
 
 /* Logs how a reply parsed (kind and reason). When it gave nothing (ok is
