@@ -2,9 +2,11 @@
  * search_request.c: the search's requests to operators. Picking the
  * island, the parent (by the mix of selection rules), the inspirations,
  * the operator (by weight) and the prompt (by Thompson sampling); sending
- * prompts for revision when the pool says one is due; and taking what the
- * operators answer: children go to evaluation (within the budget),
- * failures are logged and credited, revised prompts join the pool.
+ * prompts for revision when the pool says one is due (and children were
+ * judged since the last); and taking what the operators answer: children
+ * go to evaluation (within the budget), failures are logged and credited,
+ * revised prompts join the pool, and an operator whose requests keep
+ * giving no child waits longer and longer, then stops the search.
  */
 #include "config.h"
 
