@@ -144,6 +144,8 @@ static const char *stop_explained(const char *reason)
         {"target", "the target fitness was reached"},
         {"stagnation", "no better fitness for too long"},
         {"exhausted", "the operators have nothing new to propose"},
+        {"operator_failures",
+         "an operator's requests kept giving no child to evaluate"},
     };
     for (size_t i = 0; reason && i < sizeof text / sizeof *text; i++)
         if (strcmp(reason, text[i][0]) == 0)

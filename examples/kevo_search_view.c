@@ -79,7 +79,7 @@ void view_on_event(kevo_search *search, const kevo_search_event *event,
                    void *user)
 {
     view *vw = user;
-    char line[512];
+    char line[2048];
     (void)search;
     if (event->type == KEVO_SEARCH_CHAMPION && (vw->live || vw->plain)) {
         kevo_search_stats st;
@@ -90,6 +90,11 @@ void view_on_event(kevo_search *search, const kevo_search_event *event,
         progress_champion_line(event->fitness, c ? kevo_candidate_id(c) : 0,
                                c ? kevo_candidate_operator(c) : NULL,
                                st.evaluations, line, sizeof line);
+        view_line(vw, line);
+    } else if (event->type == KEVO_SEARCH_STOPPED && event->text) {
+        /* Why it stopped, beyond the reason's name (an operator whose
+         * requests kept failing): shown whatever the view. */
+        snprintf(line, sizeof line, "%s: stopped: %s", program, event->text);
         view_line(vw, line);
     } else if (event->type == KEVO_SEARCH_CHECKPOINT && vw->plain) {
         progress_values v;
@@ -109,6 +114,32 @@ void view_on_log(void *user, kevo_log_level level, const char *op_name,
     fprintf(stderr, "%s: %s: %s%s\n", program, op_name,
             level == KEVO_LOG_ERROR ? "error: " : "warning: ", message);
     view_draw(vw);
+}
+
+/* What keeps a model's bill in check, said before the search starts: the
+ * token budget (20 million unless set), the cost budget when set, and
+ * the failures in a row after which the search stops. */
+static void view_llm_limits(kevo_search *search)
+{
+    int64_t tokens = kevo_search_get_int(search, KEVO_SEARCH_MAX_TOKENS);
+    int64_t micros = kevo_search_get_int(search, KEVO_SEARCH_MAX_COST_MICROS);
+    int64_t fails = kevo_search_get_int(search, KEVO_SEARCH_OPERATOR_FAILURES);
+    fprintf(stderr, "%s: llm: ", program);
+    if (tokens > 0)
+        fprintf(stderr,
+                "stops at %lld tokens (--set max_tokens=N; 0: no "
+                "limit)",
+                (long long)tokens);
+    else
+        fprintf(stderr, "no token budget");
+    if (micros > 0)
+        fprintf(stderr, ", or a cost of %.6g", (double)micros / 1e6);
+    if (fails > 0)
+        fprintf(stderr,
+                "; stops after %lld requests of one operator in a row "
+                "without a child (--set operator_failures=N)",
+                (long long)fails);
+    fprintf(stderr, "\n");
 }
 
 void view_start(const view *vw, bool resumed, const kevo_task *task,
@@ -132,6 +163,8 @@ void view_start(const view *vw, bool resumed, const kevo_task *task,
     if (secs > 0)
         fprintf(stderr, "; %lld s", (long long)secs);
     fprintf(stderr, "; run directory %s\n", dir);
+    if (vw->llm)
+        view_llm_limits(vw->search);
 }
 
 void view_print_stats(kevo_search *search)

@@ -26,7 +26,8 @@ typedef struct view {
 
 /* view_start: the line that opens a run, unless the view shows nothing:
  * the task, the device, the plan's operators, the budget and the run
- * directory dir. */
+ * directory dir; with the llm operator, a line of its limits (the token
+ * budget, the failures in a row that stop the search). */
 void view_start(const view *vw, bool resumed, const kevo_task *task,
                 kevo_evaluator *ev, json_t *plan, const char *dir);
 
@@ -38,8 +39,9 @@ void view_draw(view *vw);
 void view_clear(view *vw);
 
 /* view_on_event: the search's callback, with the view as user: a line
- * for each new champion and, on plain output, each checkpoint; else a
- * draw. */
+ * for each new champion and, on plain output, each checkpoint; a line
+ * saying why the search stopped when the engine says more than the
+ * reason's name; else a draw. */
 void view_on_event(kevo_search *search, const kevo_search_event *event,
                    void *user);
 

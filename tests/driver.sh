@@ -271,6 +271,33 @@ else
   [ $rc -eq 143 ]; check "SIGTERM: exit 143 ($rc)" $?
   grep -q "search --resume $tmp/long" "$tmp/err"; check "it says how to resume" $?
   grep -q '^stopped: interrupted' "$tmp/out"; check "the summary says interrupted" $?
+  # A model that answers every request with prose (tests/data/llm-prose,
+  # served by loopback-serve): the search stops by itself after 20 requests
+  # in a row without a child and says why, and RUN/llm/ holds a request and
+  # a reply file for each request the server answered (the driver opens the
+  # run after adding its operators).
+  "$builddir/tests/loopback-serve" "$srcdir/tests/data/llm-prose" > "$tmp/url" 2> "$tmp/serve.err" &
+  server=$!
+  i=0
+  while [ ! -s "$tmp/url" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+  url=$(head -n 1 "$tmp/url")
+  printf '{"models": [{"api": "openai", "model": "loopback", "base_url": "%s/v1"}], "max_retries": 0}\n' \
+    "$url" > "$tmp/prose.json"
+  "$kevo" search --no-params --no-tune --llm "$tmp/prose.json" --evals 5 --devices 0 \
+    --set depth=4 --set failure_backoff_ms=1 --set failure_backoff_max_ms=5 \
+    -o "$tmp/prose" "$saxpy" > "$tmp/out" 2> "$tmp/err"; rc=$?
+  kill $server; wait $server
+  [ $rc -eq 0 ] || [ $rc -eq 1 ]; check "a search whose model writes prose ends by itself ($rc)" $?
+  grep -q '^stopped: operator_failures' "$tmp/out"; check "it stops on the operator's failures" $?
+  grep -q '^kevo: stopped: operator llm: 20 requests in a row .*(no_code 20); .*it began: "' "$tmp/err"
+  check "it says why, quoting the reply" $?
+  grep -q '^kevo: llm: stops at 20000000 tokens' "$tmp/err"; check "it printed the llm's limits first" $?
+  served=$(sed -n 's/^loopback-serve: \([0-9]*\) requests answered$/\1/p' "$tmp/serve.err")
+  nreq=$(ls "$tmp/prose/llm" | grep -c -- '-request\.json$')
+  nrep=$(ls "$tmp/prose/llm" | grep -c -- '-reply\.json$')
+  [ "${served:-0}" -ge 20 ] && [ "$served" -le 24 ]; check "20 to 24 requests ($served)" $?
+  [ "$nreq" -eq "${served:-0}" ] && [ "$nrep" -eq "${served:-0}" ]
+  check "RUN/llm/ holds a request and a reply for each ($nreq, $nrep)" $?
 fi
 
 # kevo report: a copy of a finished run, a missing directory, a bad summary.

@@ -56,7 +56,7 @@ static const int_option search_want[] = {
     {KEVO_SEARCH_SEED, "seed", 1, 0, INT64_MAX, false},
     {KEVO_SEARCH_MAX_EVALS, "max_evals", 300, 0, INT64_MAX, true},
     {KEVO_SEARCH_MAX_SECONDS, "max_seconds", 0, 0, INT64_MAX, true},
-    {KEVO_SEARCH_MAX_TOKENS, "max_tokens", 0, 0, INT64_MAX, true},
+    {KEVO_SEARCH_MAX_TOKENS, "max_tokens", 20000000, 0, INT64_MAX, true},
     {KEVO_SEARCH_MAX_COST_MICROS, "max_cost_micros", 0, 0, INT64_MAX, true},
     {KEVO_SEARCH_TARGET_PPM, "target_ppm", 0, 0, INT64_MAX, true},
     {KEVO_SEARCH_STAGNATION, "stagnation", 0, 0, INT64_MAX, true},
@@ -77,6 +77,11 @@ static const int_option search_want[] = {
     {KEVO_SEARCH_GATE_SLACK_PPM, "gate_slack_ppm", 100000, 0, 10000000, true},
     {KEVO_SEARCH_GATE_FLOOR_NS, "gate_floor_ns", -1, -1, 1000000000, true},
     {KEVO_SEARCH_RANK_DEPTH, "rank_depth", 0, 0, 4096, false},
+    {KEVO_SEARCH_OPERATOR_FAILURES, "operator_failures", 20, 0, 1000000, true},
+    {KEVO_SEARCH_FAILURE_BACKOFF_MS, "failure_backoff_ms", 500, 0, 3600000,
+     true},
+    {KEVO_SEARCH_FAILURE_BACKOFF_MAX_MS, "failure_backoff_max_ms", 30000, 0,
+     3600000, true},
 };
 
 static bool same(const char *got, const char *want)

@@ -12,14 +12,21 @@
  * sends each failure back in the same conversation, credits the repaired
  * children, counts validity per operator and per prompt, logs the repairs,
  * lists the parent's failures in later prompts, and keeps all of it in
- * summary.json, report.html and the checkpoint.
+ * summary.json, report.html and the checkpoint. The run is opened after
+ * the operator is added, as the kevo program does: RUN/llm/ still gets
+ * the instance's file, its summary, and a request and a reply file for
+ * every call.
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <jansson.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/kevo_private.h"
@@ -116,6 +123,74 @@ static json_t *events(const char *dir, const char *type)
     return arr;
 }
 
+/* The numbers NNNNNN of the files dir/NNNNNN-SUFFIX.json, in a new JSON
+ * array (any order). */
+static json_t *numbered(const char *dir, const char *suffix)
+{
+    json_t *arr = json_array();
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char tail[64];
+    snprintf(tail, sizeof tail, "-%s.json", suffix);
+    while (d && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name), t = strlen(tail);
+        char *end;
+        unsigned long long seq = strtoull(e->d_name, &end, 10);
+        if (n > t && end != e->d_name && strcmp(end, tail) == 0)
+            json_array_append_new(arr, json_integer((json_int_t)seq));
+    }
+    if (d)
+        closedir(d);
+    return arr;
+}
+
+static bool has_number(const json_t *arr, json_int_t seq)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach (arr, i, v) {
+        if (json_integer_value(v) == seq)
+            return true;
+    }
+    return false;
+}
+
+/* RUN/llm/ of a search whose run was opened after its llm operator was
+ * added: the instance's file and summary, and a request and a reply file
+ * for every call the server received. */
+static void check_llm_files(const char *run, size_t calls)
+{
+    char *llm = kevo__path_join(run, "llm");
+    json_t *inst = numbered(llm, "instance"), *sum = numbered(llm, "summary");
+    json_t *req = numbered(llm, "request"), *rep = numbered(llm, "reply");
+    is_uint(json_array_size(inst), 1, "RUN/llm/ holds the instance's file");
+    ok(json_array_size(sum) == 1 &&
+           json_integer_value(json_array_get(sum, 0)) ==
+               json_integer_value(json_array_get(inst, 0)),
+       "and its summary, with the instance's number");
+    is_uint(json_array_size(req), calls,
+            "a request file for every call the server received");
+    is_uint(json_array_size(rep), calls, "and a reply file for each");
+    size_t i, paired = 0;
+    json_t *v;
+    json_array_foreach (req, i, v)
+        paired += has_number(rep, json_integer_value(v));
+    is_uint(paired, calls, "every request's reply has its number");
+    char *path =
+        kevo__asprintf("%s/%06lld-summary.json", llm,
+                       (long long)json_integer_value(json_array_get(sum, 0)));
+    json_t *s = json_load_file(path, 0, NULL);
+    is_int(json_integer_value(json_object_get(s, "calls")), (long long)calls,
+           "the summary counts the calls");
+    json_decref(s);
+    free(path);
+    json_decref(inst);
+    json_decref(sum);
+    json_decref(req);
+    json_decref(rep);
+    free(llm);
+}
+
 static kevo_search *make_search(const kevo_task *task, scorer *sc,
                                 const char *models, const char *dir,
                                 unsigned flags)
@@ -142,6 +217,139 @@ static kevo_search *make_search(const kevo_task *task, scorer *sc,
         bail_out("run directory: %s", e.text);
     sc->search = s;
     return s;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The STOPPED event's text, kept by the callback. */
+static void on_event(kevo_search *search, const kevo_search_event *ev,
+                     void *user)
+{
+    (void)search;
+    char **text = user;
+    if (ev->type == KEVO_SEARCH_STOPPED && ev->text && !*text)
+        *text = strdup(ev->text);
+}
+
+/* The model answers every request with prose and no kernel
+ * (tests/data/llm-prose): the search backs off, asks for no revision
+ * without children, and stops by itself after operator_failures requests
+ * in a row, saying why. */
+static void prose_search(const kevo_task *task, const char *models,
+                         const char *run)
+{
+    char *t1 = slurp("tests/data/llm-prose", "1-advice.md");
+    char *t2 = slurp("tests/data/llm-prose", "2-plan.md");
+    loopback_set_text(srv, "advice", t1);
+    loopback_set_text(srv, "plan", t2);
+    free(t1);
+    free(t2);
+    loopback_reset(srv);
+    scorer sc = {0};
+    char *stopped = NULL;
+    kevo_search *s = NULL;
+    kevo_error e = KEVO__ERROR_INIT;
+    if (kevo_search_new(task, &s, &e) != KEVO_OK ||
+        kevo_search_set_score_fn(s, score, &sc, &e) != KEVO_OK ||
+        kevo_search_set_callback(s, on_event, &stopped, &e) != KEVO_OK ||
+        kevo_search_set_int(s, KEVO_SEARCH_INSPIRATIONS, 0, &e) != KEVO_OK ||
+        kevo_search_add_operator(s, "llm", NULL, models, 1.0, &e) != KEVO_OK)
+        bail_out("cannot set up a search: %s", e.text);
+    sc.search = s;
+    int64_t lo, hi, def;
+    kevo_search_option_bounds(KEVO_SEARCH_OPERATOR_FAILURES, &lo, &hi, &def);
+    is_int(kevo_search_get_int(s, KEVO_SEARCH_OPERATOR_FAILURES), 20,
+           "operator_failures: 20 by default");
+    is_int(kevo_search_get_int(s, KEVO_SEARCH_MAX_TOKENS), 20000000,
+           "max_tokens: 20 million by default");
+    is_int(kevo_search_get_int(s, KEVO_SEARCH_FAILURE_BACKOFF_MS), 500,
+           "failure_backoff_ms: 500 by default");
+    is_int(kevo_search_get_int(s, KEVO_SEARCH_FAILURE_BACKOFF_MAX_MS), 30000,
+           "failure_backoff_max_ms: 30000 by default");
+    /* Waits of 1, 2, 4 and then 5 ms, so that the test takes no time. */
+    if (kevo_search_set_int(s, KEVO_SEARCH_FAILURE_BACKOFF_MS, 1, &e) !=
+            KEVO_OK ||
+        kevo_search_set_int(s, KEVO_SEARCH_FAILURE_BACKOFF_MAX_MS, 5, &e) !=
+            KEVO_OK)
+        bail_out("backoff: %s", e.text);
+    /* A revision would be due after every second use. */
+    kevo_promptpool *pool = kevo_search_prompts(s);
+    kevo_promptpool_set(pool, KEVO_PROMPTPOOL_REVISE_EVERY, 2, NULL);
+    kevo_promptpool_set(pool, KEVO_PROMPTPOOL_REVISE_MIN_USES, 1, NULL);
+    kevo_promptpool_set(pool, KEVO_PROMPTPOOL_REVISE_MIN_AGE, 0, NULL);
+    if (kevo_promptpool_add_json(
+            pool, KEVO_PROMPT_NONE,
+            "{\"name\": \"chatty\", \"sections\": {\"strategy\": "
+            "\"Vectorise the loads. [[kevo-loopback:p:advice,plan]]\"}}",
+            NULL, NULL, NULL, NULL, &e) != KEVO_OK)
+        bail_out("prompt: %s", e.text);
+    if (kevo_search_open_run(s, run, 0, "test-search-llm prose", &e) != KEVO_OK)
+        bail_out("run directory: %s", e.text);
+    double t0 = now_seconds();
+    e = (kevo_error)KEVO__ERROR_INIT;
+    is_int(kevo_search_run(s, &e), KEVO_OK, "prose: the search ends");
+    double took = now_seconds() - t0;
+    kevo_search_stats st = {.size = sizeof st};
+    kevo_search_get_stats(s, &st);
+    is_int(st.stop, KEVO_STOP_OPERATOR_FAILURES,
+           "prose: it stops on the operator's failures");
+    is_str(kevo_stop_reason_name(st.stop), "operator_failures",
+           "prose: a reason of its own");
+    is_uint(st.evaluations, 1, "prose: only the seed was evaluated");
+    size_t calls = loopback_count(srv);
+    is_uint(calls, 20, "prose: 20 requests, then it stops");
+    ok(took < 10, "prose: in %.2f s", took);
+    like_str(stopped ? stopped : "",
+             "operator llm: 20 requests in a row (repairs included) gave no "
+             "child to evaluate (no_code 20)",
+             "prose: the stop names the operator, the count and the kinds");
+    like_str(stopped ? stopped : "", "Here is how I would approach it.",
+             "prose: and the first line of the last reply");
+    free(stopped);
+    kevo_search_free(s);
+
+    json_t *stops = events(run, "stop");
+    json_t *stop = json_array_get(stops, 0);
+    is_str(json_string_value(json_object_get(stop, "reason")),
+           "operator_failures", "prose: the stop event's reason");
+    like_str(json_string_value(json_object_get(stop, "message")),
+             "(no_code 20); the last: the reply gave no child",
+             "prose: and its message");
+    json_decref(stops);
+    json_t *waits = events(run, "backoff");
+    is_uint(json_array_size(waits), 19,
+            "prose: a wait after each failure from the second");
+    double w[4];
+    for (size_t i = 0; i < 4; i++)
+        w[i] = json_number_value(
+            json_object_get(json_array_get(waits, i), "wait_s"));
+    ok(fabs(w[0] - 0.001) < 1e-9 && fabs(w[1] - 0.002) < 1e-9 &&
+           fabs(w[2] - 0.004) < 1e-9 && fabs(w[3] - 0.005) < 1e-9,
+       "prose: the waits double up to the cap (%g %g %g %g)", w[0], w[1], w[2],
+       w[3]);
+    json_decref(waits);
+    check_llm_files(run, calls);
+    /* No revision without children: every request asked for a child. */
+    char *llm = kevo__path_join(run, "llm");
+    json_t *reqs = numbered(llm, "request"), *v;
+    size_t i, children = 0;
+    json_array_foreach (reqs, i, v) {
+        char *path = kevo__asprintf("%s/%06lld-request.json", llm,
+                                    (long long)json_integer_value(v));
+        json_t *r = json_load_file(path, 0, NULL);
+        const char *kind = json_string_value(json_object_get(r, "kind"));
+        children += kind && strcmp(kind, "child") == 0;
+        json_decref(r);
+        free(path);
+    }
+    is_uint(children, calls, "prose: no prompt revision without children");
+    json_decref(reqs);
+    free(llm);
 }
 
 int main(void)
@@ -213,6 +421,8 @@ int main(void)
        "but two (%llu)",
        (unsigned long long)st.proposals, (unsigned long long)st.valid);
     kevo_search_free(s);
+    /* The run was opened after the operator was added. */
+    check_llm_files(run, loopback_count(srv));
 
     /* The server's requests: the first answered with the bad kernel, the
      * second the repair in the same conversation. */
@@ -348,6 +558,10 @@ int main(void)
     ok(k0 && kc == 1, "and the prompt's failure kinds (%s %llu)",
        k0 ? k0 : "none", (unsigned long long)kc);
     kevo_search_free(s2);
+
+    char *prose = kevo__path_join(dir, "prose");
+    prose_search(task, models, prose);
+    free(prose);
 
     char *cmd = kevo__asprintf("rm -rf '%s'", dir);
     if (system(cmd) != 0)

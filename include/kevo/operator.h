@@ -49,8 +49,8 @@
  * blocks are, so that a plugin needs no copy of kevo's own scanners.
  *
  * Threads: the host is not thread-safe. A plugin calls the host's functions
- * only from inside init, propose, revise and poll (and api->free and
- * api->log from fini), on the thread that called them.
+ * only from inside init, propose, revise and poll (and api->free,
+ * api->log and api->run_dir from fini), on the thread that called them.
  */
 #ifndef KEVO_OPERATOR_H
 #define KEVO_OPERATOR_H
@@ -475,7 +475,11 @@ typedef struct kevo_host_api {
 
     /* The run directory, where the operator may keep its own files under a
      * subdirectory named after it (such as RUN/llm/); NULL without one.
-     * Borrowed for the life of the instance. */
+     * The host's caller may set it after the instance was made (a search
+     * opens its run after its operators are added) or change it: ask
+     * again in each call rather than keeping what init saw. Borrowed
+     * until the run directory changes (kevo_operator_host_set_run_dir()).
+     * fini may call it too. */
     const char *(*run_dir)(kevo_host_ctx *ctx);
 
     /* -- results -- */
@@ -634,7 +638,7 @@ typedef struct kevo_operator_desc {
     /* Required. Frees the instance. Requests still in flight are
      * abandoned: the plugin frees what it holds for them and ends none;
      * the host drops them. Of the host functions, fini may call only
-     * api->free and api->log. */
+     * api->free, api->log and api->run_dir. */
     void (*fini)(void *state);
 
     /*

@@ -91,7 +91,9 @@ KEVO_API kevo_status kevo_operator_host_set_device(kevo_operator_host *host,
 
 /*
  * kevo_operator_host_set_run_dir: the run directory that run_dir() shows
- * (copied; NULL for none). Returns KEVO_OK, KEVO_EINVAL or KEVO_ENOMEM.
+ * (copied; NULL for none), before or after the operators are added:
+ * operators ask for it in each call. Returns KEVO_OK, KEVO_EINVAL or
+ * KEVO_ENOMEM.
  */
 KEVO_API kevo_status kevo_operator_host_set_run_dir(kevo_operator_host *host,
                                                     const char *path,

@@ -103,11 +103,20 @@ typedef enum kevo_search_option {
                                          differences below it count as
                                          equal; -1: the evaluator's
                                          measured launch latency */
-    KEVO_SEARCH_RANK_DEPTH = 22       /* with a farm: evaluations in
+    KEVO_SEARCH_RANK_DEPTH = 22,      /* with a farm: evaluations in
                                          flight on each other rank at
                                          most; 0: as each rank says (its
                                          compile processes plus two per
                                          GPU, 2 with a scoring function) */
+    /* Stop once one operator's requests (repairs included) gave no child
+     * to evaluate this many times in a row (0: never). */
+    KEVO_SEARCH_OPERATOR_FAILURES = 23,
+    /* An operator whose requests gave no child twice in a row waits this
+     * many milliseconds before its next one, twice as long after each
+     * further failure in a row (0: no wait) ... */
+    KEVO_SEARCH_FAILURE_BACKOFF_MS = 24,
+    /* ... and at most this many. */
+    KEVO_SEARCH_FAILURE_BACKOFF_MAX_MS = 25
 } kevo_search_option;
 
 /* Why a search stopped, as kevo_search_stats.stop says. Values are only
@@ -121,7 +130,9 @@ typedef enum kevo_stop_reason {
     KEVO_STOP_TARGET = 5,      /* the target fitness was reached */
     KEVO_STOP_STAGNATION = 6,  /* no better fitness for too long */
     KEVO_STOP_EXHAUSTED = 7,   /* every operator said it has nothing new */
-    KEVO_STOP_INTERRUPTED = 8  /* kevo_search_interrupt() */
+    KEVO_STOP_INTERRUPTED = 8, /* kevo_search_interrupt() */
+    /* An operator's requests kept giving no child (operator_failures). */
+    KEVO_STOP_OPERATOR_FAILURES = 9
 } kevo_stop_reason;
 
 /* The reason's name ("evaluations", "time", ...), or "unknown". Static. */
@@ -175,7 +186,9 @@ typedef struct kevo_search_event {
     kevo_insert_outcome outcome;     /* EVALUATED */
     size_t island;                   /* EVALUATED */
     bool passed;                     /* GATE */
-    const char *text; /* FAILURE: the reason; GATE: why it failed */
+    /* FAILURE: the reason; GATE: why it failed; STOPPED: what the engine
+     * says beyond the stop reason (operator_failures), or NULL. */
+    const char *text;
     unsigned char reserved[64];
 } kevo_search_event;
 

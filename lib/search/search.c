@@ -18,8 +18,8 @@
 #include "search_private.h"
 
 static const char *const stop_names[] = {
-    "none",   "evaluations", "time",      "tokens",     "cost",
-    "target", "stagnation",  "exhausted", "interrupted"};
+    "none",   "evaluations", "time",      "tokens",      "cost",
+    "target", "stagnation",  "exhausted", "interrupted", "operator_failures"};
 
 const char *kevo_stop_reason_name(kevo_stop_reason reason)
 {
@@ -68,9 +68,12 @@ void kevo_search_free(kevo_search *s)
     free(s->pipe.reqs);
     kevo__search_farm_free(s);
     kevo_operator_host_free(s->ops.host);
-    for (size_t i = 0; i < s->ops.n; i++)
+    for (size_t i = 0; i < s->ops.n; i++) {
         free(s->ops.list[i].plugin);
+        kevo__search_streak_clear(&s->ops.list[i].streak);
+    }
     free(s->ops.list);
+    free(s->state.stop_text);
     kevo_promptpool_free(s->ops.pool);
     for (size_t i = 0; i < s->pop.nislands; i++)
         kevo_archive_free(s->pop.islands[i]);
@@ -371,6 +374,8 @@ static kevo_status start(kevo_search *s, kevo_error *err)
     s->state.started = true;
     s->progress.start_time = kevo__search_now();
     s->progress.evaluations_start = s->progress.evaluations;
+    /* A resumed run's first revision waits for children of its own. */
+    s->ops.judged_at_revision = kevo__search_prompt_children_judged(s);
 
     json_t *names = json_array();
     for (size_t i = 0; i < s->ops.n; i++)
@@ -439,6 +444,8 @@ static kevo_stop_reason stop_reason(kevo_search *s)
         s->progress.evaluations - s->progress.last_improvement >=
             (uint64_t)o[KEVO_SEARCH_STAGNATION])
         return KEVO_STOP_STAGNATION;
+    if (kevo__search_failing_operator(s) != SIZE_MAX)
+        return KEVO_STOP_OPERATOR_FAILURES;
     if (s->progress.exhausted_run >= 8 * s->ops.n &&
         kevo__search_children_in_flight(s) == 0 &&
         kevo__search_child_requests(s) == 0)
@@ -450,11 +457,13 @@ static kevo_status finish(kevo_search *s, kevo_error *err)
 {
     const char *state =
         s->state.stop == KEVO_STOP_INTERRUPTED ? "interrupted" : "finished";
-    kevo_status rc = kevo__search_log(
-        s, "stop",
-        json_pack("{s:s, s:I}", "reason", kevo_stop_reason_name(s->state.stop),
-                  "n", (json_int_t)s->progress.evaluations),
-        err);
+    kevo_status rc =
+        kevo__search_log(s, "stop",
+                         json_pack("{s:s, s:I, s:s?}", "reason",
+                                   kevo_stop_reason_name(s->state.stop), "n",
+                                   (json_int_t)s->progress.evaluations,
+                                   "message", s->state.stop_text),
+                         err);
     if (rc == KEVO_OK)
         rc = kevo__search_checkpoint(s, err);
     if (rc == KEVO_OK)
@@ -465,12 +474,40 @@ static kevo_status finish(kevo_search *s, kevo_error *err)
     kevo_search_event ev = {
         .size = sizeof ev,
         .type = KEVO_SEARCH_STOPPED,
-        .fitness = isfinite(s->progress.best) ? s->progress.best : NAN};
+        .fitness = isfinite(s->progress.best) ? s->progress.best : NAN,
+        .text = s->state.stop_text};
     kevo__search_emit(s, &ev);
     return rc;
 }
 
 /* ---- the step ------------------------------------------------------------ */
+
+/* Every operator's requests in a row without a child, together. */
+static uint64_t failures_in_a_row(const kevo_search *s)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < s->ops.n; i++)
+        n += s->ops.list[i].streak.n;
+    return n;
+}
+
+/* Waits at most timeout_ms (negative: no limit) while nothing is in
+ * flight and every operator waits after failures, so that a search that
+ * backs off does not spin. */
+static void wait_backoff(kevo_search *s, int timeout_ms)
+{
+    if (s->state.phase != KEVO__PHASE_SEARCHING || s->pipe.njobs > 0 ||
+        s->pipe.nreqs > 0 || s->state.interrupted)
+        return;
+    double left = kevo__search_backoff_left(s);
+    if (timeout_ms >= 0 && left > timeout_ms / 1e3)
+        left = timeout_ms / 1e3;
+    if (left <= 0)
+        return;
+    struct timespec ts = {.tv_sec = (time_t)left,
+                          .tv_nsec = (long)((left - floor(left)) * 1e9)};
+    nanosleep(&ts, NULL);
+}
 
 static kevo_status search_phase(kevo_search *s, kevo_error *err)
 {
@@ -479,6 +516,10 @@ static kevo_status search_phase(kevo_search *s, kevo_error *err)
     if (why != KEVO_STOP_NONE) {
         s->state.stop = why;
         s->state.phase = KEVO__PHASE_DRAINING;
+        if (why == KEVO_STOP_OPERATOR_FAILURES &&
+            !(s->state.stop_text = kevo__search_failures_text(
+                  s, kevo__search_failing_operator(s))))
+            return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         return KEVO_OK;
     }
     size_t depth = auto_depth(s);
@@ -504,10 +545,13 @@ static kevo_status search_phase(kevo_search *s, kevo_error *err)
         if (max > 0 && planned >= (uint64_t)max)
             break;
         bool sent;
+        uint64_t failed = failures_in_a_row(s);
         rc = kevo__search_request(s, &sent, err);
         if (rc == KEVO_OK && sent)
             rc = kevo__search_take_results(s, err);
-        if (!sent || s->progress.exhausted_run >= 8 * s->ops.n)
+        /* A request that failed at once waits for the next step. */
+        if (!sent || s->progress.exhausted_run >= 8 * s->ops.n ||
+            failures_in_a_row(s) > failed)
             break;
     }
     if (rc == KEVO_OK)
@@ -574,6 +618,7 @@ kevo_status kevo_search_step(kevo_search *s, int timeout_ms, kevo_error *err)
         rc = kevo__search_judge_ready(s, err);
     if (rc != KEVO_OK)
         goto fail;
+    wait_backoff(s, timeout_ms);
 
     if (s->state.phase == KEVO__PHASE_DRAINING && s->pipe.njobs == 0 &&
         kevo__search_child_requests(s) == 0)

@@ -15,8 +15,13 @@ static const kevo__option entries[] = {
         KEVO__OPTION_INT("max_evals", 300, 0, INT64_MAX, KEVO__OPTION_LIVE),
     [KEVO_SEARCH_MAX_SECONDS] =
         KEVO__OPTION_INT("max_seconds", 0, 0, INT64_MAX, KEVO__OPTION_LIVE),
-    [KEVO_SEARCH_MAX_TOKENS] =
-        KEVO__OPTION_INT("max_tokens", 0, 0, INT64_MAX, KEVO__OPTION_LIVE),
+    /* A ceiling on what a model costs when no budget was chosen: a search
+     * of the default 300 evaluations makes some 400 to 600 model calls
+     * (children, repairs, revisions) of 5,000 to 15,000 tokens each, 2 to
+     * 9 million tokens; twenty million leaves room for that and stops a
+     * run that goes on far longer than planned. 0: no ceiling. */
+    [KEVO_SEARCH_MAX_TOKENS] = KEVO__OPTION_INT("max_tokens", 20000000, 0,
+                                                INT64_MAX, KEVO__OPTION_LIVE),
     [KEVO_SEARCH_MAX_COST_MICROS] =
         KEVO__OPTION_INT("max_cost_micros", 0, 0, INT64_MAX, KEVO__OPTION_LIVE),
     [KEVO_SEARCH_TARGET_PPM] =
@@ -54,6 +59,15 @@ static const kevo__option entries[] = {
         "gate_floor_ns", -1, -1, 1000000000, KEVO__OPTION_LIVE),
     [KEVO_SEARCH_RANK_DEPTH] =
         KEVO__OPTION_INT("rank_depth", 0, 0, 4096, KEVO__OPTION_FIXED),
+    /* Twenty requests in a row without a child: a model that answers
+     * with prose, or a configuration that fails every request, not the
+     * bad luck of a working one. */
+    [KEVO_SEARCH_OPERATOR_FAILURES] = KEVO__OPTION_INT(
+        "operator_failures", 20, 0, 1000000, KEVO__OPTION_LIVE),
+    [KEVO_SEARCH_FAILURE_BACKOFF_MS] = KEVO__OPTION_INT(
+        "failure_backoff_ms", 500, 0, 3600000, KEVO__OPTION_LIVE),
+    [KEVO_SEARCH_FAILURE_BACKOFF_MAX_MS] = KEVO__OPTION_INT(
+        "failure_backoff_max_ms", 30000, 0, 3600000, KEVO__OPTION_LIVE),
 };
 
 _Static_assert(KEVO_ARRAY_SIZE(entries) == KEVO__SEARCH_OPTIONS,

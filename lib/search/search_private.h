@@ -30,7 +30,7 @@
 #include "core/kevo_private.h"
 
 /* The number of kevo_search_option values. */
-#define KEVO__SEARCH_OPTIONS (KEVO_SEARCH_RANK_DEPTH + 1)
+#define KEVO__SEARCH_OPTIONS (KEVO_SEARCH_FAILURE_BACKOFF_MAX_MS + 1)
 
 /* How valid an operator's or a prompt's proposals were (search_validity.c):
  * the children judged or refused by the host, repairs included. */
@@ -42,6 +42,27 @@ typedef struct kevo__validity {
     uint64_t rescued;            /* repaired children that were valid */
 } kevo__validity;
 
+/* The failure kinds of a run of requests without a child, with their
+ * counts (search_request.c). */
+#define KEVO__STREAK_KINDS 8
+typedef struct kevo__streak_kind {
+    char kind[32];
+    uint64_t n;
+} kevo__streak_kind;
+
+/* An operator's requests in a row (repairs included) that gave no child
+ * to evaluate: how many, how they failed, the last one's reason, and when
+ * the operator may be asked again (search_request.c). Not checkpointed: a
+ * resumed run starts without one. */
+typedef struct kevo__search_streak {
+    uint64_t n;
+    kevo__streak_kind kinds[KEVO__STREAK_KINDS];
+    size_t nkinds;
+    uint64_t other;    /* failures of kinds past KEVO__STREAK_KINDS */
+    char *last;        /* the last failure's reason, or NULL */
+    double not_before; /* monotonic seconds; 0: at once */
+} kevo__search_streak;
+
 /* An operator instance with its weight and what its children did. */
 typedef struct kevo__search_op {
     kevo_operator *op;
@@ -51,6 +72,7 @@ typedef struct kevo__search_op {
     uint64_t requests, children, evaluated, entered, improved, failures;
     uint64_t revisions;
     kevo__validity validity;
+    kevo__search_streak streak;
 } kevo__search_op;
 
 /* An operator request in flight: what its children are credited to. */
@@ -167,6 +189,9 @@ typedef struct kevo__search_operators {
     kevo_operator_host *host;
     kevo__search_op *list;
     size_t n;
+    /* Children of operators that take prompts judged when the last
+     * revision was sent: a revision waits for more (search_request.c). */
+    uint64_t judged_at_revision;
     kevo_promptpool *pool;
     kevo__search_pvalid *pvalid; /* validity per prompt */
     size_t npvalid, cpvalid;
@@ -294,6 +319,8 @@ typedef struct kevo__search_state {
     bool started; /* the first step ran */
     kevo__search_phase phase;
     kevo_stop_reason stop;
+    char *stop_text; /* what the stop event says beyond the reason, or
+                        NULL */
     volatile sig_atomic_t interrupted;
 } kevo__search_state;
 
@@ -414,10 +441,24 @@ size_t kevo__search_child_requests(const kevo_search *s);
 /* Sends one request for children; *sent is false when no island has a
  * parent yet. */
 kevo_status kevo__search_request(kevo_search *s, bool *sent, kevo_error *err);
-/* Sends a prompt for revision when the pool says one is due. */
+/* Sends a prompt for revision when the pool says one is due and children
+ * of the operators that take prompts were judged since the last one. */
 kevo_status kevo__search_revise(kevo_search *s, kevo_error *err);
+/* Children of the operators that take prompts judged so far. */
+uint64_t kevo__search_prompt_children_judged(const kevo_search *s);
 /* Takes every ended operator request: children go to evaluation. */
 kevo_status kevo__search_take_results(kevo_search *s, kevo_error *err);
+/* The operator whose requests gave no child operator_failures times in a
+ * row, or SIZE_MAX. */
+size_t kevo__search_failing_operator(const kevo_search *s);
+/* What the stop on operator i's failures says, in a new string (NULL when
+ * out of memory): the operator, its failure kinds and its last reason. */
+char *kevo__search_failures_text(const kevo_search *s, size_t i);
+/* Seconds until an operator may be asked again, when every operator is
+ * waiting after failures; 0 when one may be asked now. */
+double kevo__search_backoff_left(const kevo_search *s);
+/* Frees what an operator's streak holds. */
+void kevo__search_streak_clear(kevo__search_streak *k);
 
 /* ---- search_judge.c ------------------------------------------------------ */
 

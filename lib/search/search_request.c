@@ -2,9 +2,11 @@
  * search_request.c: the search's requests to operators. Picking the
  * island, the parent (by the mix of selection rules), the inspirations,
  * the operator (by weight) and the prompt (by Thompson sampling); sending
- * prompts for revision when the pool says one is due; and taking what the
- * operators answer: children go to evaluation (within the budget),
- * failures are logged and credited, revised prompts join the pool.
+ * prompts for revision when the pool says one is due (and children were
+ * judged since the last); and taking what the operators answer: children
+ * go to evaluation (within the budget), failures are logged and credited,
+ * revised prompts join the pool, and an operator whose requests keep
+ * giving no child waits longer and longer, then stops the search.
  */
 #include "config.h"
 
@@ -64,18 +66,48 @@ static kevo_selection pick_rule(kevo_search *s)
     return KEVO_SELECT_CURIOSITY;
 }
 
-static size_t pick_operator(kevo_search *s)
+/* Whether operator o waits, at time now, after requests that gave no
+ * child. */
+static bool backing_off(const kevo__search_op *o, double now)
+{
+    return o->streak.not_before > now;
+}
+
+/* An operator by weight among those that do not wait at time now (one
+ * draw of the stream whatever they are, so that without failures the
+ * choices are those of the weights alone); SIZE_MAX when all wait. */
+static size_t pick_operator(kevo_search *s, double now)
 {
     double total = 0;
-    for (size_t i = 0; i < s->ops.n; i++)
-        total += s->ops.list[i].weight;
+    size_t last = SIZE_MAX;
+    for (size_t i = 0; i < s->ops.n; i++) {
+        if (!backing_off(&s->ops.list[i], now)) {
+            total += s->ops.list[i].weight;
+            last = i;
+        }
+    }
     double u = kevo_rng_uniform(s->pop.rng) * total;
     for (size_t i = 0; i < s->ops.n; i++) {
+        if (backing_off(&s->ops.list[i], now))
+            continue;
         if (u < s->ops.list[i].weight)
             return i;
         u -= s->ops.list[i].weight;
     }
-    return s->ops.n - 1;
+    return last;
+}
+
+double kevo__search_backoff_left(const kevo_search *s)
+{
+    double now = kevo__search_now(), soonest = INFINITY;
+    for (size_t i = 0; i < s->ops.n; i++) {
+        const kevo__search_op *o = &s->ops.list[i];
+        if (!backing_off(o, now))
+            return 0;
+        if (o->streak.not_before - now < soonest)
+            soonest = o->streak.not_before - now;
+    }
+    return s->ops.n ? soonest : 0;
 }
 
 /* The chance that a request carries a second parent, for crossover. Most
@@ -183,6 +215,13 @@ static const char *elite_of_id(const kevo_search *s, uint64_t id,
 kevo_status kevo__search_request(kevo_search *s, bool *sent, kevo_error *err)
 {
     *sent = false;
+    /* Every operator waits after failures: nothing is drawn. */
+    double now = kevo__search_now();
+    bool ready = false;
+    for (size_t i = 0; i < s->ops.n && !ready; i++)
+        ready = !backing_off(&s->ops.list[i], now);
+    if (!ready)
+        return KEVO_OK;
     size_t island = (size_t)(s->progress.requests % s->pop.nislands);
     kevo_archive *a = s->pop.islands[island];
     if (kevo_archive_size(a) == 0) {
@@ -201,7 +240,7 @@ kevo_status kevo__search_request(kevo_search *s, bool *sent, kevo_error *err)
     if (rc != KEVO_OK)
         return rc;
     const kevo_candidate *parent = kevo_archive_candidate(a, cell);
-    size_t opi = pick_operator(s);
+    size_t opi = pick_operator(s, now);
     kevo__search_op *o = &s->ops.list[opi];
 
     kevo__search_req r = {.op = opi,
@@ -273,6 +312,14 @@ kevo_status kevo__search_request(kevo_search *s, bool *sent, kevo_error *err)
     return kevo__search_add_req(s, &r, err);
 }
 
+uint64_t kevo__search_prompt_children_judged(const kevo_search *s)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < s->ops.n; i++)
+        n += s->ops.list[i].prompts ? s->ops.list[i].evaluated : 0;
+    return n;
+}
+
 /* Sends a prompt for revision when the pool says one is due. */
 kevo_status kevo__search_revise(kevo_search *s, kevo_error *err)
 {
@@ -282,6 +329,12 @@ kevo_status kevo__search_revise(kevo_search *s, kevo_error *err)
             opi = i;
     }
     if (opi == SIZE_MAX || kevo_promptpool_size(s->ops.pool) == 0)
+        return KEVO_OK;
+    /* A revision learns from children: none is asked for before children
+     * were judged since the last one, so that requests that give no child
+     * never feed a loop of revisions. */
+    uint64_t judged = kevo__search_prompt_children_judged(s);
+    if (judged <= s->ops.judged_at_revision)
         return KEVO_OK;
     uint64_t pid;
     kevo_prompt_record rec = {.size = sizeof rec};
@@ -317,7 +370,131 @@ kevo_status kevo__search_revise(kevo_search *s, kevo_error *err)
     if (rc != KEVO_OK)
         return rc;
     s->ops.list[opi].revisions++;
+    s->ops.judged_at_revision = judged;
     return kevo__search_add_req(s, &r, err);
+}
+
+/* ---- requests without a child --------------------------------------------
+ * An operator whose requests (repairs included) give no child to evaluate
+ * (a reply without a kernel, one the host refused, a transfer that
+ * failed, ...) is asked again only after a wait that doubles with each
+ * failure in a row, and the search stops once one operator failed
+ * operator_failures times in a row: a model that answers with prose must
+ * not turn into thousands of requests a minute. A child that reaches
+ * evaluation (whatever its verdict) ends the run of failures;
+ * "exhausted" (nothing new to propose) and "budget" (the operator's own
+ * budget is spent), which count towards KEVO_STOP_EXHAUSTED instead, and
+ * children past the evaluation budget neither count nor end it. */
+
+void kevo__search_streak_clear(kevo__search_streak *k)
+{
+    free(k->last);
+    memset(k, 0, sizeof *k);
+}
+
+static void streak_kind(kevo__search_streak *k, const char *kind)
+{
+    for (size_t i = 0; i < k->nkinds; i++) {
+        if (strcmp(k->kinds[i].kind, kind) == 0) {
+            k->kinds[i].n++;
+            return;
+        }
+    }
+    if (k->nkinds == KEVO__STREAK_KINDS) {
+        k->other++;
+        return;
+    }
+    snprintf(k->kinds[k->nkinds].kind, sizeof k->kinds[0].kind, "%s", kind);
+    k->kinds[k->nkinds++].n = 1;
+}
+
+/* The wait before an operator's next request after n requests in a row
+ * without a child, in seconds: none after one (a working model fails now
+ * and then); then failure_backoff_ms, twice as long after each further
+ * failure, at most failure_backoff_max_ms. */
+static double backoff_seconds(const kevo_search *s, uint64_t n)
+{
+    double base = (double)s->cfg.opt[KEVO_SEARCH_FAILURE_BACKOFF_MS] / 1e3;
+    double cap = (double)s->cfg.opt[KEVO_SEARCH_FAILURE_BACKOFF_MAX_MS] / 1e3;
+    if (n < 2 || base <= 0)
+        return 0;
+    double d = ldexp(base, n - 2 < 60 ? (int)(n - 2) : 60);
+    return d < cap ? d : cap;
+}
+
+/* Request r of operator o ended with no child to evaluate: res says how
+ * it failed. */
+static kevo_status streak_failed(kevo_search *s, kevo__search_op *o,
+                                 const kevo_operator_result *res,
+                                 kevo_error *err)
+{
+    kevo__search_streak *k = &o->streak;
+    const char *last = NULL;
+    size_t nf = kevo_operator_result_failure_count(res);
+    for (size_t i = 0; i < nf; i++) {
+        streak_kind(k, kevo_operator_result_failure_kind(res, i));
+        last = kevo_operator_result_failure_reason(res, i);
+    }
+    /* An operator that reports its refused children as failures too (the
+     * llm operator does) is counted once. */
+    size_t nr = nf ? 0 : kevo_operator_result_refused_count(res);
+    for (size_t i = 0; i < nr; i++) {
+        const char *kind = NULL, *why = NULL;
+        kevo_operator_result_refused(res, i, NULL, &kind, &why);
+        streak_kind(k, kind ? kind : "invalid");
+        last = why;
+    }
+    if (nf == 0 && nr == 0) {
+        streak_kind(k, "empty");
+        last = "the request ended without a child or a failure";
+    }
+    k->n++;
+    if (last) {
+        char *copy = kevo__strdup(last);
+        if (!copy)
+            return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+        free(k->last);
+        k->last = copy;
+    }
+    double wait = backoff_seconds(s, k->n);
+    k->not_before = wait > 0 ? kevo__search_now() + wait : 0;
+    if (wait <= 0)
+        return KEVO_OK;
+    return kevo__search_log(s, "backoff",
+                            json_pack("{s:s, s:I, s:f}", "operator",
+                                      kevo_operator_name(o->op), "failures",
+                                      (json_int_t)k->n, "wait_s", wait),
+                            err);
+}
+
+size_t kevo__search_failing_operator(const kevo_search *s)
+{
+    int64_t limit = s->cfg.opt[KEVO_SEARCH_OPERATOR_FAILURES];
+    for (size_t i = 0; limit > 0 && i < s->ops.n; i++) {
+        if (s->ops.list[i].streak.n >= (uint64_t)limit)
+            return i;
+    }
+    return SIZE_MAX;
+}
+
+char *kevo__search_failures_text(const kevo_search *s, size_t i)
+{
+    const kevo__search_op *o = &s->ops.list[i];
+    const kevo__search_streak *k = &o->streak;
+    kevo_buf b = {0};
+    kevo__buf_printf(&b,
+                     "operator %s: %llu requests in a row (repairs included) "
+                     "gave no child to evaluate (",
+                     kevo_operator_name(o->op), (unsigned long long)k->n);
+    for (size_t j = 0; j < k->nkinds; j++)
+        kevo__buf_printf(&b, "%s%s %llu", j ? ", " : "", k->kinds[j].kind,
+                         (unsigned long long)k->kinds[j].n);
+    if (k->other)
+        kevo__buf_printf(&b, ", other kinds %llu",
+                         (unsigned long long)k->other);
+    kevo__buf_printf(&b, ")%s%s", k->last ? "; the last: " : "",
+                     k->last ? k->last : "");
+    return kevo__buf_take(&b);
 }
 
 /* ---- operator results ---------------------------------------------------- */
@@ -373,7 +550,7 @@ static kevo_status take_children(kevo_search *s, const kevo__search_req *r,
 {
     kevo__search_op *o = &s->ops.list[r->op];
     const char *opname = kevo_operator_name(o->op);
-    size_t taken = 0;
+    size_t taken = 0, dropped = 0;
     int64_t max = s->cfg.opt[KEVO_SEARCH_MAX_EVALS];
     for (size_t i = 0; i < kevo_operator_result_child_count(res); i++) {
         kevo_candidate *c = kevo_operator_result_take_child(res, i);
@@ -381,6 +558,7 @@ static kevo_status take_children(kevo_search *s, const kevo__search_req *r,
             continue;
         if (max > 0 && s->progress.submitted >= (uint64_t)max) {
             kevo_candidate_free(c); /* past the budget */
+            dropped++;
             continue;
         }
         uint64_t id = s->progress.next_id++;
@@ -422,7 +600,9 @@ static kevo_status take_children(kevo_search *s, const kevo__search_req *r,
     for (size_t i = 0; i < nfail; i++) {
         const char *kind = kevo_operator_result_failure_kind(res, i);
         const char *why = kevo_operator_result_failure_reason(res, i);
-        exhausted = exhausted || strcmp(kind, KEVO_FAIL_EXHAUSTED) == 0;
+        /* An operator whose budget is spent has nothing more either. */
+        exhausted = exhausted || strcmp(kind, KEVO_FAIL_EXHAUSTED) == 0 ||
+                    strcmp(kind, KEVO_FAIL_BUDGET) == 0;
         /* Replies without a kernel tell of the prompt, too. */
         if (r->prompt >= 0 && (strcmp(kind, KEVO_FAIL_NO_CODE) == 0 ||
                                strcmp(kind, KEVO_FAIL_EDIT) == 0))
@@ -455,6 +635,10 @@ static kevo_status take_children(kevo_search *s, const kevo__search_req *r,
     } else if (taken > 0) {
         s->progress.exhausted_run = 0;
     }
+    if (taken > 0)
+        kevo__search_streak_clear(&o->streak);
+    else if (!exhausted && dropped == 0)
+        return streak_failed(s, o, res, err);
     return KEVO_OK;
 }
 

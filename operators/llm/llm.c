@@ -81,6 +81,12 @@ struct llm_state {
     char **escaped;
     size_t nsecrets, nescaped;
     llm_runlog log; /* the files in RUN/llm */
+    /* The run directory the files follow (the host's, as last seen), or
+     * NULL before the host knows one; and the instance's configuration,
+     * for its file there. */
+    char *log_run_dir;
+    char *log_failed_for; /* a run directory whose files failed */
+    char *config_text;
     llm_req *reqs;
     size_t nreqs;
     uint64_t instance_seq; /* the number of its instance file */
@@ -144,6 +150,70 @@ static uint64_t claim_json(llm_state *st, const char *suffix, json_t *value)
         say(st, KEVO_LOG_WARN, "cannot write %06" PRIu64 "-%s in %s: %s", seq,
             suffix, st->log.dir, strerror(rc));
     return seq;
+}
+
+static const kevo_operator_desc llm_desc;
+static void write_summary(llm_state *st);
+
+/* Opens the files of RUN/llm/ for the host's run directory, with the
+ * instance's file first: at init when the host knows the directory then,
+ * else at the first call that finds one (a caller may open its run after
+ * adding its operators), and again in another directory when the host's
+ * changes (the summary so far goes to the one left). Returns 0, or an
+ * errno value with the reason in err; the files then wait for the next
+ * call. */
+static int follow_run_dir(llm_state *st, char *err, size_t n)
+{
+    const char *rd = st->api->run_dir(st->ctx);
+    if (!rd || (st->log_run_dir && strcmp(rd, st->log_run_dir) == 0))
+        return 0;
+    char *copy = kevo__llm_strdup(rd);
+    if (!copy) {
+        kevo__llm_errf(err, n, "out of memory");
+        return ENOMEM;
+    }
+    if (st->log.dir)
+        write_summary(st);
+    kevo__llm_runlog_close(&st->log);
+    free(st->log_run_dir);
+    st->log_run_dir = NULL;
+    int rc = kevo__llm_runlog_open(&st->log, rd, err, n);
+    st->log.secrets = st->secrets;
+    st->log.nsecrets = st->nsecrets;
+    if (rc != 0) {
+        free(copy);
+        return rc;
+    }
+    st->log_run_dir = copy;
+    json_t *inst = json_pack(
+        "{s:I, s:s, s:s, s:o, s:s}", "seq", (json_int_t)0, "plugin",
+        llm_desc.name, "version", llm_desc.version, "config",
+        st->config_text ? json_loads(st->config_text, 0, NULL) : json_null(),
+        "instance", st->api->instance_name(st->ctx));
+    if (!inst) {
+        kevo__llm_errf(err, n, "out of memory");
+        return ENOMEM;
+    }
+    st->instance_seq = claim_json(st, "instance", inst);
+    json_decref(inst);
+    return 0;
+}
+
+/* follow_run_dir() from a call of the host's (propose, revise, repair,
+ * poll, fini): a directory that cannot be made is logged, once for each
+ * directory, and the instance goes on without its files. */
+static void follow_run_dir_or_warn(llm_state *st)
+{
+    char err[1024];
+    const char *rd = st->api->run_dir(st->ctx);
+    if (!rd || (st->log_run_dir && strcmp(rd, st->log_run_dir) == 0) ||
+        (st->log_failed_for && strcmp(rd, st->log_failed_for) == 0))
+        return;
+    if (follow_run_dir(st, err, sizeof err) != 0) {
+        say(st, KEVO_LOG_WARN, "no files in the run directory: %s", err);
+        free(st->log_failed_for);
+        st->log_failed_for = kevo__llm_strdup(rd);
+    }
 }
 
 /* Records a failure with the host (reason already redacted) and counts its
@@ -370,6 +440,36 @@ static void on_attempt(void *ud, const llm_http_attempt *a)
     json_array_append_new(attempts, rec);
 }
 
+/* The longest first line of a reply a failure quotes, in bytes. */
+#define FIRST_LINE_MAX 120
+
+/* Appends "; it began: "LINE"" to b: the first line of text that is not
+ * blank, trimmed, cut at FIRST_LINE_MAX bytes (on a character's start),
+ * so that a failure says what the model wrote instead of a kernel.
+ * Nothing for a reply without text. */
+static void first_line(llm_buf *b, const char *text, size_t len)
+{
+    size_t i = 0;
+    while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' ||
+                       text[i] == '\r'))
+        i++;
+    size_t end = i;
+    while (end < len && text[end] != '\n' && text[end] != '\r')
+        end++;
+    while (end > i && (text[end - 1] == ' ' || text[end - 1] == '\t'))
+        end--;
+    if (end == i)
+        return;
+    bool cut = end - i > FIRST_LINE_MAX;
+    if (cut) {
+        end = i + FIRST_LINE_MAX;
+        while (end > i && ((unsigned char)text[end] & 0xC0) == 0x80)
+            end--;
+    }
+    kevo__llm_buf_printf(b, "; it began: \"%.*s%s\"", (int)(end - i), text + i,
+                         cut ? "..." : "");
+}
+
 /* Logs how a reply parsed (kind and reason). When it gave nothing (ok is
  * false), counts the failure and fails the request with fail_kind,
  * saying that the reply gave no `what`, and why. */
@@ -390,6 +490,7 @@ static void parse_outcome(llm_call *c, bool ok, const char *kind,
                          c->wire.cut_off && strcmp(kind, "truncated") != 0
                              ? " (the reply stopped at max_tokens)"
                              : "");
+    first_line(&b, c->wire.text, c->wire.text_len);
     call_fail(c, fail_kind, b.data ? b.data : "out of memory");
     kevo__llm_buf_free(&b);
 }
@@ -726,8 +827,6 @@ done:
 
 /* ---- the plugin functions ---------------------------------------------- */
 
-static const kevo_operator_desc llm_desc;
-
 static void state_free(llm_state *st)
 {
     if (!st)
@@ -741,6 +840,9 @@ static void state_free(llm_state *st)
     free((void *)st->secrets);
     kevo__llm_config_free(&st->cfg);
     kevo__llm_runlog_close(&st->log);
+    free(st->log_run_dir);
+    free(st->log_failed_for);
+    free(st->config_text);
     kevo__llm_convos_free(&st->convos);
     free(st);
 }
@@ -825,29 +927,17 @@ static kevo_status llm_init(const kevo_host_api *api, kevo_host_ctx *ctx,
         api->error(ctx, "%s", err);
         goto fail;
     }
-    int erc =
-        kevo__llm_runlog_open(&st->log, api->run_dir(ctx), err, sizeof(err));
+    if (config_json && !(st->config_text = kevo__llm_strdup(config_json))) {
+        rc = KEVO_ENOMEM;
+        api->error(ctx, "out of memory");
+        goto fail;
+    }
+    int erc = follow_run_dir(st, err, sizeof(err));
     if (erc != 0) {
         rc = erc == ENOMEM ? KEVO_ENOMEM : KEVO_EIO;
         api->error(ctx, "%s", err);
         goto fail;
     }
-    st->log.secrets = st->secrets;
-    st->log.nsecrets = st->nsecrets;
-    json_t *inst =
-        json_pack("{s:I, s:s, s:s, s:o}", "seq", (json_int_t)0, "plugin",
-                  llm_desc.name, "version", llm_desc.version, "config",
-                  json_loads(config_json, 0, NULL));
-    if (inst)
-        json_object_set_new(inst, "instance",
-                            json_string(api->instance_name(ctx)));
-    if (!inst) {
-        rc = KEVO_ENOMEM;
-        api->error(ctx, "out of memory");
-        goto fail;
-    }
-    st->instance_seq = claim_json(st, "instance", inst);
-    json_decref(inst);
     for (size_t i = 0; i < st->cfg.nmodels; i++) {
         const llm_model *m = &st->cfg.models[i];
         say(st, KEVO_LOG_DEBUG,
@@ -884,6 +974,7 @@ static kevo_status llm_propose(void *state, const kevo_operator_request *req)
     llm_prompt_candidate *insp = NULL;
     char why[1024];
 
+    follow_run_dir_or_warn(st);
     llm_req *r = req_new(st, req->id, req->n_children ? req->n_children : 1);
     if (!r)
         return KEVO_ENOMEM;
@@ -987,6 +1078,7 @@ static kevo_status llm_revise(void *state, const kevo_operator_revision *rev)
     const kevo_host_api *api = st->api;
     char *system = NULL, *user = NULL;
     char why[1024];
+    follow_run_dir_or_warn(st);
     llm_req *r = req_new(st, rev->id, 1);
     if (!r)
         return KEVO_ENOMEM;
@@ -1050,6 +1142,7 @@ static kevo_status llm_repair(void *state,
     const kevo_host_api *api = st->api;
     char why[1024];
     char *text = NULL, *clean = NULL;
+    follow_run_dir_or_warn(st);
     llm_req *r = req_new(st, rep->id, 1);
     if (!r)
         return KEVO_ENOMEM;
@@ -1093,25 +1186,20 @@ done:
 static size_t llm_poll(void *state, int timeout_ms)
 {
     llm_state *st = state;
+    follow_run_dir_or_warn(st);
     if (st->nreqs == 0)
         return 0;
     kevo__llm_http_poll(st->http, timeout_ms);
     return st->nreqs;
 }
 
-/* The counts of the instance's life: a line in the log, and
- * RUN/llm/NNNNNN-summary.json beside the instance's NNNNNN-instance.json. */
-static void save_summary(llm_state *st)
+/* The counts of the instance's life so far in
+ * RUN/llm/NNNNNN-summary.json, beside the instance's
+ * NNNNNN-instance.json. */
+static void write_summary(llm_state *st)
 {
     llm_http_stats hs;
     kevo__llm_http_stats_get(st->http, &hs);
-    say(st, KEVO_LOG_INFO,
-        "%" PRIu64 " requests, %" PRIu64 " calls (%" PRIu64
-        " attempts), %" PRIu64 " children; %" PRIu64 " input and %" PRIu64
-        " output tokens, cost %.6g; %" PRIu64 " revisions, %" PRIu64
-        " revised prompts",
-        st->requests, st->calls, hs.attempts, st->children, st->input_tokens,
-        st->output_tokens, st->cost, st->revisions, st->prompts);
     if (!st->log.dir)
         return;
     json_t *outcomes = json_object(), *attempts = json_object();
@@ -1153,11 +1241,30 @@ static void save_summary(llm_state *st)
     json_decref(s);
 }
 
+/* The counts of the instance's life: a line in the log, and the summary
+ * file. */
+static void save_summary(llm_state *st)
+{
+    llm_http_stats hs;
+    kevo__llm_http_stats_get(st->http, &hs);
+    say(st, KEVO_LOG_INFO,
+        "%" PRIu64 " requests, %" PRIu64 " calls (%" PRIu64
+        " attempts), %" PRIu64 " children; %" PRIu64 " input and %" PRIu64
+        " output tokens, cost %.6g; %" PRIu64 " revisions, %" PRIu64
+        " revised prompts",
+        st->requests, st->calls, hs.attempts, st->children, st->input_tokens,
+        st->output_tokens, st->cost, st->revisions, st->prompts);
+    write_summary(st);
+}
+
 static void llm_fini(void *state)
 {
     llm_state *st = state;
     if (!st)
         return;
+    /* A run directory set since the last call still gets the instance's
+     * files (fini may ask for it: kevo-operator(7)). */
+    follow_run_dir_or_warn(st);
     save_summary(st);
     state_free(st);
 }
