@@ -321,6 +321,13 @@ static void prose_search(const kevo_task *task, const char *models,
              "(no_code 20); the last: the reply gave no child",
              "prose: and its message");
     json_decref(stops);
+    char *spath = kevo__path_join(run, "summary.json");
+    json_t *sum = json_load_file(spath, 0, NULL);
+    free(spath);
+    like_str(json_string_value(json_object_get(sum, "stop_message")),
+             "operator llm: 20 requests in a row",
+             "prose: summary.json carries the stop's message");
+    json_decref(sum);
     json_t *waits = events(run, "backoff");
     is_uint(json_array_size(waits), 19,
             "prose: a wait after each failure from the second");

@@ -361,6 +361,9 @@ kevo_status kevo__search_write_summary(kevo_search *s, const char *state,
                         s->state.stop
                             ? json_string(kevo_stop_reason_name(s->state.stop))
                             : json_null());
+    if (s->state.stop_text)
+        json_object_set_new(root, "stop_message",
+                            json_string(s->state.stop_text));
     json_object_set_new(root, "archive", archive_json(s));
     json_t *hist = json_array();
     for (size_t i = 0; i < s->progress.nhistory; i++)
