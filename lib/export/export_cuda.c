@@ -510,9 +510,10 @@ static kevo_status launcher(const kevo__export_pkg *p, kevo_buf *b,
         "workspace ? workspace_bytes : 0);\n"
         "        return cudaErrorInvalidValue;\n"
         "    }\n"
-        "    void *scratch[%zu] = {nullptr};\n"
-        "    (void)scratch;\n",
-        n, n, n, bl->nscratch ? bl->nscratch : 1);
+        "%s",
+        n, n, n, bl->nscratch ? "" : "    (void)workspace;\n");
+    if (bl->nscratch)
+        kevo__buf_printf(b, "    void *scratch[%zu];\n", bl->nscratch);
     for (size_t s = 0; s < bl->nscratch; s++) {
         kevo__buf_printf(b,
                          "    scratch[%zu] = static_cast<char *>(workspace) + "
@@ -526,15 +527,41 @@ static kevo_status launcher(const kevo__export_pkg *p, kevo_buf *b,
                              "        return e;\n",
                              s, s);
     }
-    /* Every task argument as the storage a kernel parameter points to. */
-    for (size_t i = 0; i < kevo_task_arg_count(p->task); i++) {
-        kevo_arg_info info = {.size = sizeof info};
-        if ((rc = kevo_task_arg_info(p->task, i, &info)) != KEVO_OK)
+    /* Every task argument a launch passes, as the storage its kernel
+     * parameter points to. */
+    size_t ntask = kevo_task_arg_count(p->task);
+    bool *used = calloc(ntask + 1, sizeof *used);
+    if (!used)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    for (size_t l = 0; l < bl->nlaunches; l++) {
+        kevo__resolved_arg *args = NULL;
+        size_t nargs = 0;
+        rc = kevo__launch_args(p->task, c, l, NULL, &args, &nargs, err);
+        for (size_t k = 0; rc == KEVO_OK && k < nargs; k++) {
+            if (args[k].kind == KEVO__ARG_BUFFER ||
+                args[k].kind == KEVO__ARG_SCALAR)
+                used[args[k].index] = true;
+        }
+        free(args);
+        if (rc != KEVO_OK) {
+            free(used);
             return rc;
+        }
+    }
+    for (size_t i = 0; i < ntask; i++) {
+        kevo_arg_info info = {.size = sizeof info};
+        if ((rc = kevo_task_arg_info(p->task, i, &info)) != KEVO_OK) {
+            free(used);
+            return rc;
+        }
         char id[80], var[96];
         const char *name = kevo__export_ident(info.name, id, sizeof id);
         snprintf(var, sizeof var, "arg%zu", i);
-        if (info.role != KEVO_ROLE_SCALAR)
+        if (!used[i]) {
+            if (info.role != KEVO_ROLE_SCALAR || !info.value)
+                kevo__buf_printf(b, "    (void)%s; /* no launch passes it */\n",
+                                 name);
+        } else if (info.role != KEVO_ROLE_SCALAR)
             kevo__buf_printf(b, "    void *%s = const_cast<void *>("
                                 "static_cast<const void *>(%s));\n",
                              var, name);
@@ -548,6 +575,7 @@ static kevo_status launcher(const kevo__export_pkg *p, kevo_buf *b,
                              kevo__export_ctype(info.type), var,
                              kevo__export_ctype(info.type), i);
     }
+    free(used);
     kevo__buf_printf(b, "    const void *(*kernel)(int) = "
                         "variants[plan.variant];\n");
     for (size_t l = 0; l < bl->nlaunches; l++) {
