@@ -70,8 +70,7 @@ static const char *const reserved[] = {
     "typeid", "typename", "union", "unsigned", "using", "virtual", "void",
     "volatile", "wchar_t", "while", "xor", "xor_eq",
     /* the generated code's own */
-    "args", "bad", "bytes", "dims", "e", "kernel", "plan", "props",
-    "scratch", "stream", "workspace", "workspace_bytes", "x"};
+    "bytes", "plan", "props", "stream", "workspace", "workspace_bytes"};
 
 const char *kevo__export_ident(const char *name, char *buf, size_t size)
 {
@@ -81,8 +80,7 @@ const char *kevo__export_ident(const char *name, char *buf, size_t size)
             return buf;
         }
     }
-    if (strncmp(name, "arg", 3) == 0 || strncmp(name, "v_", 2) == 0 ||
-        strncmp(name, "kx_", 3) == 0) {
+    if (strncmp(name, "kx_", 3) == 0) {
         snprintf(buf, size, "%s_", name);
         return buf;
     }
@@ -324,6 +322,8 @@ static kevo_status pkg_init(kevo__export_pkg *p, const kevo_task *task,
     if (rc != KEVO_OK)
         return rc;
     p->arch = kevo__strdup(arch ? arch : "native");
+    if (!origin)
+        origin = kevo_candidate_origin(champion);
     p->origin = kevo__strdup(origin ? origin : "best.cu");
     p->variants = calloc(1, sizeof *p->variants);
     if (!p->arch || !p->origin || !p->variants ||
@@ -355,19 +355,10 @@ static void readme(const kevo__export_pkg *p, unsigned targets, kevo_buf *b)
                      kevo_task_name(p->task));
     if (p->readme)
         kevo__buf_puts(b, p->readme);
-    kevo__buf_puts(b, "\n## The function\n\n```c\ncudaError_t ");
-    kevo__buf_printf(b, "%s(", n);
-    for (size_t i = 0; i < kevo_task_arg_count(p->task); i++) {
-        kevo_arg_info info = {.size = sizeof info};
-        if (kevo_task_arg_info(p->task, i, &info) != KEVO_OK ||
-            (info.role == KEVO_ROLE_SCALAR && info.value))
-            continue;
-        kevo__buf_printf(b, "%s %s, ", kevo_dtype_name(info.type), info.name);
-    }
-    for (size_t i = 0; i < kevo__export_ndims(p); i++)
-        kevo__buf_printf(b, "int64_t %s, ", kevo_task_dim_name(p->task, i));
-    kevo__buf_puts(b, "void *workspace, size_t workspace_bytes, cudaStream_t "
-                      "stream);\n```\n\n");
+    kevo__buf_printf(b, "\n## The function\n\n```c\ncudaError_t %s(", n);
+    kevo__export_params(p, b, NULL);
+    kevo__buf_puts(b, ",\n    void *workspace, size_t workspace_bytes, "
+                      "cudaStream_t stream);\n```\n\n");
     kevo__buf_printf(
         b,
         "The task's arguments in order (buffers as device pointers, 16-byte "

@@ -177,8 +177,8 @@ static const kevo_candidate *champ(const kevo__export_pkg *p)
 
 /* The parameter list of the launch function: the task's arguments but
  * the scalars with a fixed value, then the dims. */
-static kevo_status put_params(const kevo__export_pkg *p, kevo_buf *b,
-                              kevo_error *err)
+kevo_status kevo__export_params(const kevo__export_pkg *p, kevo_buf *b,
+                                kevo_error *err)
 {
     const char *sep = "";
     for (size_t i = 0; i < kevo_task_arg_count(p->task); i++) {
@@ -226,7 +226,7 @@ static void put_dims_args(const kevo__export_pkg *p, kevo_buf *b)
 static void put_dims_array(const kevo__export_pkg *p, kevo_buf *b)
 {
     size_t nd = kevo__export_ndims(p);
-    kevo__buf_printf(b, "    const int64_t dims[%zu] = {", nd ? nd : 1);
+    kevo__buf_printf(b, "    const int64_t kx_dims[%zu] = {", nd ? nd : 1);
     for (size_t i = 0; i < nd; i++) {
         char id[80];
         kevo__buf_printf(b, "%s%s", i ? ", " : "",
@@ -262,7 +262,7 @@ static kevo_status header(const kevo__export_pkg *p, kevo_buf *b,
         "workspace\n * that is too small, %s_error() saying why.\n */\n"
         "cudaError_t %s(",
         n, n, n, n);
-    kevo_status rc = put_params(p, b, err);
+    kevo_status rc = kevo__export_params(p, b, err);
     if (rc != KEVO_OK)
         return rc;
     kevo__buf_puts(b, ",\n    void *workspace, size_t workspace_bytes, "
@@ -481,14 +481,14 @@ static kevo_status launcher(const kevo__export_pkg *p, kevo_buf *b,
                      kevo__export_ndims(p) ? ", " : "");
     put_dims_array(p, b);
     kevo__buf_printf(b,
-                     "    %s_plan_t plan;\n"
-                     "    cudaError_t e = plan_call(dims, &plan);\n"
-                     "    if (e == cudaSuccess)\n"
-                     "        *bytes = (size_t)plan.workspace_bytes;\n"
-                     "    return e;\n}\n\n"
+                     "    %s_plan_t kx_plan;\n"
+                     "    cudaError_t kx_e = plan_call(kx_dims, &kx_plan);\n"
+                     "    if (kx_e == cudaSuccess)\n"
+                     "        *bytes = (size_t)kx_plan.workspace_bytes;\n"
+                     "    return kx_e;\n}\n\n"
                      "cudaError_t %s(",
                      n, n);
-    kevo_status rc = put_params(p, b, err);
+    kevo_status rc = kevo__export_params(p, b, err);
     if (rc != KEVO_OK)
         return rc;
     kevo__buf_puts(b, ",\n    void *workspace, size_t workspace_bytes, "
@@ -496,35 +496,35 @@ static kevo_status launcher(const kevo__export_pkg *p, kevo_buf *b,
     put_dims_array(p, b);
     kevo__buf_printf(
         b,
-        "    %s_plan_t plan;\n"
-        "    cudaError_t e = plan_call(dims, &plan);\n"
-        "    if (e != cudaSuccess)\n"
-        "        return e;\n"
-        "    if (plan.workspace_bytes > 0 &&\n"
-        "        (!workspace || workspace_bytes < plan.workspace_bytes)) {\n"
+        "    %s_plan_t kx_plan;\n"
+        "    cudaError_t kx_e = plan_call(kx_dims, &kx_plan);\n"
+        "    if (kx_e != cudaSuccess)\n"
+        "        return kx_e;\n"
+        "    if (kx_plan.workspace_bytes > 0 &&\n"
+        "        (!workspace || workspace_bytes < kx_plan.workspace_bytes)) {\n"
         "        std::snprintf(last_error, sizeof last_error,\n"
         "                      \"%s: the shape needs a workspace of %%llu bytes "
         "(%s_workspace_size), \"\n"
         "                      \"and %%zu were given\",\n"
-        "                      (unsigned long long)plan.workspace_bytes, "
+        "                      (unsigned long long)kx_plan.workspace_bytes, "
         "workspace ? workspace_bytes : 0);\n"
         "        return cudaErrorInvalidValue;\n"
         "    }\n"
         "%s",
         n, n, n, bl->nscratch ? "" : "    (void)workspace;\n");
     if (bl->nscratch)
-        kevo__buf_printf(b, "    void *scratch[%zu];\n", bl->nscratch);
+        kevo__buf_printf(b, "    void *kx_scratch[%zu];\n", bl->nscratch);
     for (size_t s = 0; s < bl->nscratch; s++) {
         kevo__buf_printf(b,
-                         "    scratch[%zu] = static_cast<char *>(workspace) + "
-                         "plan.scratch_offset[%zu]; /* %s */\n",
+                         "    kx_scratch[%zu] = static_cast<char *>(workspace) + "
+                         "kx_plan.scratch_offset[%zu]; /* %s */\n",
                          s, s, bl->scratch[s].name);
         if (bl->scratch[s].zero)
             kevo__buf_printf(b,
-                             "    if ((e = cudaMemsetAsync(scratch[%zu], 0, "
-                             "plan.scratch_bytes[%zu], stream)) !=\n"
+                             "    if ((kx_e = cudaMemsetAsync(kx_scratch[%zu], 0, "
+                             "kx_plan.scratch_bytes[%zu], stream)) !=\n"
                              "        cudaSuccess)\n"
-                             "        return e;\n",
+                             "        return kx_e;\n",
                              s, s);
     }
     /* Every task argument a launch passes, as the storage its kernel
@@ -556,7 +556,7 @@ static kevo_status launcher(const kevo__export_pkg *p, kevo_buf *b,
         }
         char id[80], var[96];
         const char *name = kevo__export_ident(info.name, id, sizeof id);
-        snprintf(var, sizeof var, "arg%zu", i);
+        snprintf(var, sizeof var, "kx_arg%zu", i);
         if (!used[i]) {
             if (info.role != KEVO_ROLE_SCALAR || !info.value)
                 kevo__buf_printf(b, "    (void)%s; /* no launch passes it */\n",
@@ -571,13 +571,13 @@ static kevo_status launcher(const kevo__export_pkg *p, kevo_buf *b,
         else if (kevo_dtype_is_float(info.type))
             put_float_value(b, info.type, info.value, var);
         else
-            kevo__buf_printf(b, "    %s %s = (%s)plan.scalar[%zu];\n",
+            kevo__buf_printf(b, "    %s %s = (%s)kx_plan.scalar[%zu];\n",
                              kevo__export_ctype(info.type), var,
                              kevo__export_ctype(info.type), i);
     }
     free(used);
-    kevo__buf_printf(b, "    const void *(*kernel)(int) = "
-                        "variants[plan.variant];\n");
+    kevo__buf_printf(b, "    const void *(*kx_kernel)(int) = "
+                        "variants[kx_plan.variant];\n");
     for (size_t l = 0; l < bl->nlaunches; l++) {
         kevo__resolved_arg *args = NULL;
         size_t nargs = 0;
@@ -589,32 +589,32 @@ static kevo_status launcher(const kevo__export_pkg *p, kevo_buf *b,
         for (size_t k = 0; k < nargs; k++) {
             if (args[k].kind != KEVO__ARG_VALUE)
                 continue;
-            kevo__buf_printf(b, "        %s v%zu = (%s)plan.launch[%zu].value[%zu];\n",
+            kevo__buf_printf(b, "        %s kx_v%zu = (%s)kx_plan.launch[%zu].value[%zu];\n",
                              kevo__export_ctype(args[k].type), k,
                              kevo__export_ctype(args[k].type), l, k);
         }
-        kevo__buf_printf(b, "        void *args[%zu] = {", nargs ? nargs : 1);
+        kevo__buf_printf(b, "        void *kx_args[%zu] = {", nargs ? nargs : 1);
         for (size_t k = 0; k < nargs; k++) {
             const char *sep = k ? ", " : "";
             switch (args[k].kind) {
             case KEVO__ARG_BUFFER:
             case KEVO__ARG_SCALAR:
-                kevo__buf_printf(b, "%s&arg%zu", sep, args[k].index);
+                kevo__buf_printf(b, "%s&kx_arg%zu", sep, args[k].index);
                 break;
             case KEVO__ARG_SCRATCH:
-                kevo__buf_printf(b, "%s&scratch[%zu]", sep, args[k].index);
+                kevo__buf_printf(b, "%s&kx_scratch[%zu]", sep, args[k].index);
                 break;
-            default: kevo__buf_printf(b, "%s&v%zu", sep, k); break;
+            default: kevo__buf_printf(b, "%s&kx_v%zu", sep, k); break;
             }
         }
         if (!nargs)
             kevo__buf_puts(b, "nullptr");
         kevo__buf_printf(b,
                          "};\n"
-                         "        if ((e = launch(kernel(%zu), &plan.launch[%zu], "
-                         "args, stream)) !=\n"
+                         "        if ((kx_e = launch(kx_kernel(%zu), &kx_plan.launch[%zu], "
+                         "kx_args, stream)) !=\n"
                          "            cudaSuccess)\n"
-                         "            return e;\n"
+                         "            return kx_e;\n"
                          "    }\n",
                          l, l);
         free(args);

@@ -662,7 +662,7 @@ static kevo_status source(const kevo__export_pkg *p, kevo_buf *b,
                          kevo__export_ident(kevo_task_dim_name(p->task, i), id,
                                             sizeof id));
     kevo__buf_printf(b, "const %s_props *props,\n    %s_plan_t *plan)\n{\n"
-                        "    const int64_t dims[%zu] = {",
+                        "    const int64_t kx_dims[%zu] = {",
                      n, n, at_least_1(nd));
     for (size_t i = 0; i < nd; i++)
         kevo__buf_printf(b, "%s%s", i ? ", " : "",
@@ -670,7 +670,7 @@ static kevo_status source(const kevo__export_pkg *p, kevo_buf *b,
                                             sizeof id));
     if (!nd)
         kevo__buf_puts(b, "0");
-    kevo__buf_printf(b, "};\n    return %s_plan_dims(dims, props, plan);\n}\n",
+    kevo__buf_printf(b, "};\n    return %s_plan_dims(kx_dims, props, plan);\n}\n",
                      n);
     return KEVO_OK;
 }

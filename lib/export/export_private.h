@@ -44,6 +44,11 @@ const char *kevo__export_ctype(kevo_dtype t);
  * name the generated code uses itself. Returns buf or name. */
 const char *kevo__export_ident(const char *name, char *buf, size_t size);
 
+/* Appends the launch function's parameters but the workspace and the
+ * stream: "const float *x,\n    float *y,\n    int64_t n". (export_cuda.c) */
+kevo_status kevo__export_params(const kevo__export_pkg *p, kevo_buf *b,
+                                kevo_error *err);
+
 /* Appends s as the body of a C string literal (quotes, backslashes and
  * control characters escaped). */
 void kevo__export_c_string(kevo_buf *b, const char *s);

@@ -42,7 +42,8 @@ static kevo_status python(const kevo__export_pkg *p, kevo_buf *b,
         "have a fixed\nvalue; the dims are keywords. The first call builds "
         "the extension.\n\"\"\"\n"
         "import os\nimport struct\n\nimport torch\n\n"
-        "__all__ = [\"%s\", \"ARGS\", \"DIMS\", \"build\"]\n\n"
+        "__all__ = [\"%s\", \"ARGS\", \"DIMS\", \"VARIANTS\", \"build\", "
+        "\"plan\"]\n\n"
         "_HERE = os.path.dirname(os.path.abspath(__file__))\n"
         "ARCH = \"%s\"\n"
         "# (name, type, role, index among the task's arguments)\n"
@@ -68,6 +69,17 @@ static kevo_status python(const kevo__export_pkg *p, kevo_buf *b,
                      nargs, n, n);
     for (size_t v = 0; v < p->nvariants; v++)
         kevo__buf_printf(b, ", \"csrc/%s_v%zu.cu\"", n, v);
+    kevo__buf_puts(b, "]\n# The parameters of each variant; ext.plan() says which runs.\n"
+                      "VARIANTS = [\n");
+    for (size_t v = 0; v < p->nvariants; v++) {
+        const kevo_vars *a = kevo_candidate_assignment(p->variants[v]);
+        kevo__buf_puts(b, "    {");
+        for (size_t i = 0; i < kevo_vars_count(a); i++)
+            kevo__buf_printf(b, "%s\"%s\": %lld", i ? ", " : "",
+                             kevo_vars_name(a, i),
+                             (long long)kevo_vars_value(a, i));
+        kevo__buf_puts(b, "},\n");
+    }
     kevo__buf_puts(b, "]\n_DTYPES = {\n");
     for (size_t t = 0; t < KEVO_ARRAY_SIZE(torch_dtypes); t++) {
         const char *d = torch_dtypes[t];
@@ -105,6 +117,13 @@ static kevo_status python(const kevo__export_pkg *p, kevo_buf *b,
         "\"--expt-relaxed-constexpr\"],\n"
         "                    verbose=verbose)\n"
         "    return _ext\n\n\n"
+        "def plan(**dims):\n"
+        "    \"\"\"The plan of a call at dims on the current device: a dict "
+        "with the\n"
+        "    variant that runs, its parameters and the workspace bytes.\"\"\"\n"
+        "    p = build().plan([int(dims[d]) for d in DIMS])\n"
+        "    return {\"variant\": p[-1], \"params\": VARIANTS[p[-1]],\n"
+        "            \"workspace_bytes\": p[-2]}\n\n\n"
         "def _bits(name, typ, value):\n"
         "    \"\"\"A scalar as the bits of its type, in a signed 64-bit "
         "integer.\"\"\"\n"
