@@ -71,8 +71,7 @@ int cmd_export(int argc, char **argv)
             else if (strcmp(optarg, "all") == 0)
                 targets = KEVO_EXPORT_C | KEVO_EXPORT_TORCH;
             else {
-                fprintf(stderr,
-                        "%s: export: --target '%s': c, torch or all\n",
+                fprintf(stderr, "%s: export: --target '%s': c, torch or all\n",
                         program, optarg);
                 return EXIT_USAGE;
             }

@@ -55,7 +55,8 @@ static int run(const char *cmd)
     return rc;
 }
 
-/* ---- a real run ----------------------------------------------------------- */
+/* ---- a real run -----------------------------------------------------------
+ */
 
 static int64_t param(const kevo_candidate *c, const char *name)
 {
@@ -117,23 +118,24 @@ static char *saxpy_dispatch(const kevo_vars *champ)
         "s:[{s:{s:I}, s:i, s:O, s:b, s:b}, {s:{s:I}, s:i, s:{s:i, s:i, s:i}, "
         "s:b, s:b}]}",
         "task", "saxpy", "champion", (json_int_t)1, "params", "BLOCK", "VEC",
-        "ITEMS", "default", def, "rule", "nearest_training_shape", "dims",
-        "n", "shapes", "dims", "n", (json_int_t)16777216, "params", "BLOCK",
-        512, "VEC", 4, "ITEMS", 2, "time", 1e-4, "champion_time", 1.1e-4,
-        "dims", "n", (json_int_t)4194304, "params", "BLOCK", 1024, "VEC", 4,
-        "ITEMS", 1, "time", 3e-5, "champion_time", 3.3e-5, "dims", "n",
-        (json_int_t)1000000, "params", "BLOCK", 128, "VEC", 2, "ITEMS", 8,
-        "time", 9e-6, "champion_time", 1e-5, "held_out", "dims", "n",
-        (json_int_t)1000003, "nearest", 2, "params", def, "correct", 0,
-        "fallback", 1, "dims", "n", (json_int_t)77, "nearest", 2, "params",
-        "BLOCK", 128, "VEC", 2, "ITEMS", 8, "correct", 1, "fallback", 0);
+        "ITEMS", "default", def, "rule", "nearest_training_shape", "dims", "n",
+        "shapes", "dims", "n", (json_int_t)16777216, "params", "BLOCK", 512,
+        "VEC", 4, "ITEMS", 2, "time", 1e-4, "champion_time", 1.1e-4, "dims",
+        "n", (json_int_t)4194304, "params", "BLOCK", 1024, "VEC", 4, "ITEMS", 1,
+        "time", 3e-5, "champion_time", 3.3e-5, "dims", "n", (json_int_t)1000000,
+        "params", "BLOCK", 128, "VEC", 2, "ITEMS", 8, "time", 9e-6,
+        "champion_time", 1e-5, "held_out", "dims", "n", (json_int_t)1000003,
+        "nearest", 2, "params", def, "correct", 0, "fallback", 1, "dims", "n",
+        (json_int_t)77, "nearest", 2, "params", "BLOCK", 128, "VEC", 2, "ITEMS",
+        8, "correct", 1, "fallback", 0);
     char *text = json_dumps(root, JSON_INDENT(1));
     json_decref(root);
     json_decref(def);
     return text;
 }
 
-/* ---- kevo's own answer for a shape ---------------------------------------- */
+/* ---- kevo's own answer for a shape ----------------------------------------
+ */
 
 typedef struct oracle {
     const kevo_task *task;
@@ -191,8 +193,7 @@ static void oracle_init(oracle *o, const kevo_task *task,
             json_t *near = json_array_get(
                 json_object_get(o->dispatch, "shapes"),
                 (size_t)json_integer_value(json_object_get(s, "nearest")));
-            o->unsafe[variant_index(o, json_object_get(near, "params"))] =
-                true;
+            o->unsafe[variant_index(o, json_object_get(near, "params"))] = true;
         }
     }
     o->unsafe[0] = false;
@@ -275,7 +276,8 @@ static void oracle_line(oracle *o, const int64_t *dims, const kevo_vars *props,
         kevo_vars_set(env, kevo_task_dim_name(t, d), dims[d]);
     size_t v = o->dispatch ? oracle_pick(o, dims) : 0;
     if (kevo_candidate_check(o->variants[v], env, NULL) != KEVO_OK) {
-        if (v == 0 || kevo_candidate_check(o->variants[0], env, NULL) != KEVO_OK)
+        if (v == 0 ||
+            kevo_candidate_check(o->variants[0], env, NULL) != KEVO_OK)
             goto error;
         v = 0;
     }
@@ -325,9 +327,9 @@ static void oracle_line(oracle *o, const int64_t *dims, const kevo_vars *props,
         if (kevo_candidate_launch_geometry(c, l, env, &g, NULL) != KEVO_OK ||
             g.shared_bytes > (uint64_t)max_smem)
             goto error_b;
-        kevo__buf_printf(&b, " %u %u %u %u %u %u %llu :", g.grid[0],
-                         g.grid[1], g.grid[2], g.block[0], g.block[1],
-                         g.block[2], (unsigned long long)g.shared_bytes);
+        kevo__buf_printf(&b, " %u %u %u %u %u %u %llu :", g.grid[0], g.grid[1],
+                         g.grid[2], g.block[0], g.block[1], g.block[2],
+                         (unsigned long long)g.shared_bytes);
         kevo__resolved_arg *args = NULL;
         size_t n = 0;
         if (kevo__launch_args(t, c, l, env, &args, &n, NULL) != KEVO_OK)
@@ -354,7 +356,8 @@ error:
     kevo_vars_free(env);
 }
 
-/* ---- the plan program ----------------------------------------------------- */
+/* ---- the plan program -----------------------------------------------------
+ */
 
 /* Prints, per line of dims on stdin (after a line of the device
  * properties), what the plan says, in oracle_line()'s format. */
@@ -378,12 +381,14 @@ static const char driver_body[] =
     "        }\n"
     "        printf(\"ok %d |\", p.variant);\n"
     "        for (int s = 0; s < U(NSCRATCH); s++)\n"
-    "            printf(\" %llu@%llu\", (unsigned long long)p.scratch_bytes[s],\n"
+    "            printf(\" %llu@%llu\", (unsigned long "
+    "long)p.scratch_bytes[s],\n"
     "                   (unsigned long long)p.scratch_offset[s]);\n"
     "        printf(\" ws %llu |\", (unsigned long long)p.workspace_bytes);\n"
     "        for (int l = 0; l < U(NLAUNCHES); l++) {\n"
     "            P(launch_plan) *q = &p.launch[l];\n"
-    "            printf(\" %u %u %u %u %u %u %llu :\", q->grid[0], q->grid[1],\n"
+    "            printf(\" %u %u %u %u %u %u %llu :\", q->grid[0], "
+    "q->grid[1],\n"
     "                   q->grid[2], q->block[0], q->block[1], q->block[2],\n"
     "                   (unsigned long long)q->smem);\n"
     "            for (int k = 0; k < U(MAX_LAUNCH_ARGS); k++)\n"
@@ -409,8 +414,8 @@ static bool build_driver(const char *dir, const char *name)
     char upper[80];
     size_t i = 0;
     for (; name[i] && i < sizeof upper - 1; i++)
-        upper[i] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 32
-                                                           : name[i]);
+        upper[i] =
+            (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 32 : name[i]);
     upper[i] = '\0';
     char *src = kevo__asprintf(
         "#include \"%s_plan.h\"\n#define P(x) %s_##x\n#define U(x) %s_##x\n%s",
@@ -439,7 +444,8 @@ static int64_t draw(uint64_t *state)
     switch (r % 8) {
     case 0: return (int64_t)(r >> 3) % 100 + 1;
     case 1:
-    case 2: return ((int64_t)1 << ((r >> 3) % 25)) + (int64_t)((r >> 8) % 7) - 3;
+    case 2:
+        return ((int64_t)1 << ((r >> 3) % 25)) + (int64_t)((r >> 8) % 7) - 3;
     case 3: return (int64_t)((r >> 3) % 5000000) + 1;
     case 4: return (int64_t)((r >> 3) % 3000) + 1;
     case 5: return ((int64_t)1 << ((r >> 3) % 63)) + (int64_t)((r >> 9) % 3);
@@ -494,9 +500,10 @@ static void compare_plans(const char *what, const char *dir, const char *name,
         for (size_t i = 0; i < fixed + nshapes; i++) {
             size_t nt = kevo_task_shape_count(task, KEVO_SHAPES_TRAIN);
             const int64_t *s =
-                i < nt    ? kevo_task_shape(task, KEVO_SHAPES_TRAIN, i)
-                : i < fixed ? kevo_task_shape(task, KEVO_SHAPES_HELD_OUT, i - nt)
-                          : NULL;
+                i < nt ? kevo_task_shape(task, KEVO_SHAPES_TRAIN, i)
+                : i < fixed
+                    ? kevo_task_shape(task, KEVO_SHAPES_HELD_OUT, i - nt)
+                    : NULL;
             for (size_t d = 0; d < nd; d++) {
                 dims[d] = s ? s[d] : draw(&state);
                 /* Half the drawn shapes keep the task's other dims, so
@@ -551,7 +558,8 @@ static void compare_plans(const char *what, const char *dir, const char *name,
     oracle_free(&o);
 }
 
-/* ---- the CUDA side -------------------------------------------------------- */
+/* ---- the CUDA side --------------------------------------------------------
+ */
 
 static const char *nvcc(void)
 {
@@ -614,7 +622,8 @@ static void check_python(const char *what, const char *dir, const char *name)
     free(cmd);
 }
 
-/* ---- the cases ------------------------------------------------------------ */
+/* ---- the cases ------------------------------------------------------------
+ */
 
 static void test_run(void)
 {
@@ -622,8 +631,8 @@ static void test_run(void)
     char *dir = make_run(task);
     char *out = kevo__path_join(tmp, "saxpy-pkg");
     kevo_error e = KEVO__ERROR_INIT;
-    is_int(kevo_export_run(dir, out, NULL, NULL, KEVO_EXPORT_C, &e),
-           KEVO_OK, "a run without a dispatch table exports");
+    is_int(kevo_export_run(dir, out, NULL, NULL, KEVO_EXPORT_C, &e), KEVO_OK,
+           "a run without a dispatch table exports");
     if (e.code)
         diag("%s", e.text);
     /* The champion as the run left it. */
@@ -635,9 +644,8 @@ static void test_run(void)
     kevo_candidate_new_for_task(task, src, "best.cu", &champ, NULL);
     const char *key;
     json_t *v;
-    json_object_foreach (json_object_get(json_object_get(summary, "champion"),
-                                         "params"),
-                         key, v)
+    json_object_foreach (
+        json_object_get(json_object_get(summary, "champion"), "params"), key, v)
         kevo_candidate_set_param(champ, key, json_integer_value(v), NULL);
     compare_plans("saxpy run", out, "saxpy", task, champ, NULL, 300);
 
@@ -680,9 +688,10 @@ static void test_run(void)
     e = (kevo_error)KEVO__ERROR_INIT;
     is_int(kevo_export_run(tmp, out2, NULL, NULL, KEVO_EXPORT_C, &e),
            KEVO_ENOENT, "a directory that is no run");
-    kevo__write_file_atomic(tpath, "{\"rule\": \"nearest_training_shape\", "
-                                   "\"shapes\": [{\"dims\": {\"n\": 5}, "
-                                   "\"params\": {\"BLOCK\": 100}}]}",
+    kevo__write_file_atomic(tpath,
+                            "{\"rule\": \"nearest_training_shape\", "
+                            "\"shapes\": [{\"dims\": {\"n\": 5}, "
+                            "\"params\": {\"BLOCK\": 100}}]}",
                             92, NULL);
     e = (kevo_error)KEVO__ERROR_INIT;
     is_int(kevo_export_run(dir, out2, NULL, NULL, KEVO_EXPORT_C, &e),
@@ -769,7 +778,8 @@ int main(void)
         "1024, \"ROWS\": 2, \"STAGE\": 64}}, {\"dims\": {\"n\": 1000000}, "
         "\"params\": {\"BLOCK\": 512, \"ROWS\": 4, \"STAGE\": 128}}, "
         "{\"dims\": {\"n\": 4099}, \"params\": {\"BLOCK\": 1024, \"ROWS\": 4, "
-        "\"STAGE\": 16}}], \"held_out\": [{\"dims\": {\"n\": 333}, \"nearest\": "
+        "\"STAGE\": 16}}], \"held_out\": [{\"dims\": {\"n\": 333}, "
+        "\"nearest\": "
         "2, \"params\": {\"BLOCK\": 1024, \"ROWS\": 4, \"STAGE\": 16}, "
         "\"correct\": true}]}",
         400, true);

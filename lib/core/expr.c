@@ -873,13 +873,11 @@ static void c_node(const kevo_expr *e, int i, kevo_buf *out,
 {
     const node *n = &e->nodes[i];
     static const char *const cmp[] = {
-        [N_LT] = "<", [N_LE] = "<=", [N_GT] = ">",
+        [N_LT] = "<",  [N_LE] = "<=", [N_GT] = ">",
         [N_GE] = ">=", [N_EQ] = "==", [N_NE] = "!=",
     };
     switch (n->kind) {
-    case N_NUM:
-        kevo__buf_printf(out, "INT64_C(%" PRId64 ")", n->num);
-        return;
+    case N_NUM: kevo__buf_printf(out, "INT64_C(%" PRId64 ")", n->num); return;
     case N_VAR:
         kevo__buf_printf(out, "%s%s", var_prefix, e->vars[n->num]);
         return;
@@ -904,8 +902,8 @@ static void c_node(const kevo_expr *e, int i, kevo_buf *out,
         else
             kevo__buf_printf(out, ") %s (", cmp[n->kind]);
         c_node(e, n->b, out, var_prefix, fn_prefix, flag);
-        kevo__buf_puts(out, n->kind == N_AND || n->kind == N_OR ? ") != 0)"
-                                                                : "))");
+        kevo__buf_puts(out,
+                       n->kind == N_AND || n->kind == N_OR ? ") != 0)" : "))");
         return;
     case N_COND:
         kevo__buf_puts(out, "((");

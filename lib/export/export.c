@@ -14,9 +14,10 @@
 #include <jansson.h>
 
 #include "export_private.h"
-#include "kevo/export.h"
+#include <kevo/export.h>
 
-/* ---- small helpers shared by the writers ---------------------------------- */
+/* ---- small helpers shared by the writers ----------------------------------
+ */
 
 const char *kevo__export_ctype(kevo_dtype t)
 {
@@ -56,19 +57,19 @@ void kevo__export_c_string(kevo_buf *b, const char *s)
  * task's. */
 static const char *const reserved[] = {
     "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
-    "bool", "break", "case", "catch", "char", "char16_t", "char32_t",
-    "char8_t", "class", "co_await", "co_return", "co_yield", "compl",
-    "concept", "const", "const_cast", "consteval", "constexpr", "constinit",
-    "continue", "decltype", "default", "delete", "do", "double",
-    "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false",
-    "float", "for", "friend", "goto", "if", "inline", "int", "long",
-    "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr",
-    "operator", "or", "or_eq", "private", "protected", "public", "register",
-    "reinterpret_cast", "requires", "restrict", "return", "short", "signed",
-    "sizeof", "static", "static_assert", "static_cast", "struct", "switch",
-    "template", "this", "thread_local", "throw", "true", "try", "typedef",
-    "typeid", "typename", "union", "unsigned", "using", "virtual", "void",
-    "volatile", "wchar_t", "while", "xor", "xor_eq",
+    "bool", "break", "case", "catch", "char", "char16_t", "char32_t", "char8_t",
+    "class", "co_await", "co_return", "co_yield", "compl", "concept", "const",
+    "const_cast", "consteval", "constexpr", "constinit", "continue", "decltype",
+    "default", "delete", "do", "double", "dynamic_cast", "else", "enum",
+    "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
+    "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept",
+    "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private",
+    "protected", "public", "register", "reinterpret_cast", "requires",
+    "restrict", "return", "short", "signed", "sizeof", "static",
+    "static_assert", "static_cast", "struct", "switch", "template", "this",
+    "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
+    "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t",
+    "while", "xor", "xor_eq",
     /* the generated code's own */
     "bytes", "plan", "props", "stream", "workspace", "workspace_bytes"};
 
@@ -98,7 +99,8 @@ kevo_status kevo__export_write(const char *dir, const char *file,
     return rc;
 }
 
-/* ---- the package ---------------------------------------------------------- */
+/* ---- the package ----------------------------------------------------------
+ */
 
 static void pkg_free(kevo__export_pkg *p)
 {
@@ -155,8 +157,7 @@ static kevo_status pkg_name(kevo__export_pkg *p, const char *name,
 /* The index of the variant with the parameters in obj (a JSON object of
  * the dispatch table), added when new. */
 static kevo_status variant_of(kevo__export_pkg *p, const json_t *obj,
-                              const char *where, size_t *index,
-                              kevo_error *err)
+                              const char *where, size_t *index, kevo_error *err)
 {
     if (!json_is_object(obj))
         return kevo__error_set(err, KEVO_EINVALID,
@@ -165,8 +166,7 @@ static kevo_status variant_of(kevo__export_pkg *p, const json_t *obj,
     const kevo_vars *ca = kevo_candidate_assignment(p->variants[0]);
     const char *key;
     json_t *v;
-    json_object_foreach((json_t *)obj, key, v)
-    {
+    json_object_foreach ((json_t *)obj, key, v) {
         int64_t x;
         if (!json_is_integer(v) || kevo_vars_get(ca, key, &x) != KEVO_OK)
             return kevo__error_set(err, KEVO_EINVALID,
@@ -179,8 +179,8 @@ static kevo_status variant_of(kevo__export_pkg *p, const json_t *obj,
         bool same = true;
         for (size_t k = 0; same && k < kevo_vars_count(a); k++) {
             json_t *x = json_object_get(obj, kevo_vars_name(a, k));
-            int64_t want = x ? (int64_t)json_integer_value(x)
-                             : kevo_vars_value(ca, k);
+            int64_t want =
+                x ? (int64_t)json_integer_value(x) : kevo_vars_value(ca, k);
             same = want == kevo_vars_value(a, k);
         }
         if (same) {
@@ -196,15 +196,13 @@ static kevo_status variant_of(kevo__export_pkg *p, const json_t *obj,
     kevo_candidate *c = kevo_candidate_copy(p->variants[0]);
     if (!c)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    json_object_foreach((json_t *)obj, key, v)
-    {
+    json_object_foreach ((json_t *)obj, key, v) {
         kevo_error inner = KEVO__ERROR_INIT;
         if (kevo_candidate_set_param(c, key, (int64_t)json_integer_value(v),
                                      &inner) != KEVO_OK) {
             kevo_candidate_free(c);
-            return kevo__error_set(err, KEVO_EINVALID,
-                                   "dispatch table: %s: %s", where,
-                                   inner.text);
+            return kevo__error_set(err, KEVO_EINVALID, "dispatch table: %s: %s",
+                                   where, inner.text);
         }
     }
     *index = p->nvariants;
@@ -214,8 +212,7 @@ static kevo_status variant_of(kevo__export_pkg *p, const json_t *obj,
 
 /* The dims of a shape of the table, in the task's order. */
 static kevo_status shape_dims(const kevo__export_pkg *p, const json_t *obj,
-                              const char *where, int64_t *dims,
-                              kevo_error *err)
+                              const char *where, int64_t *dims, kevo_error *err)
 {
     for (size_t d = 0; d < kevo__export_ndims(p); d++) {
         const char *name = kevo_task_dim_name(p->task, d);
@@ -237,10 +234,9 @@ static kevo_status read_dispatch(kevo__export_pkg *p, const char *text,
     json_t *root = json_loads(text, 0, &je);
     if (!json_is_object(root)) {
         json_decref(root);
-        return kevo__error_set(err, KEVO_EPARSE,
-                               "dispatch table: line %d, column %d: %s",
-                               je.line, je.column,
-                               root ? "not a JSON object" : je.text);
+        return kevo__error_set(
+            err, KEVO_EPARSE, "dispatch table: line %d, column %d: %s", je.line,
+            je.column, root ? "not a JSON object" : je.text);
     }
     kevo_status rc = KEVO_OK;
     const char *rule = json_string_value(json_object_get(root, "rule"));
@@ -346,7 +342,8 @@ static kevo_status pkg_init(kevo__export_pkg *p, const kevo_task *task,
                      : kevo__error_set(err, KEVO_ENOMEM, "out of memory");
 }
 
-/* ---- the README ----------------------------------------------------------- */
+/* ---- the README -----------------------------------------------------------
+ */
 
 static void readme(const kevo__export_pkg *p, unsigned targets, kevo_buf *b)
 {
@@ -372,7 +369,8 @@ static void readme(const kevo__export_pkg *p, unsigned targets, kevo_buf *b)
         "the dispatch table,\nzero-fills the scratch buffers that ask for it, "
         "opts kernels in to dynamic\nshared memory above 48 KiB and launches "
         "every kernel in order on the stream.\nA shape the launch block "
-        "refuses returns `cudaErrorInvalidValue`, and\n`%s_error()` says why.\n\n",
+        "refuses returns `cudaErrorInvalidValue`, and\n`%s_error()` says "
+        "why.\n\n",
         n, n, n);
     kevo__buf_printf(b, "Parameter variants (%zu):\n\n", p->nvariants);
     for (size_t v = 0; v < p->nvariants; v++) {
@@ -433,7 +431,8 @@ static void readme(const kevo__export_pkg *p, unsigned targets, kevo_buf *b)
             n, n, n, n);
 }
 
-/* ---- writing -------------------------------------------------------------- */
+/* ---- writing --------------------------------------------------------------
+ */
 
 static kevo_status pkg_write(const kevo__export_pkg *p, const char *out_dir,
                              unsigned targets, kevo_error *err)
@@ -472,9 +471,16 @@ static kevo_status pkg_write(const kevo__export_pkg *p, const char *out_dir,
     return rc;
 }
 
-static kevo_status check_args(const char *out_dir, unsigned targets,
-                              kevo_error *err)
+static kevo_status check_args(const char *out_dir, const char *name,
+                              unsigned targets, kevo_error *err)
 {
+    char id[80];
+    if (name && (!kevo__is_identifier(name) ||
+                 kevo__export_ident(name, id, sizeof id) != name))
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "package name '%s': a C identifier of at "
+                               "most 63 characters that is no keyword",
+                               name);
     if (!out_dir || !*out_dir)
         return kevo__error_set(err, KEVO_EINVAL, "no output directory");
     if (!targets || (targets & ~(unsigned)(KEVO_EXPORT_C | KEVO_EXPORT_TORCH)))
@@ -495,7 +501,7 @@ kevo_status kevo_export_candidate(const kevo_task *task,
     if (!task || !champion)
         return kevo__error_set(err, KEVO_EINVAL,
                                "kevo_export_candidate: NULL task or champion");
-    kevo_status rc = check_args(out_dir, targets, err);
+    kevo_status rc = check_args(out_dir, name, targets, err);
     if (rc != KEVO_OK)
         return rc;
     kevo__export_pkg p = {0};
@@ -506,7 +512,8 @@ kevo_status kevo_export_candidate(const kevo_task *task,
     return rc;
 }
 
-/* ---- a run directory ------------------------------------------------------ */
+/* ---- a run directory ------------------------------------------------------
+ */
 
 /* The target kevo compiled for on a device of this name (as NVRTC's
  * -arch, the arch-specific one from compute capability 9.0 on). */
@@ -515,13 +522,13 @@ static const char *arch_of(const char *device)
     static const struct {
         const char *part, *arch;
     } table[] = {
-        {"GB200", "sm_100a"}, {"B200", "sm_100a"}, {"B100", "sm_100a"},
-        {"GH200", "sm_90a"},  {"H200", "sm_90a"},  {"H100", "sm_90a"},
-        {"H800", "sm_90a"},   {"H20", "sm_90a"},   {"L40", "sm_89"},
-        {"L4", "sm_89"},      {"RTX 40", "sm_89"}, {"RTX 6000 Ada", "sm_89"},
-        {"A100", "sm_80"},    {"A800", "sm_80"},   {"A30", "sm_80"},
-        {"A40", "sm_86"},     {"A10", "sm_86"},    {"RTX 30", "sm_86"},
-        {"RTX A6000", "sm_86"}, {"V100", "sm_70"}, {"T4", "sm_75"},
+        {"GB200", "sm_100a"},   {"B200", "sm_100a"}, {"B100", "sm_100a"},
+        {"GH200", "sm_90a"},    {"H200", "sm_90a"},  {"H100", "sm_90a"},
+        {"H800", "sm_90a"},     {"H20", "sm_90a"},   {"L40", "sm_89"},
+        {"L4", "sm_89"},        {"RTX 40", "sm_89"}, {"RTX 6000 Ada", "sm_89"},
+        {"A100", "sm_80"},      {"A800", "sm_80"},   {"A30", "sm_80"},
+        {"A40", "sm_86"},       {"A10", "sm_86"},    {"RTX 30", "sm_86"},
+        {"RTX A6000", "sm_86"}, {"V100", "sm_70"},   {"T4", "sm_75"},
     };
     for (size_t i = 0; device && i < KEVO_ARRAY_SIZE(table); i++) {
         if (strstr(device, table[i].part))
@@ -530,8 +537,8 @@ static const char *arch_of(const char *device)
     return "native";
 }
 
-static char *read_optional(const char *dir, const char *file,
-                           kevo_status *rc, kevo_error *err)
+static char *read_optional(const char *dir, const char *file, kevo_status *rc,
+                           kevo_error *err)
 {
     char *path = kevo__path_join(dir, file), *text = NULL;
     if (!path) {
@@ -555,8 +562,9 @@ static char *run_lines(const json_t *summary, const json_t *plan,
     const json_t *gate = json_object_get(ch, "gate");
     const char *fname =
         json_string_value(json_object_get(summary, "fitness_name"));
-    kevo__buf_printf(&b, "- fitness: %.4f (%s), candidate %" JSON_INTEGER_FORMAT
-                         ", found by %s\n",
+    kevo__buf_printf(&b,
+                     "- fitness: %.4f (%s), candidate %" JSON_INTEGER_FORMAT
+                     ", found by %s\n",
                      json_number_value(json_object_get(ch, "fitness")),
                      fname ? fname : "roofline",
                      json_integer_value(json_object_get(ch, "id")),
@@ -577,8 +585,8 @@ static char *run_lines(const json_t *summary, const json_t *plan,
         kevo__buf_puts(&b, "- held-out gate: not run\n");
     }
     const char *dev = json_string_value(json_object_get(summary, "device"));
-    kevo__buf_printf(&b, "- device: %s (built for %s)\n",
-                     dev ? dev : "unknown", arch);
+    kevo__buf_printf(&b, "- device: %s (built for %s)\n", dev ? dev : "unknown",
+                     arch);
     const char *cmd = json_string_value(json_object_get(plan, "command"));
     if (!cmd)
         cmd = json_string_value(json_object_get(summary, "command"));
@@ -586,13 +594,12 @@ static char *run_lines(const json_t *summary, const json_t *plan,
         kevo__buf_printf(&b, "- reproduce the run: `%s`\n", cmd);
     json_t *ev = json_object_get(summary, "evaluations");
     if (json_is_integer(ev))
-        kevo__buf_printf(&b, "- evaluations: %" JSON_INTEGER_FORMAT
-                             ", state: %s\n",
-                         json_integer_value(ev),
-                         json_string_value(json_object_get(summary, "state"))
-                             ? json_string_value(
-                                   json_object_get(summary, "state"))
-                             : "unknown");
+        kevo__buf_printf(
+            &b, "- evaluations: %" JSON_INTEGER_FORMAT ", state: %s\n",
+            json_integer_value(ev),
+            json_string_value(json_object_get(summary, "state"))
+                ? json_string_value(json_object_get(summary, "state"))
+                : "unknown");
     return kevo__buf_take(&b);
 }
 
@@ -603,7 +610,7 @@ kevo_status kevo_export_run(const char *run_dir, const char *out_dir,
     if (!run_dir)
         return kevo__error_set(err, KEVO_EINVAL,
                                "kevo_export_run: NULL run directory");
-    kevo_status rc = check_args(out_dir, targets, err);
+    kevo_status rc = check_args(out_dir, name, targets, err);
     if (rc != KEVO_OK)
         return rc;
     kevo_task *task = NULL;
@@ -642,16 +649,14 @@ kevo_status kevo_export_run(const char *run_dir, const char *out_dir,
     }
     if ((rc = kevo__read_file(path, true, &src, NULL, err)) != KEVO_OK)
         goto done;
-    if ((rc = kevo_candidate_new_for_task(task, src, "best.cu", &champ,
-                                          err)) != KEVO_OK)
+    if ((rc = kevo_candidate_new_for_task(task, src, "best.cu", &champ, err)) !=
+        KEVO_OK)
         goto done;
     const char *key;
     json_t *v;
-    json_object_foreach(json_object_get(ch, "params"), key, v)
-    {
-        if ((rc = kevo_candidate_set_param(champ, key,
-                                           (int64_t)json_integer_value(v),
-                                           err)) != KEVO_OK)
+    json_object_foreach (json_object_get(ch, "params"), key, v) {
+        if ((rc = kevo_candidate_set_param(
+                 champ, key, (int64_t)json_integer_value(v), err)) != KEVO_OK)
             goto done;
     }
     dispatch = read_optional(run_dir, "best.dispatch.json", &rc, err);

@@ -168,7 +168,8 @@ static kevo_status transform(const char *src, char **out, kevo_buf *includes)
     return KEVO_OK;
 }
 
-/* ---- the files ------------------------------------------------------------ */
+/* ---- the files ------------------------------------------------------------
+ */
 
 static const kevo_candidate *champ(const kevo__export_pkg *p)
 {
@@ -193,7 +194,8 @@ kevo_status kevo__export_params(const kevo__export_pkg *p, kevo_buf *b,
             if (info.value)
                 continue;
             kevo__buf_printf(b, "%s%s %s", sep, ct, name);
-        } else if (info.type == KEVO_DTYPE_F16 || info.type == KEVO_DTYPE_BF16) {
+        } else if (info.type == KEVO_DTYPE_F16 ||
+                   info.type == KEVO_DTYPE_BF16) {
             kevo__buf_printf(b, "%s%svoid *%s", sep,
                              info.role == KEVO_ROLE_IN ? "const " : "", name);
         } else {
@@ -205,9 +207,9 @@ kevo_status kevo__export_params(const kevo__export_pkg *p, kevo_buf *b,
     }
     for (size_t i = 0; i < kevo__export_ndims(p); i++) {
         char id[80];
-        kevo__buf_printf(b, "%sint64_t %s", sep,
-                         kevo__export_ident(kevo_task_dim_name(p->task, i), id,
-                                            sizeof id));
+        kevo__buf_printf(
+            b, "%sint64_t %s", sep,
+            kevo__export_ident(kevo_task_dim_name(p->task, i), id, sizeof id));
         sep = ", ";
     }
     return KEVO_OK;
@@ -217,9 +219,9 @@ static void put_dims_args(const kevo__export_pkg *p, kevo_buf *b)
 {
     for (size_t i = 0; i < kevo__export_ndims(p); i++) {
         char id[80];
-        kevo__buf_printf(b, "%sint64_t %s", i ? ", " : "",
-                         kevo__export_ident(kevo_task_dim_name(p->task, i), id,
-                                            sizeof id));
+        kevo__buf_printf(
+            b, "%sint64_t %s", i ? ", " : "",
+            kevo__export_ident(kevo_task_dim_name(p->task, i), id, sizeof id));
     }
 }
 
@@ -229,9 +231,9 @@ static void put_dims_array(const kevo__export_pkg *p, kevo_buf *b)
     kevo__buf_printf(b, "    const int64_t kx_dims[%zu] = {", nd ? nd : 1);
     for (size_t i = 0; i < nd; i++) {
         char id[80];
-        kevo__buf_printf(b, "%s%s", i ? ", " : "",
-                         kevo__export_ident(kevo_task_dim_name(p->task, i), id,
-                                            sizeof id));
+        kevo__buf_printf(
+            b, "%s%s", i ? ", " : "",
+            kevo__export_ident(kevo_task_dim_name(p->task, i), id, sizeof id));
     }
     kevo__buf_puts(b, nd ? "};\n" : "0};\n");
 }
@@ -301,8 +303,8 @@ static void variant_tu(const kevo__export_pkg *p, size_t v,
     const char *n = p->name;
     const kevo_candidate *c = p->variants[v];
     const kevo_vars *a = kevo_candidate_assignment(c);
-    kevo__buf_printf(b, "/*\n * %s_v%zu.cu: the kernels of variant %zu (", n,
-                     v, v);
+    kevo__buf_printf(b, "/*\n * %s_v%zu.cu: the kernels of variant %zu (", n, v,
+                     v);
     for (size_t i = 0; i < kevo_vars_count(a); i++)
         kevo__buf_printf(b, "%s%s=%" PRId64, i ? " " : "", kevo_vars_name(a, i),
                          kevo_vars_value(a, i));
@@ -316,18 +318,19 @@ static void variant_tu(const kevo__export_pkg *p, size_t v,
                      "#define KEVO_EVAL 1\n",
                      includes);
     put_define_params(c, b);
-    kevo__buf_printf(b, "\nnamespace %s_v%zu {\n#include \"%s_kernel.cuh\"\n}\n\n",
-                     n, v, n);
+    kevo__buf_printf(
+        b, "\nnamespace %s_v%zu {\n#include \"%s_kernel.cuh\"\n}\n\n", n, v, n);
     kevo__buf_printf(b,
                      "/* Launch i's kernel, for cudaLaunchKernel. */\n"
                      "extern \"C\" const void *%s_v%zu_kernel(int i)\n{\n"
                      "    switch (i) {\n",
                      n, v);
     for (size_t i = 0; i < c->blocks.nlaunches; i++)
-        kevo__buf_printf(b,
-                         "    case %zu:\n"
-                         "        return reinterpret_cast<const void *>(&%s_v%zu::%s);\n",
-                         i, n, v, c->blocks.launches[i].kernel);
+        kevo__buf_printf(
+            b,
+            "    case %zu:\n"
+            "        return reinterpret_cast<const void *>(&%s_v%zu::%s);\n",
+            i, n, v, c->blocks.launches[i].kernel);
     kevo__buf_puts(b, "    default: return nullptr;\n    }\n}\n");
 }
 
@@ -354,7 +357,9 @@ static void put_float_value(kevo_buf *b, kevo_dtype t, const char *value,
                          "    std::memcpy(&%s, &%s_h, 2);\n",
                          var, value, var, var, var);
         break;
-    default: kevo__buf_printf(b, "    float %s = (float)%s;\n", var, value); break;
+    default:
+        kevo__buf_printf(b, "    float %s = (float)%s;\n", var, value);
+        break;
     }
 }
 
@@ -401,7 +406,8 @@ static kevo_status launcher(const kevo__export_pkg *p, kevo_buf *b,
         "    if (e != cudaSuccess)\n"
         "        return e;\n"
         "    bool cached = dev >= 0 && dev < MAX_DEVICES;\n"
-        "    if (cached && props_ready[dev].load(std::memory_order_acquire)) {\n"
+        "    if (cached && props_ready[dev].load(std::memory_order_acquire)) "
+        "{\n"
         "        *props = props_cache[dev];\n"
         "        return cudaSuccess;\n"
         "    }\n"
@@ -503,7 +509,8 @@ static kevo_status launcher(const kevo__export_pkg *p, kevo_buf *b,
         "    if (kx_plan.workspace_bytes > 0 &&\n"
         "        (!workspace || workspace_bytes < kx_plan.workspace_bytes)) {\n"
         "        std::snprintf(last_error, sizeof last_error,\n"
-        "                      \"%s: the shape needs a workspace of %%llu bytes "
+        "                      \"%s: the shape needs a workspace of %%llu "
+        "bytes "
         "(%s_workspace_size), \"\n"
         "                      \"and %%zu were given\",\n"
         "                      (unsigned long long)kx_plan.workspace_bytes, "
@@ -515,17 +522,19 @@ static kevo_status launcher(const kevo__export_pkg *p, kevo_buf *b,
     if (bl->nscratch)
         kevo__buf_printf(b, "    void *kx_scratch[%zu];\n", bl->nscratch);
     for (size_t s = 0; s < bl->nscratch; s++) {
-        kevo__buf_printf(b,
-                         "    kx_scratch[%zu] = static_cast<char *>(workspace) + "
-                         "kx_plan.scratch_offset[%zu]; /* %s */\n",
-                         s, s, bl->scratch[s].name);
+        kevo__buf_printf(
+            b,
+            "    kx_scratch[%zu] = static_cast<char *>(workspace) + "
+            "kx_plan.scratch_offset[%zu]; /* %s */\n",
+            s, s, bl->scratch[s].name);
         if (bl->scratch[s].zero)
-            kevo__buf_printf(b,
-                             "    if ((kx_e = cudaMemsetAsync(kx_scratch[%zu], 0, "
-                             "kx_plan.scratch_bytes[%zu], stream)) !=\n"
-                             "        cudaSuccess)\n"
-                             "        return kx_e;\n",
-                             s, s);
+            kevo__buf_printf(
+                b,
+                "    if ((kx_e = cudaMemsetAsync(kx_scratch[%zu], 0, "
+                "kx_plan.scratch_bytes[%zu], stream)) !=\n"
+                "        cudaSuccess)\n"
+                "        return kx_e;\n",
+                s, s);
     }
     /* Every task argument a launch passes, as the storage its kernel
      * parameter points to. */
@@ -562,8 +571,9 @@ static kevo_status launcher(const kevo__export_pkg *p, kevo_buf *b,
                 kevo__buf_printf(b, "    (void)%s; /* no launch passes it */\n",
                                  name);
         } else if (info.role != KEVO_ROLE_SCALAR)
-            kevo__buf_printf(b, "    void *%s = const_cast<void *>("
-                                "static_cast<const void *>(%s));\n",
+            kevo__buf_printf(b,
+                             "    void *%s = const_cast<void *>("
+                             "static_cast<const void *>(%s));\n",
                              var, name);
         else if (!info.value)
             kevo__buf_printf(b, "    %s %s = %s;\n",
@@ -589,11 +599,13 @@ static kevo_status launcher(const kevo__export_pkg *p, kevo_buf *b,
         for (size_t k = 0; k < nargs; k++) {
             if (args[k].kind != KEVO__ARG_VALUE)
                 continue;
-            kevo__buf_printf(b, "        %s kx_v%zu = (%s)kx_plan.launch[%zu].value[%zu];\n",
-                             kevo__export_ctype(args[k].type), k,
-                             kevo__export_ctype(args[k].type), l, k);
+            kevo__buf_printf(
+                b, "        %s kx_v%zu = (%s)kx_plan.launch[%zu].value[%zu];\n",
+                kevo__export_ctype(args[k].type), k,
+                kevo__export_ctype(args[k].type), l, k);
         }
-        kevo__buf_printf(b, "        void *kx_args[%zu] = {", nargs ? nargs : 1);
+        kevo__buf_printf(b, "        void *kx_args[%zu] = {",
+                         nargs ? nargs : 1);
         for (size_t k = 0; k < nargs; k++) {
             const char *sep = k ? ", " : "";
             switch (args[k].kind) {
@@ -609,14 +621,15 @@ static kevo_status launcher(const kevo__export_pkg *p, kevo_buf *b,
         }
         if (!nargs)
             kevo__buf_puts(b, "nullptr");
-        kevo__buf_printf(b,
-                         "};\n"
-                         "        if ((kx_e = launch(kx_kernel(%zu), &kx_plan.launch[%zu], "
-                         "kx_args, stream)) !=\n"
-                         "            cudaSuccess)\n"
-                         "            return kx_e;\n"
-                         "    }\n",
-                         l, l);
+        kevo__buf_printf(
+            b,
+            "};\n"
+            "        if ((kx_e = launch(kx_kernel(%zu), &kx_plan.launch[%zu], "
+            "kx_args, stream)) !=\n"
+            "            cudaSuccess)\n"
+            "            return kx_e;\n"
+            "    }\n",
+            l, l);
         free(args);
     }
     kevo__buf_puts(b, "    return cudaSuccess;\n}\n");
@@ -628,7 +641,8 @@ static void makefile(const kevo__export_pkg *p, kevo_buf *b)
     const char *n = p->name;
     kevo__buf_printf(
         b,
-        "# Makefile: builds the %s package with nvcc (written by kevo export).\n"
+        "# Makefile: builds the %s package with nvcc (written by kevo "
+        "export).\n"
         "# ARCH is the target kevo compiled the kernel for; NVCCFLAGS adds "
         "options.\n"
         "#   make                 lib%s.a and lib%s.so\n"
@@ -662,8 +676,8 @@ kevo_status kevo__export_cuda(const kevo__export_pkg *p, const char *dir,
 {
     kevo_buf includes = {0}, b = {0};
     char *kernel = NULL, *file = NULL;
-    kevo_status rc = transform(kevo_candidate_source(champ(p)), &kernel,
-                               &includes);
+    kevo_status rc =
+        transform(kevo_candidate_source(champ(p)), &kernel, &includes);
     if (rc != KEVO_OK)
         return kevo__error_set(err, rc, "out of memory");
 #define WRITE(fmt, ...)                                                        \

@@ -220,7 +220,8 @@ static void header(const kevo__export_pkg *p, kevo_buf *b)
         "    char error[256]; /* why the plan failed */\n"
         "} %s_plan_t;\n\n",
         n, n, at_least_1(nparams(p)), n, n, champ(p)->blocks.nlaunches,
-        at_least_1(ns), at_least_1(ns), at_least_1(kevo_task_arg_count(p->task)),
+        at_least_1(ns), at_least_1(ns),
+        at_least_1(kevo_task_arg_count(p->task)),
         at_least_1(kevo_task_arg_count(p->task)), n);
     kevo__buf_printf(b,
                      "extern const char *const %s_dim_names[];\n"
@@ -236,9 +237,9 @@ static void header(const kevo__export_pkg *p, kevo_buf *b)
                      "for every variant.\n */\nint %s_plan(",
                      n, n);
     for (size_t i = 0; i < nd; i++)
-        kevo__buf_printf(b, "int64_t %s, ",
-                         kevo__export_ident(kevo_task_dim_name(p->task, i), id,
-                                            sizeof id));
+        kevo__buf_printf(
+            b, "int64_t %s, ",
+            kevo__export_ident(kevo_task_dim_name(p->task, i), id, sizeof id));
     kevo__buf_printf(
         b,
         "const %s_props *props,\n    %s_plan_t *plan);\n\n"
@@ -258,8 +259,7 @@ static void put_expr(kevo_buf *b, const kevo_expr *e)
 
 /* Appends the local variables an evaluation sees: the dims, the device
  * properties, and (when with_params) variant v's parameters. */
-static void put_locals(const kevo__export_pkg *p, kevo_buf *b,
-                       bool with_params)
+static void put_locals(const kevo__export_pkg *p, kevo_buf *b, bool with_params)
 {
     kevo__buf_puts(b, "    int bad_ = 0;\n    int *bad = &bad_;\n");
     for (size_t i = 0; i < kevo__export_ndims(p); i++)
@@ -270,11 +270,13 @@ static void put_locals(const kevo__export_pkg *p, kevo_buf *b,
                          kevo__devprop_name(i), kevo__devprop_name(i));
     const kevo_vars *a = kevo_candidate_assignment(champ(p));
     for (size_t i = 0; with_params && i < nparams(p); i++)
-        kevo__buf_printf(b, "    const int64_t v_%s = %s_variant_params[v][%zu];\n",
-                         kevo_vars_name(a, i), p->name, i);
+        kevo__buf_printf(
+            b, "    const int64_t v_%s = %s_variant_params[v][%zu];\n",
+            kevo_vars_name(a, i), p->name, i);
     kevo__buf_puts(b, "    int64_t x;\n    (void)bad;\n    (void)x;\n");
     for (size_t i = 0; i < kevo__export_ndims(p); i++)
-        kevo__buf_printf(b, "    (void)v_%s;\n", kevo_task_dim_name(p->task, i));
+        kevo__buf_printf(b, "    (void)v_%s;\n",
+                         kevo_task_dim_name(p->task, i));
     for (size_t i = 0; kevo__devprop_name(i); i++)
         kevo__buf_printf(b, "    (void)v_%s;\n", kevo__devprop_name(i));
     for (size_t i = 0; with_params && i < nparams(p); i++)
@@ -297,11 +299,12 @@ static void put_eval(kevo_buf *b, const kevo_expr *e, const char *what)
 static void put_range(kevo_buf *b, const char *lo, const char *hi,
                       const char *what)
 {
-    kevo__buf_printf(b, "    if (x < %s || x > %s)\n        return fail(plan, \"",
-                     lo, hi);
+    kevo__buf_printf(
+        b, "    if (x < %s || x > %s)\n        return fail(plan, \"", lo, hi);
     kevo__export_c_string(b, what);
-    kevo__buf_printf(b, " is %%lld: it must lie in [%%lld, %%lld]\", 3, "
-                        "(long long)x, (long long)(%s), (long long)(%s));\n",
+    kevo__buf_printf(b,
+                     " is %%lld: it must lie in [%%lld, %%lld]\", 3, "
+                     "(long long)x, (long long)(%s), (long long)(%s));\n",
                      lo, hi);
 }
 
@@ -435,8 +438,9 @@ static kevo_status put_valid(const kevo__export_pkg *p, kevo_buf *b,
             return rc;
         kevo__buf_puts(b, "    bad_ = 0;\n    x = ");
         put_expr(b, e);
-        kevo__buf_puts(b, ";\n    if (bad_ || x == 0)\n        return fail(plan, "
-                          "\"constraint '");
+        kevo__buf_puts(b,
+                       ";\n    if (bad_ || x == 0)\n        return fail(plan, "
+                       "\"constraint '");
         kevo__export_c_string(b, text);
         kevo__buf_puts(b, "' fails\", 0) + 1;\n");
         kevo_expr_free(e);
@@ -454,10 +458,10 @@ static kevo_status put_task_values(const kevo__export_pkg *p, kevo_buf *b,
         kevo_status rc = kevo_task_arg_info(p->task, i, &info);
         if (rc != KEVO_OK)
             return rc;
-        const char *text = info.role == KEVO_ROLE_SCALAR ? info.value
-                                                         : info.count;
-        if (!text || (info.role == KEVO_ROLE_SCALAR &&
-                      kevo_dtype_is_float(info.type)))
+        const char *text =
+            info.role == KEVO_ROLE_SCALAR ? info.value : info.count;
+        if (!text ||
+            (info.role == KEVO_ROLE_SCALAR && kevo_dtype_is_float(info.type)))
             continue;
         kevo_expr *e = NULL;
         if ((rc = kevo_expr_parse(text, &e, err)) != KEVO_OK)
@@ -533,8 +537,9 @@ static kevo_status put_eval_fn(const kevo__export_pkg *p, kevo_buf *b,
                 } else {
                     kevo__buf_puts(b, "    x = 1;\n");
                 }
-                kevo__buf_printf(b, "    plan->launch[%zu].%s[%d] = (uint32_t)x;\n",
-                                 l, g ? "block" : "grid", d);
+                kevo__buf_printf(
+                    b, "    plan->launch[%zu].%s[%d] = (uint32_t)x;\n", l,
+                    g ? "block" : "grid", d);
             }
         }
         kevo__buf_printf(
@@ -551,7 +556,8 @@ static kevo_status put_eval_fn(const kevo__export_pkg *p, kevo_buf *b,
                      p->origin, la->line, la->kernel);
             put_eval(b, la->smem, what);
             put_range(b, "0", "v_max_smem_per_block", what);
-            kevo__buf_printf(b, "    plan->launch[%zu].smem = (uint64_t)x;\n", l);
+            kevo__buf_printf(b, "    plan->launch[%zu].smem = (uint64_t)x;\n",
+                             l);
         }
         kevo__resolved_arg *args = NULL;
         size_t nargs = 0;
@@ -568,7 +574,8 @@ static kevo_status put_eval_fn(const kevo__export_pkg *p, kevo_buf *b,
             const char *lo, *hi;
             type_limits(args[k].type, &lo, &hi);
             put_range(b, lo, hi, what);
-            kevo__buf_printf(b, "    plan->launch[%zu].value[%zu] = x;\n", l, k);
+            kevo__buf_printf(b, "    plan->launch[%zu].value[%zu] = x;\n", l,
+                             k);
         }
         free(args);
     }
@@ -598,8 +605,9 @@ static kevo_status source(const kevo__export_pkg *p, kevo_buf *b,
     kevo__buf_printf(b, "NULL};\nconst char *const %s_param_names[] = {", n);
     for (size_t i = 0; i < np; i++)
         kevo__buf_printf(b, "\"%s\", ", kevo_vars_name(a, i));
-    kevo__buf_printf(b, "NULL};\n\n/* The parameters of each variant. */\n"
-                        "const int64_t %s_variant_params[][%zu] = {\n",
+    kevo__buf_printf(b,
+                     "NULL};\n\n/* The parameters of each variant. */\n"
+                     "const int64_t %s_variant_params[][%zu] = {\n",
                      n, at_least_1(np));
     for (size_t v = 0; v < p->nvariants; v++) {
         const kevo_vars *va = kevo_candidate_assignment(p->variants[v]);
@@ -658,20 +666,21 @@ static kevo_status source(const kevo__export_pkg *p, kevo_buf *b,
         n, n, n, np, n);
     kevo__buf_printf(b, "int %s_plan(", n);
     for (size_t i = 0; i < nd; i++)
-        kevo__buf_printf(b, "int64_t %s, ",
-                         kevo__export_ident(kevo_task_dim_name(p->task, i), id,
-                                            sizeof id));
-    kevo__buf_printf(b, "const %s_props *props,\n    %s_plan_t *plan)\n{\n"
-                        "    const int64_t kx_dims[%zu] = {",
+        kevo__buf_printf(
+            b, "int64_t %s, ",
+            kevo__export_ident(kevo_task_dim_name(p->task, i), id, sizeof id));
+    kevo__buf_printf(b,
+                     "const %s_props *props,\n    %s_plan_t *plan)\n{\n"
+                     "    const int64_t kx_dims[%zu] = {",
                      n, n, at_least_1(nd));
     for (size_t i = 0; i < nd; i++)
-        kevo__buf_printf(b, "%s%s", i ? ", " : "",
-                         kevo__export_ident(kevo_task_dim_name(p->task, i), id,
-                                            sizeof id));
+        kevo__buf_printf(
+            b, "%s%s", i ? ", " : "",
+            kevo__export_ident(kevo_task_dim_name(p->task, i), id, sizeof id));
     if (!nd)
         kevo__buf_puts(b, "0");
-    kevo__buf_printf(b, "};\n    return %s_plan_dims(kx_dims, props, plan);\n}\n",
-                     n);
+    kevo__buf_printf(
+        b, "};\n    return %s_plan_dims(kx_dims, props, plan);\n}\n", n);
     return KEVO_OK;
 }
 

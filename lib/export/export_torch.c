@@ -12,12 +12,12 @@
 #include "export_private.h"
 
 static const char *const torch_dtypes[] = {
-    [KEVO_DTYPE_F32] = "torch.float32",  [KEVO_DTYPE_F64] = "torch.float64",
-    [KEVO_DTYPE_F16] = "torch.float16",  [KEVO_DTYPE_BF16] = "torch.bfloat16",
-    [KEVO_DTYPE_I8] = "torch.int8",      [KEVO_DTYPE_U8] = "torch.uint8",
-    [KEVO_DTYPE_I16] = "torch.int16",    [KEVO_DTYPE_U16] = "\"uint16\"",
-    [KEVO_DTYPE_I32] = "torch.int32",    [KEVO_DTYPE_U32] = "\"uint32\"",
-    [KEVO_DTYPE_I64] = "torch.int64",    [KEVO_DTYPE_U64] = "\"uint64\"",
+    [KEVO_DTYPE_F32] = "torch.float32", [KEVO_DTYPE_F64] = "torch.float64",
+    [KEVO_DTYPE_F16] = "torch.float16", [KEVO_DTYPE_BF16] = "torch.bfloat16",
+    [KEVO_DTYPE_I8] = "torch.int8",     [KEVO_DTYPE_U8] = "torch.uint8",
+    [KEVO_DTYPE_I16] = "torch.int16",   [KEVO_DTYPE_U16] = "\"uint16\"",
+    [KEVO_DTYPE_I32] = "torch.int32",   [KEVO_DTYPE_U32] = "\"uint32\"",
+    [KEVO_DTYPE_I64] = "torch.int64",   [KEVO_DTYPE_U64] = "\"uint64\"",
 };
 
 static const char *role_name(kevo_role r)
@@ -64,13 +64,15 @@ static kevo_status python(const kevo__export_pkg *p, kevo_buf *b,
     for (size_t i = 0; i < kevo__export_ndims(p); i++)
         kevo__buf_printf(b, "%s\"%s\"", i ? ", " : "",
                          kevo_task_dim_name(p->task, i));
-    kevo__buf_printf(b, "]\n_NARGS = %zu\n_SOURCES = [\"binding.cpp\", "
-                        "\"csrc/%s.cu\", \"csrc/%s_plan.cpp\"",
+    kevo__buf_printf(b,
+                     "]\n_NARGS = %zu\n_SOURCES = [\"binding.cpp\", "
+                     "\"csrc/%s.cu\", \"csrc/%s_plan.cpp\"",
                      nargs, n, n);
     for (size_t v = 0; v < p->nvariants; v++)
         kevo__buf_printf(b, ", \"csrc/%s_v%zu.cu\"", n, v);
-    kevo__buf_puts(b, "]\n# The parameters of each variant; ext.plan() says which runs.\n"
-                      "VARIANTS = [\n");
+    kevo__buf_puts(
+        b, "]\n# The parameters of each variant; ext.plan() says which runs.\n"
+           "VARIANTS = [\n");
     for (size_t v = 0; v < p->nvariants; v++) {
         const kevo_vars *a = kevo_candidate_assignment(p->variants[v]);
         kevo__buf_puts(b, "    {");
@@ -163,7 +165,8 @@ static kevo_status python(const kevo__export_pkg *p, kevo_buf *b,
         "\"\n"
         "                        f\"got {len(args)} arguments\")\n"
         "    if sorted(dims) != sorted(DIMS):\n"
-        "        raise TypeError(f\"%s() takes the dims {DIMS} as keywords, got "
+        "        raise TypeError(f\"%s() takes the dims {DIMS} as keywords, "
+        "got "
         "\"\n"
         "                        f\"{sorted(dims)}\")\n"
         "    dimv = [int(dims[d]) for d in DIMS]\n"
@@ -256,8 +259,8 @@ static kevo_status binding(const kevo__export_pkg *p, kevo_buf *b,
         "static void run(std::vector<at::Tensor> t, std::vector<int64_t> s,\n"
         "                std::vector<int64_t> dims, at::Tensor workspace)\n"
         "{\n",
-        n, n, kevo__export_ndims(p), n, kevo__export_ndims(p), n, n, n, n, n,
-        n, nargs);
+        n, n, kevo__export_ndims(p), n, kevo__export_ndims(p), n, n, n, n, n, n,
+        nargs);
     kevo_buf call = {0};
     kevo__buf_printf(&call, "    cudaError_t e = %s(", n);
     for (size_t i = 0; i < nargs; i++) {
