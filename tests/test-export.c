@@ -521,6 +521,7 @@ static void compare_plans(const char *what, const char *dir, const char *name,
         char *cmd = kevo__asprintf("cd '%s' && ./driver < shapes.txt", dir);
         FILE *f = popen(cmd, "r");
         size_t lines = 0, same = 0, oks = 0, errors = 0;
+        unsigned seen = 0; /* the variants that ran, as bits */
         char got[4096];
         const char *w = want.data;
         while (f && fgets(got, sizeof got, f)) {
@@ -537,6 +538,9 @@ static void compare_plans(const char *what, const char *dir, const char *name,
                 diag("%s: shape %zu: plan '%s', kevo '%.*s'", what, lines, got,
                      (int)wl, w);
             same += agree;
+            int variant;
+            if (sscanf(got, "ok %d", &variant) == 1 && variant < 32)
+                seen |= 1u << variant;
             lines++;
             w = nl + 1;
         }
@@ -547,6 +551,11 @@ static void compare_plans(const char *what, const char *dir, const char *name,
            what, dev, same, fixed + nshapes, oks, errors);
         ok(oks > lines / 4 && (nshapes == 0 || errors > 0),
            "%s (device %d): both outcomes are covered", what, dev);
+        if (dispatch)
+            ok(__builtin_popcount(seen) >= 2,
+               "%s (device %d): %d of the table's %zu variants run at the "
+               "shapes (a variant whose constraints fail gives way to 0)",
+               what, dev, __builtin_popcount(seen), o.nvariants);
         free(cmd);
         free(inpath);
         free(dims);

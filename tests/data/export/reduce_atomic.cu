@@ -15,7 +15,7 @@
 /* kevo:launch
  *   scratch acc f64[1] zero
  *   scratch ticket u32[1] zero
- *   scratch spare f32[round_up(n, BLOCK) / 32 + 1]
+ *   scratch spare f32[max(abs(-n) % 97, n > 5000 && !(n % 2) ? 3 : 1) + round_up(n, BLOCK) / 32 + 1]
  *   sum_blocks<<<dim3(min(ceil_div(n, BLOCK * STAGE * ROWS), 1024), ROWS),
  *                BLOCK, BLOCK * STAGE * 4>>>(x, acc, ticket, out, n,
  *                (i64)n * 4, (u32)ceil_div(n, BLOCK * STAGE * ROWS))
