@@ -8,6 +8,7 @@
  *   kevo tasks [--json] [PATH...]          list and validate task files
  *   kevo eval TASK KERNEL [--held-out]     evaluate one kernel on the GPU
  *   kevo peaks [--json]                    the GPU's measured ceilings
+ *   kevo export RUN [-o DIR]               the champion as a package
  *   kevo --version | --help
  */
 #include <stdio.h>
@@ -33,6 +34,8 @@ static void usage(FILE *out)
         "  eval TASK.json KERNEL.cu  compile, check and time one kernel on\n"
         "                            the GPU and print a table per shape\n"
         "  peaks                     the GPU's measured bandwidth and peaks\n"
+        "  export RUN [-o DIR]       the champion of a run as C, C++ and\n"
+        "                            PyTorch launch functions\n"
         "\n"
         "options:\n"
         "  -h, --help     this help (also after a command)\n"
@@ -44,7 +47,8 @@ static void usage(FILE *out)
         "champion, 2 bad command line, 3 no usable GPU, 130 and 143 a\n"
         "search interrupted by SIGINT and SIGTERM.\n"
         "See kevo(1), kevo-search(1), kevo-report(1), kevo-eval(1),\n"
-        "kevo-peaks(1), kevo-tasks(1), kevo-task(5) and kevo-blocks(5).\n",
+        "kevo-peaks(1), kevo-tasks(1), kevo-export(1), kevo-task(5) and\n"
+        "kevo-blocks(5).\n",
         program, KEVO_TASKS_DIR);
 }
 
@@ -75,6 +79,8 @@ int main(int argc, char **argv)
         return cmd_eval(argc - 1, argv + 1);
     if (strcmp(cmd, "peaks") == 0)
         return cmd_peaks(argc - 1, argv + 1);
+    if (strcmp(cmd, "export") == 0)
+        return cmd_export(argc - 1, argv + 1);
     fprintf(stderr, "%s: unknown command '%s'\n\n", program, cmd);
     usage(stderr);
     return EXIT_USAGE;

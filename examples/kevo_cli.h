@@ -74,6 +74,7 @@ bool cli_print_summary(const char *dir, bool json, bool *champion);
 int cmd_tasks(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_peaks(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 

@@ -32,6 +32,7 @@
 #include <kevo/error.h>
 #include <kevo/eval.h>
 #include <kevo/eventlog.h>
+#include <kevo/export.h>
 #include <kevo/expr.h>
 #include <kevo/farm.h>
 #include <kevo/operator.h>

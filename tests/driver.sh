@@ -116,7 +116,7 @@ unset ANTHROPIC_API_KEY OPENAI_API_KEY
 "$kevo" --help > "$tmp/out" 2>&1
 grep -q '^  search ' "$tmp/out" && grep -q '^  report ' "$tmp/out"
 check "--help lists search and report" $?
-for c in search report eval peaks tasks; do
+for c in search report eval peaks tasks export; do
   "$kevo" $c --help > "$tmp/out" 2>&1; rc=$?
   check "$c --help exits 0" $rc
   grep -q "^usage: kevo $c" "$tmp/out"; check "$c --help prints its usage" $?
@@ -317,6 +317,20 @@ chmod -R u+w "$tmp/bad"
 grep -q 'summary.json' "$tmp/out"; check "the file is named" $?
 "$kevo" report > "$tmp/out" 2>&1; rc=$?
 [ $rc -eq 2 ]; check "report without a directory exits 2" $?
+
+# kevo export (a real run is exported by test-export and gpu-export.sh):
+# the errors a user meets first.
+"$kevo" export > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 2 ]; check "export without a run exits 2" $?
+"$kevo" export --target fortran "$tmp/full" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "c, torch or all" "$tmp/out"
+check "export --target with a bad target exits 2 and says why" $?
+"$kevo" export --name 'no name' "$tmp/full" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "a C identifier" "$tmp/out"
+check "export --name with a bad name exits 2 and says why" $?
+"$kevo" export "$tmp/full" -o "$tmp/pkg" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -q "task.json" "$tmp/out"
+check "export of a run without task.json exits 1 and names it" $?
 
 echo "1..$n"
 exit $status

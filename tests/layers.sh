@@ -19,6 +19,7 @@ allowed() {
     lib/run) echo "core" ;;
     lib/farm) echo "core proc" ;;
     lib/search) echo "core model proc fitness eval archive prompts operators run farm" ;;
+    lib/export) echo "core model" ;;
     worker) echo "core model proc" ;;
     operators/*|examples) echo "" ;;
     *) echo "?" ;;
@@ -29,7 +30,7 @@ n=0
 status=0
 cd "$srcdir" || exit 1
 for dir in lib/core lib/model lib/proc fitness lib/eval lib/archive \
-           lib/prompts lib/operators lib/run lib/farm lib/search worker \
+           lib/prompts lib/operators lib/run lib/farm lib/search lib/export worker \
            operators/* examples; do
   [ -d "$dir" ] || continue
   ok=$(allowed "$dir")

@@ -845,3 +845,96 @@ kevo_status kevo_expr_eval_string(const char *text, const kevo_vars *vars,
     kevo_expr_free(e);
     return rc;
 }
+
+/* ---- C text -------------------------------------------------------------- */
+
+/* The helpers a node becomes, by kind: NULL for a kind written inline. */
+static const char *c_helper(node_kind k)
+{
+    switch (k) {
+    case N_NEG: return "neg";
+    case N_ABS: return "abs";
+    case N_ADD: return "add";
+    case N_SUB: return "sub";
+    case N_MUL: return "mul";
+    case N_DIV: return "div";
+    case N_MOD: return "mod";
+    case N_MIN: return "min";
+    case N_MAX: return "max";
+    case N_CEIL_DIV: return "ceil_div";
+    case N_ROUND_UP: return "round_up";
+    default: return NULL;
+    }
+}
+
+static void c_node(const kevo_expr *e, int i, kevo_buf *out,
+                   const char *var_prefix, const char *fn_prefix,
+                   const char *flag)
+{
+    const node *n = &e->nodes[i];
+    static const char *const cmp[] = {
+        [N_LT] = "<",  [N_LE] = "<=", [N_GT] = ">",
+        [N_GE] = ">=", [N_EQ] = "==", [N_NE] = "!=",
+    };
+    switch (n->kind) {
+    case N_NUM: kevo__buf_printf(out, "INT64_C(%" PRId64 ")", n->num); return;
+    case N_VAR:
+        kevo__buf_printf(out, "%s%s", var_prefix, e->vars[n->num]);
+        return;
+    case N_NOT:
+        kevo__buf_puts(out, "(int64_t)(");
+        c_node(e, n->a, out, var_prefix, fn_prefix, flag);
+        kevo__buf_puts(out, " == 0)");
+        return;
+    case N_LT:
+    case N_LE:
+    case N_GT:
+    case N_GE:
+    case N_EQ:
+    case N_NE:
+    case N_AND:
+    case N_OR:
+        kevo__buf_puts(out, "(int64_t)((");
+        c_node(e, n->a, out, var_prefix, fn_prefix, flag);
+        if (n->kind == N_AND || n->kind == N_OR)
+            kevo__buf_printf(out, ") != 0 %s (",
+                             n->kind == N_AND ? "&&" : "||");
+        else
+            kevo__buf_printf(out, ") %s (", cmp[n->kind]);
+        c_node(e, n->b, out, var_prefix, fn_prefix, flag);
+        kevo__buf_puts(out,
+                       n->kind == N_AND || n->kind == N_OR ? ") != 0)" : "))");
+        return;
+    case N_COND:
+        kevo__buf_puts(out, "((");
+        c_node(e, n->a, out, var_prefix, fn_prefix, flag);
+        kevo__buf_puts(out, ") != 0 ? (");
+        c_node(e, n->b, out, var_prefix, fn_prefix, flag);
+        kevo__buf_puts(out, ") : (");
+        c_node(e, n->c, out, var_prefix, fn_prefix, flag);
+        kevo__buf_puts(out, "))");
+        return;
+    default: break;
+    }
+    const char *h = c_helper(n->kind);
+    kevo__buf_printf(out, "%s%s(", fn_prefix, h ? h : "bad");
+    c_node(e, n->a, out, var_prefix, fn_prefix, flag);
+    if (n->b >= 0) {
+        kevo__buf_puts(out, ", ");
+        c_node(e, n->b, out, var_prefix, fn_prefix, flag);
+    }
+    if (n->kind != N_MIN && n->kind != N_MAX)
+        kevo__buf_printf(out, ", %s", flag);
+    kevo__buf_puts(out, ")");
+}
+
+kevo_status kevo__expr_to_c(const kevo_expr *expr, const char *var_prefix,
+                            const char *fn_prefix, const char *flag,
+                            kevo_buf *out)
+{
+    if (!expr || !out)
+        return KEVO_EINVAL;
+    c_node(expr, expr->root, out, var_prefix ? var_prefix : "",
+           fn_prefix ? fn_prefix : "", flag ? flag : "bad");
+    return out->failed ? KEVO_ENOMEM : KEVO_OK;
+}

@@ -117,6 +117,19 @@ uint64_t kevo__hash_finish(uint64_t h);
  * of memory. */
 kevo_expr *kevo__expr_copy(const kevo_expr *expr);
 
+/* Appends expr to out as a C expression of type int64_t that computes what
+ * kevo_expr_eval() does: each name becomes var_prefix + name; arithmetic
+ * that can fail becomes calls fn_prefix + "add", "sub", "mul", "div",
+ * "mod", "neg", "abs", "ceil_div", "round_up" (int64_t operands, then flag,
+ * an int * the helper sets to 1 on overflow or division by zero, returning
+ * 0), and fn_prefix + "min", "max" (two operands, no flag); comparisons and
+ * logic are written inline, && || and ?: short-circuiting as kevo does, so
+ * the flag is set exactly when kevo_expr_eval() would fail. Returns KEVO_OK
+ * or KEVO_ENOMEM (out is then marked failed). */
+kevo_status kevo__expr_to_c(const kevo_expr *expr, const char *var_prefix,
+                            const char *fn_prefix, const char *flag,
+                            kevo_buf *out);
+
 /* ---- files (fileio.c) -------------------------------------------------- */
 
 /* Reads a whole file into a new NUL-terminated buffer. A file with a NUL
