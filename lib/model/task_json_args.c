@@ -186,6 +186,10 @@ kevo_status kevo__task_read_tolerance(kevo_task_loader *ld, const char *output,
     }
     if (rc != KEVO_OK)
         return rc;
+    /* {"baseline": ...} alone names the kernel and leaves the task's
+     * default as it is, as the writer leaves it out. */
+    if (!output && json_object_size(v) == 1 && json_object_get(v, "baseline"))
+        return KEVO_OK;
     kevo_error e = KEVO__ERROR_INIT;
     if ((baseline_rule
              ? kevo_task_set_tolerance_baseline(ld->task, output, factor,
