@@ -1051,16 +1051,16 @@ static void test_baseline(void)
     CHECK(kevo_task_add_shape(t, KEVO_SHAPES_TRAIN, (const int64_t[]){64}, 1,
                               &e_));
 
-    is_int(kevo_task_set_tolerance_baseline(t, "y", 0, 0, fresh()),
-           KEVO_EINVAL, "a factor of 0");
+    is_int(kevo_task_set_tolerance_baseline(t, "y", 0, 0, fresh()), KEVO_EINVAL,
+           "a factor of 0");
     like_str(err.text, "tolerance: factor must be finite and > 0 (got 0)",
              "... message");
     is_int(kevo_task_set_tolerance_baseline(t, "y", NAN, 0, fresh()),
            KEVO_EINVAL, "a NaN factor");
     is_int(kevo_task_set_tolerance_baseline(t, "y", 2, -1e-5, fresh()),
            KEVO_EINVAL, "a negative atol");
-    is_int(kevo_task_set_tolerance_baseline(t, "x", 2, 0, fresh()),
-           KEVO_EINVAL, "the baseline rule on an input");
+    is_int(kevo_task_set_tolerance_baseline(t, "x", 2, 0, fresh()), KEVO_EINVAL,
+           "the baseline rule on an input");
     is_int(kevo_task_set_tolerance_baseline(NULL, "y", 2, 0, fresh()),
            KEVO_EINVAL, "NULL task");
     is_int(kevo_task_set_baseline(t, NULL, "base.cu", fresh()), KEVO_EINVAL,

@@ -241,8 +241,7 @@ KEVO_API kevo_status kevo_task_set_tolerance_full(kevo_task *task,
  * the reference; kevo_task_validate() checks it against the arguments and
  * that some output uses the rule.
  */
-KEVO_API kevo_status kevo_task_set_baseline(kevo_task *task,
-                                            const char *source,
+KEVO_API kevo_status kevo_task_set_baseline(kevo_task *task, const char *source,
                                             const char *origin,
                                             kevo_error *err);
 

@@ -235,8 +235,8 @@ static taskrec *find_task(kevo_evaluator *ev, const kevo_task *task,
     }
     const kevo_candidate *own[KEVO__EV_TASK_KERNELS] = {
         kevo_task_reference(task), kevo_task_baseline(task)};
-    static const char *const own_name[KEVO__EV_TASK_KERNELS] = {
-        "reference.cu", "baseline.cu"};
+    static const char *const own_name[KEVO__EV_TASK_KERNELS] = {"reference.cu",
+                                                                "baseline.cu"};
     for (int k = 0; k < KEVO__EV_TASK_KERNELS; k++) {
         if (!ev->compile_only && own[k] &&
             kevo__ev_submit_compile(ev, own[k], own_name[k],

@@ -333,15 +333,14 @@ static kevo_status compiled(kevo_evaluator *ev, kevo__compile_result *cr,
             char *why = NULL;
             if (!cr->ok) {
                 why = kevo__launch_missing_kernel(cand, cr->error, cr->log);
-                tk->error = kevo__asprintf(
-                    "the task's %s does not compile: %s", what[k],
-                    why         ? why
-                    : cr->error ? cr->error
-                                : "compile error");
-            } else if (kevo__launch_check_ptx(tr->task, cand, cr->ptx,
-                                              cr->ptx_len, cr->lowered,
-                                              cr->nlowered,
-                                              &mismatch) != KEVO_OK) {
+                tk->error = kevo__asprintf("the task's %s does not compile: %s",
+                                           what[k],
+                                           why         ? why
+                                           : cr->error ? cr->error
+                                                       : "compile error");
+            } else if (kevo__launch_check_ptx(
+                           tr->task, cand, cr->ptx, cr->ptx_len, cr->lowered,
+                           cr->nlowered, &mismatch) != KEVO_OK) {
                 tk->error = kevo__asprintf(
                     "the task's %s does not match its launches: %s", what[k],
                     mismatch.text);
@@ -672,8 +671,8 @@ static kevo_status dispatch_slot(kevo_evaluator *ev, size_t slot,
     bool time_ref = !base->ref_timed[set] || (j->flags & KEVO_EVAL_PAIRED);
     int64_t deadline;
     json_t *msg = eval_message(ev, j, time_ref, &deadline);
-    size_t len = ref->cubin_len + (bl ? bl->cubin_len : 0) +
-                 j->compiled->cubin_len;
+    size_t len =
+        ref->cubin_len + (bl ? bl->cubin_len : 0) + j->compiled->cubin_len;
     for (size_t i = 0; i < j->nsent; i++)
         len += j->sent[i]->compiled->cubin_len;
     if (j->seed_sent)

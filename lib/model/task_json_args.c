@@ -136,8 +136,8 @@ static kevo_status fail_at_key(kevo_task_loader *ld, const char *key,
 kevo_status kevo__task_read_tolerance(kevo_task_loader *ld, const char *output,
                                       const json_t *v)
 {
-    static const char *const keys[] = {"rtol",   "atol",     "rtol_amax",
-                                       "ulp",    "factor",   NULL};
+    static const char *const keys[] = {"rtol", "atol",   "rtol_amax",
+                                       "ulp",  "factor", NULL};
     static const char *const task_keys[] = {
         "rtol", "atol", "rtol_amax", "ulp", "factor", "baseline", NULL};
     kevo_status rc = kevo__json_object(v, ld->origin, &ld->path, ld->err);
@@ -191,12 +191,11 @@ kevo_status kevo__task_read_tolerance(kevo_task_loader *ld, const char *output,
     if (!output && json_object_size(v) == 1 && json_object_get(v, "baseline"))
         return KEVO_OK;
     kevo_error e = KEVO__ERROR_INIT;
-    if ((baseline_rule
-             ? kevo_task_set_tolerance_baseline(ld->task, output, factor,
-                                                terms[1], &e)
-             : kevo_task_set_tolerance_full(ld->task, output, terms[0],
-                                            terms[1], terms[2], terms[3],
-                                            &e)) != KEVO_OK)
+    if ((baseline_rule ? kevo_task_set_tolerance_baseline(ld->task, output,
+                                                          factor, terms[1], &e)
+                       : kevo_task_set_tolerance_full(
+                             ld->task, output, terms[0], terms[1], terms[2],
+                             terms[3], &e)) != KEVO_OK)
         return kevo__task_load_fail_inner(ld, &e);
     return KEVO_OK;
 }

@@ -78,9 +78,10 @@ static json_t *tolerance_to_json(const kevo_tolerance *t)
             put(o, "atol", json_real(t->atol)))
             return o;
     } else if (o && put(o, "rtol", json_real(t->rtol)) &&
-        put(o, "atol", json_real(t->atol)) &&
-        (t->rtol_amax == 0 || put(o, "rtol_amax", json_real(t->rtol_amax))) &&
-        (t->ulp == 0 || put(o, "ulp", json_real(t->ulp))))
+               put(o, "atol", json_real(t->atol)) &&
+               (t->rtol_amax == 0 ||
+                put(o, "rtol_amax", json_real(t->rtol_amax))) &&
+               (t->ulp == 0 || put(o, "ulp", json_real(t->ulp))))
         return o;
     json_decref(o);
     return NULL;
@@ -255,8 +256,8 @@ static json_t *task_to_json(const kevo_task *t)
         (t->seed && !put(o, "seed", kernel_to_json(t->seed))))
         goto fail;
     if (t->has_tolerance || t->baseline) {
-        json_t *tol = t->has_tolerance ? tolerance_to_json(&t->tol)
-                                       : json_object();
+        json_t *tol =
+            t->has_tolerance ? tolerance_to_json(&t->tol) : json_object();
         if (tol && t->baseline &&
             !put(tol, "baseline", kernel_to_json(t->baseline))) {
             json_decref(tol);
