@@ -1,10 +1,11 @@
 /*
  * kevo_tasks.c: `kevo tasks`, which lists and validates task files: every
- * check without a GPU, then the reference and the seed of every valid
- * task compiled with NVRTC (the evaluator's compile-only mode) and their
- * launches checked against the compiled kernels.
+ * check without a GPU, then the reference, the seed and the baseline (where
+ * there is one) of every valid task compiled with NVRTC (the evaluator's
+ * compile-only mode) and their launches checked against the compiled kernels.
  */
-/* Uses the experimental API (kevo-api(7)): kevo_task_footprint(). */
+/* Uses the experimental API (kevo-api(7)): kevo_task_footprint() and
+ * kevo_task_baseline(). */
 #define KEVO_EXPERIMENTAL
 #include <dirent.h>
 #include <errno.h>
@@ -26,11 +27,11 @@ static void tasks_usage(FILE *out)
             "\n"
             "Loads every task file (a PATH, or the *.json files of a\n"
             "directory), checks everything that can be checked without a GPU,\n"
-            "compiles each task's reference and seed with NVRTC and checks\n"
-            "every launch against the kernel it calls (its name, and the\n"
-            "number, kind and width of its parameters), and prints one line\n"
-            "per task, or the first error of each invalid task with its file\n"
-            "and JSON path.\n"
+            "compiles each task's reference, seed and baseline with NVRTC,\n"
+            "checks every launch against the kernel it calls (its name, and\n"
+            "the number, kind and width of its parameters), and prints one\n"
+            "line per task, or the first error of each invalid task with its\n"
+            "file and JSON path.\n"
             "\n"
             "  --json        one JSON object per task instead of the table\n"
             "  --no-compile  skip compiling\n"
@@ -47,8 +48,17 @@ typedef struct task_summary {
 } task_summary;
 
 /* The kernels compiled per task. */
-enum { REFERENCE = 0, SEED = 1, NKERNELS = 2 };
-static const char *const kernel_key[NKERNELS] = {"reference", "seed"};
+enum { REFERENCE = 0, SEED = 1, BASELINE = 2, NKERNELS = 3 };
+static const char *const kernel_key[NKERNELS] = {"reference", "seed",
+                                                 "baseline"};
+
+/* The task's kernel k, or NULL (a task without a baseline). */
+static const kevo_candidate *task_kernel(const kevo_task *task, int k)
+{
+    return k == REFERENCE ? kevo_task_reference(task)
+           : k == SEED    ? kevo_task_seed(task)
+                          : kevo_task_baseline(task);
+}
 
 typedef struct task_entry {
     char *path;
@@ -157,9 +167,9 @@ static kevo_evaluator *start_compiler(const char *arch, size_t jobs)
     return ev;
 }
 
-/* Compiles the reference and the seed of every valid task of e[0..n) and
- * records what fails. Returns false (after saying why) when compiling was
- * skipped. */
+/* Compiles the reference, the seed and the baseline (where there is one)
+ * of every valid task of e[0..n) and records what fails. Returns false
+ * (after saying why) when compiling was skipped. */
 static bool compile_all(task_entry *e, size_t n, const char *arch)
 {
     size_t valid = 0;
@@ -175,9 +185,11 @@ static bool compile_all(task_entry *e, size_t n, const char *arch)
     bool ok = true;
     for (size_t i = 0; i < n && ok; i++) {
         for (int k = 0; k < NKERNELS && e[i].rc == KEVO_OK; k++) {
-            const kevo_candidate *c = k == REFERENCE
-                                          ? kevo_task_reference(e[i].task)
-                                          : kevo_task_seed(e[i].task);
+            const kevo_candidate *c = task_kernel(e[i].task, k);
+            if (!c) {
+                e[i].compiled[k] = true; /* nothing to compile */
+                continue;
+            }
             if (kevo_evaluator_submit(ev, e[i].task, c, KEVO_EVAL_COMPILE,
                                       &e[i].ticket[k], &err) != KEVO_OK) {
                 ok = false;
@@ -239,8 +251,10 @@ static void print_json(const task_entry *e, bool compiled)
            s->args, s->train, s->held_out, s->params,
            (unsigned long long)s->max_footprint, s->max_bytes, s->max_flops,
            kevo_peak_name(kevo_task_peak(task)),
-           compiled && e->compiled[REFERENCE] && e->compiled[SEED] ? "true"
-                                                                   : "false");
+           compiled && e->compiled[REFERENCE] && e->compiled[SEED] &&
+                   e->compiled[BASELINE]
+               ? "true"
+               : "false");
 }
 
 static void print_line(const task_entry *e, size_t *shown)

@@ -23,7 +23,7 @@ error_fraction error_fraction_of(const kevo_task *task,
         f.rtol = info.rtol;
         f.atol = info.atol;
         f.exact = info.rtol == 0 && info.atol == 0 && info.rtol_amax == 0 &&
-                  info.ulp == 0;
+                  info.ulp == 0 && info.factor == 0;
         break;
     }
     if (!f.known)
@@ -37,7 +37,8 @@ error_fraction error_fraction_of(const kevo_task *task,
     else
         f.error = fabs(got - want);
     /* What the worker says the tolerance allows there (every term of it:
-     * the amax and ulp terms too), else atol + rtol |want|. */
+     * the amax and ulp terms too, or the baseline rule's factor times the
+     * baseline's largest error plus atol), else atol + rtol |want|. */
     f.allowed = isfinite(s->worst_tol) && s->worst_tol >= 0 ? s->worst_tol
                 : isfinite(want) ? f.atol + f.rtol * fabs(want)
                                  : f.atol;

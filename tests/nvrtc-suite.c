@@ -1,13 +1,14 @@
 /*
- * nvrtc-suite: compiles every reference and seed kernel of the task suite
- * (each examples/tasks/NAME.json) with NVRTC for compute_90 PTX, with no
- * GPU, offering the toolkit headers the compile worker offers (<mma.h>,
- * <cuda_bf16.h>, ...): the reference, the seed at its default parameters,
- * and the seed at the smallest and the largest value of each parameter (one
- * at a time, the others at their defaults). For each compile: no errors,
- * every kernel the launch block names is there, and each PTX entry takes
- * exactly the parameters the launch passes, each of the right kind and
- * width (kevo__launch_check_ptx).
+ * nvrtc-suite: compiles every reference, baseline and seed kernel of the
+ * task suite (each examples/tasks/NAME.json) with NVRTC for compute_90 PTX,
+ * with no GPU, offering the toolkit headers the compile worker offers
+ * (<mma.h>, <cuda_bf16.h>, ...): the reference, the baseline of a task
+ * judged relative to one (kevo_task_set_baseline()), the seed at its
+ * default parameters, and the seed at the smallest and the largest value of
+ * each parameter (one at a time, the others at their defaults). For each
+ * compile: no errors, every kernel the launch block names is there, and
+ * each PTX entry takes exactly the parameters the launch passes, each of
+ * the right kind and width (kevo__launch_check_ptx).
  */
 #include "config.h"
 
@@ -140,6 +141,8 @@ int main(int argc, char **argv)
             continue;
         }
         check_compile(task, kevo_task_reference(task), "reference");
+        if (kevo_task_baseline(task))
+            check_compile(task, kevo_task_baseline(task), "baseline");
         check_seed_variants(task);
         kevo_task_free(task);
     }

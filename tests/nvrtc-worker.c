@@ -116,8 +116,8 @@ static void check_entries(const char *ptx, const char *arch)
         const char *at = strstr(p, size);
         found_size = found_size || (at && (!eol || at < eol));
     }
-    ok(sizeof(kevo__cmp) == 80 && found_size,
-       "%s: kv_cmp has the 80 bytes of kevo__cmp", arch);
+    ok(sizeof(kevo__cmp) == 88 && found_size,
+       "%s: kv_cmp has the 88 bytes of kevo__cmp", arch);
 }
 
 static void test_compile(void)

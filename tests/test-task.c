@@ -1027,6 +1027,109 @@ static void test_dtype_ulp(void)
     is_double(kevo__dtype_ulp(KEVO_DTYPE_I32, 12345.0), 1.0, 0, "i32: ulp = 1");
 }
 
+/* The baseline rule: a baseline kernel, outputs judged relative to it,
+ * the errors of bad calls and of a task that misuses it, and the JSON
+ * round trip. */
+static void test_baseline(void)
+{
+    static const char launch[] = "/* kevo:launch\n"
+                                 " *   k<<<n, 32>>>(x, y, z, n)\n"
+                                 " */\n";
+    kevo_task *t = NULL;
+    CHECK(kevo_task_new("att", &t, &e_));
+    CHECK(kevo_task_add_dim(t, "n", &e_));
+    CHECK(
+        kevo_task_add_buffer(t, "x", KEVO_DTYPE_BF16, KEVO_ROLE_IN, "n", &e_));
+    CHECK(
+        kevo_task_add_buffer(t, "y", KEVO_DTYPE_BF16, KEVO_ROLE_OUT, "n", &e_));
+    CHECK(
+        kevo_task_add_buffer(t, "z", KEVO_DTYPE_F32, KEVO_ROLE_OUT, "n", &e_));
+    CHECK(kevo_task_add_scalar(t, "n", KEVO_DTYPE_I32, "n", &e_));
+    CHECK(kevo_task_set_reference(t, launch, "ref.cu", &e_));
+    CHECK(kevo_task_set_seed(t, launch, "seed.cu", &e_));
+    CHECK(kevo_task_set_cost(t, "10*n", "0", KEVO_PEAK_BF16, &e_));
+    CHECK(kevo_task_add_shape(t, KEVO_SHAPES_TRAIN, (const int64_t[]){64}, 1,
+                              &e_));
+
+    is_int(kevo_task_set_tolerance_baseline(t, "y", 0, 0, fresh()), KEVO_EINVAL,
+           "a factor of 0");
+    like_str(err.text, "tolerance: factor must be finite and > 0 (got 0)",
+             "... message");
+    is_int(kevo_task_set_tolerance_baseline(t, "y", NAN, 0, fresh()),
+           KEVO_EINVAL, "a NaN factor");
+    is_int(kevo_task_set_tolerance_baseline(t, "y", 2, -1e-5, fresh()),
+           KEVO_EINVAL, "a negative atol");
+    is_int(kevo_task_set_tolerance_baseline(t, "x", 2, 0, fresh()), KEVO_EINVAL,
+           "the baseline rule on an input");
+    is_int(kevo_task_set_tolerance_baseline(NULL, "y", 2, 0, fresh()),
+           KEVO_EINVAL, "NULL task");
+    is_int(kevo_task_set_baseline(t, NULL, "base.cu", fresh()), KEVO_EINVAL,
+           "a NULL baseline source");
+    ok(kevo_task_baseline(t) == NULL, "no baseline yet");
+
+    CHECK(kevo_task_set_tolerance_baseline(t, "y", 2, 1e-5, &e_));
+    is_int(kevo_task_validate(t, fresh()), KEVO_EINVALID,
+           "the rule without a baseline kernel does not validate");
+    like_str(err.text,
+             "output 'y' is judged relative to the baseline (factor 2), but "
+             "the task has no baseline kernel",
+             "... message");
+    CHECK(kevo_task_set_baseline(t, launch, "base.cu", &e_));
+    ok(kevo_task_baseline(t) != NULL, "the baseline is set");
+    is_str(kevo_candidate_origin(kevo_task_baseline(t)), "base.cu",
+           "... with its origin");
+    is_int(kevo_task_validate(t, fresh()), KEVO_OK, "the task validates");
+
+    kevo_arg_info info = {.size = sizeof info};
+    CHECK(kevo_task_arg_info(t, 1, &info));
+    ok(info.factor == 2 && info.atol == 1e-5 && info.rtol == 0 &&
+           info.ulp == 0 && info.rtol_amax == 0,
+       "y: factor 2 and atol 1e-5, no element-wise term");
+    CHECK(kevo_task_arg_info(t, 2, &info));
+    ok(info.factor == 0, "z: the element-wise rule (exact)");
+
+    char *json = NULL, *json2 = NULL;
+    kevo_task *again = NULL;
+    CHECK(kevo_task_to_json(t, &json, &e_));
+    like_str(json,
+             "\"tolerance\": {\n        \"factor\": 2.0,\n        \"atol\": "
+             "1e-5\n      }",
+             "y's tolerance is written as factor and atol");
+    like_str(json, "\"tolerance\": {\n    \"baseline\": {\n      \"code\": ",
+             "the baseline is written in the task's tolerance");
+    is_int(kevo_task_load_string(json, NULL, NULL, &again, fresh()), KEVO_OK,
+           "the JSON loads");
+    if (again) {
+        CHECK(kevo_task_to_json(again, &json2, &e_));
+        is_str(json2, json, "to_json of the reloaded task is the same");
+        ok(kevo_task_baseline(again) != NULL, "the baseline survives");
+        CHECK(kevo_task_arg_info(again, 1, &info));
+        ok(info.factor == 2 && info.atol == 1e-5, "y's rule survives");
+    }
+    kevo_task_free(again);
+    free(json);
+    free(json2);
+
+    /* The task's default rule, and an element-wise tolerance that replaces
+     * it for one output. */
+    CHECK(kevo_task_set_tolerance_baseline(t, NULL, 3, 0, &e_));
+    CHECK(kevo_task_set_tolerance_full(t, "y", 0, 0, 0, 1, &e_));
+    CHECK(kevo_task_arg_info(t, 1, &info));
+    ok(info.factor == 0 && info.ulp == 1, "y: 1 ulp replaces its rule");
+    CHECK(kevo_task_arg_info(t, 2, &info));
+    ok(info.factor == 3, "z: the task's rule, factor 3");
+    is_int(kevo_task_validate(t, fresh()), KEVO_OK, "the task validates");
+    CHECK(kevo_task_set_tolerance(t, "z", 0, 1e-6, &e_));
+    CHECK(kevo_task_set_tolerance(t, NULL, 0, 1e-6, &e_));
+    is_int(kevo_task_validate(t, fresh()), KEVO_EINVALID,
+           "a baseline that no output uses does not validate");
+    like_str(err.text,
+             "task 'att': baseline: the task has a baseline kernel but no "
+             "output is judged relative to it",
+             "... message");
+    kevo_task_free(t);
+}
+
 int main(void)
 {
     test_new();
@@ -1043,5 +1146,6 @@ int main(void)
     test_validate_errors();
     test_dtypes();
     test_dtype_ulp();
+    test_baseline();
     return done_testing();
 }

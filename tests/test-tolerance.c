@@ -2,10 +2,11 @@
  * test-tolerance.c: the error column of `kevo eval` (examples/
  * kevo_tolerance.c) on results read through the library's readers: the
  * worker's result messages of tests/data/eval and the result kevo eval
- * wrote on an H100 (h100_sgemm_result.json), each against its task's
- * tolerance. Passing kernels show a fraction below 1 where the relative
- * error said 1.0e+00 or 8.6; a zero tolerance, a NaN and a failure show
- * as such.
+ * wrote on an H100 (h100_sgemm_result.json), and a result of
+ * attention_bf16 under its tolerance relative to a baseline kernel, each
+ * against its task's tolerance. Passing kernels show a fraction below 1
+ * where the relative error said 1.0e+00 or 8.6; a zero tolerance, a NaN and
+ * a failure show as such.
  */
 #include "config.h"
 
@@ -156,6 +157,26 @@ int main(void)
            i);
     }
     kevo_eval_result_free(res);
+
+    /* attention_bf16, relative to its baseline: the worker's bound at the
+     * worst element is 2 * the baseline's largest error + 1e-5 (here
+     * 2 * 0.015625 + 1e-5 = 0.03126, and 2 * 0.005859375 + 1e-5), and an
+     * output whose errors are all 0 reads 0, not "exact". */
+    kevo_task *attention = load_task("attention_bf16");
+    res = worker_result(attention, "attention_train_baseline.json");
+    check(attention, res, 0, 0.015625 / 0.03126, "0.50",
+          "attention: one ulp at [2, 4), the baseline's own largest error");
+    check(attention, res, 1, 0.001953125 / 0.01172875, "0.17",
+          "attention: a third of the baseline's largest error");
+    check(attention, res, 2, 0, "0", "attention: no error");
+    check(attention, res, 3, 0.0078125 / 0.03126, "0.25",
+          "attention: half the baseline's largest error");
+    s = shape(res, 2);
+    f = error_fraction_of(attention, &s);
+    ok(f.known && !f.exact && f.rtol == 0 && f.atol == 1e-5,
+       "attention: the baseline rule's atol, and not exact");
+    kevo_eval_result_free(res);
+    kevo_task_free(attention);
 
     /* Values no result file has: a failure far over, tiny fractions, an
      * infinity, an output the task does not have. Without the worker's

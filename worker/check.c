@@ -1,7 +1,9 @@
 /*
  * check.c: the comparisons of the correctness protocol, on the device: an
- * output against the reference's result within the task's tolerance, and
- * each input against its pristine copy, bit for bit.
+ * output against the reference's result within the task's tolerance
+ * (element-wise, or relative to the baseline kernel's errors), the
+ * baseline's errors themselves, and each input against its pristine copy,
+ * bit for bit.
  */
 #include "config.h"
 
@@ -42,12 +44,19 @@ static kevo_status compare_pass(kevo__gpu *g, const kevo__shape *s, size_t a,
 }
 
 kevo_status kevo__check_output(kevo__gpu *g, const kevo__shape *s, size_t a,
-                               kevo__cmp *out, kevo_error *err)
+                               kevo__cmp *out, kevo__mean_check *mean,
+                               kevo_error *err)
 {
     const kevo_arg_info *in = &s->info[a];
     double atol = in->atol, amax = 0;
     kevo_status rc = KEVO_OK;
-    if (in->rtol_amax > 0) {
+    if (mean)
+        memset(mean, 0, sizeof(*mean));
+    if (in->factor > 0) {
+        /* The baseline rule: one bound for every element (the info's
+         * rtol, rtol_amax and ulp are 0). */
+        atol = in->factor * s->base_max[a] + in->atol;
+    } else if (in->rtol_amax > 0) {
         kevo__cmp scale;
         rc = compare_pass(g, s, a, 0, 1, &scale, err);
         amax = scale.amax;
@@ -57,6 +66,25 @@ kevo_status kevo__check_output(kevo__gpu *g, const kevo__shape *s, size_t a,
         rc = compare_pass(g, s, a, atol, 0, out, err);
     if (rc == KEVO_OK)
         out->amax = amax;
+    if (rc == KEVO_OK && mean && in->factor > 0) {
+        mean->applies = true;
+        mean->err = out->sum_abs / (double)s->count[a];
+        mean->bound = in->factor * s->base_mean[a] + in->atol;
+        mean->bad = !(mean->err <= mean->bound);
+    }
+    return rc;
+}
+
+kevo_status kevo__baseline_error(kevo__gpu *g, const kevo__shape *s, size_t a,
+                                 double *max, double *mean, kevo_error *err)
+{
+    kevo__cmp c;
+    kevo_status rc = compare_pass(g, s, a, 0, 0, &c, err);
+    *max = *mean = NAN;
+    if (rc == KEVO_OK) {
+        *max = c.max_abs;
+        *mean = c.sum_abs / (double)s->count[a];
+    }
     return rc;
 }
 
@@ -140,9 +168,16 @@ const char *kevo__value_text(kevo_dtype type, double x, char *buf, size_t size)
 }
 
 const char *kevo__tolerance_text(const kevo_arg_info *in, const kevo__cmp *c,
-                                 char *buf, size_t size)
+                                 double base_max, char *buf, size_t size)
 {
     char a[64], u[40], t[40];
+    if (in->factor > 0) {
+        snprintf(buf, size,
+                 "tolerance %g * the baseline's largest error %s + %g = %s",
+                 in->factor, kevo__number_text(base_max, a, sizeof(a)),
+                 in->atol, kevo__number_text(c->tol, t, sizeof(t)));
+        return buf;
+    }
     size_t len = (size_t)snprintf(buf, size, "tolerance %g + %g * |want|",
                                   in->atol, in->rtol);
     if (in->rtol_amax > 0 && len < size)

@@ -32,12 +32,13 @@
 #define KEVO__CMP_BLOCK 256
 
 /* The comparison of one output with the reference, as the compare kernels
- * write it (struct kv_cmp in kernels.cu.h: the same ten fields). key is
+ * write it (struct kv_cmp in kernels.cu.h: the same eleven fields). key is
  * the worst element's error over its tolerance (infinite for a NaN or an
  * error where the tolerance is zero); err its absolute error; got and want
  * its values (exact values of the output's type); tol the tolerance there.
  * amax is the largest finite |want| of the output when the tolerance has
- * an amax term (else 0). */
+ * an amax term (else 0). sum_abs adds every element's error (infinite
+ * where one is). */
 typedef struct kevo__cmp {
     double max_abs;
     double max_rel;
@@ -49,6 +50,7 @@ typedef struct kevo__cmp {
     uint64_t bad;
     double tol;
     double amax;
+    double sum_abs;
 } kevo__cmp;
 
 typedef struct kevo__refcache kevo__refcache;
@@ -132,6 +134,9 @@ typedef struct kevo__shape {
     CUdeviceptr *pristine; /* in and inout: the drawn values */
     CUdeviceptr *want;     /* out and inout: the reference's result */
     kevo__value *value;    /* scalars */
+    /* Outputs judged by the baseline rule: the baseline's largest and mean
+     * error on the current inputs (kevo__baseline_error). */
+    double *base_max, *base_mean;
 } kevo__shape;
 
 /* True for the roles. */
@@ -184,12 +189,14 @@ void kevo__refcache_free(kevo__refcache *c);
 const char *kevo__refcache_key(const char *task_key, const kevo__shape *s,
                                uint64_t seed, char *buf, size_t size);
 
-/* kevo__refcache_get: on a hit, copies the cached outputs into s->want and
- * sets *hit. */
+/* kevo__refcache_get: on a hit, copies the cached outputs into s->want
+ * (and the baseline's errors into s->base_max and s->base_mean) and sets
+ * *hit. */
 kevo_status kevo__refcache_get(kevo__gpu *g, const char *key, kevo__shape *s,
                                bool *hit, kevo_error *err);
 
-/* kevo__refcache_put: stores s->want under key (when it fits a cap). */
+/* kevo__refcache_put: stores s->want and the baseline's errors under key
+ * (when they fit a cap). */
 kevo_status kevo__refcache_put(kevo__gpu *g, const char *key,
                                const kevo__shape *s, kevo_error *err);
 
@@ -287,12 +294,29 @@ unsigned kevo__gpu_blocks(const kevo__gpu *g, uint64_t n, unsigned block);
 
 /* ---- comparisons (check.c) --------------------------------------------- */
 
+/* The mean error of an output under the baseline rule and what the rule
+ * allows it: factor * the baseline's mean error + atol. */
+typedef struct kevo__mean_check {
+    bool applies; /* the output is judged by the baseline rule */
+    bool bad;     /* err > bound */
+    double err, bound;
+} kevo__mean_check;
+
 /* kevo__check_output: compares output argument a (buf against want) with
  * its tolerance on the device: first, when the tolerance has an amax term,
  * a pass that finds the largest finite |want| (its rtol_amax multiple then
- * joins atol), then the element-wise comparison. */
+ * joins atol), then the element-wise comparison. Under the baseline rule
+ * every element's bound is factor * s->base_max[a] + atol, and *mean gets
+ * the mean error and its bound (mean may be NULL). */
 kevo_status kevo__check_output(kevo__gpu *g, const kevo__shape *s, size_t a,
-                               kevo__cmp *out, kevo_error *err);
+                               kevo__cmp *out, kevo__mean_check *mean,
+                               kevo_error *err);
+
+/* kevo__baseline_error: the largest and the mean |buf - want| of output a
+ * (the baseline's result in buf), each infinite where an element is NaN,
+ * infinite or unwritten where the reference's is not. */
+kevo_status kevo__baseline_error(kevo__gpu *g, const kevo__shape *s, size_t a,
+                                 double *max, double *mean, kevo_error *err);
 
 /* kevo__check_inputs: compares each in buffer with its pristine copy,
  * bit for bit; on the first that differs sets *changed, its argument index
@@ -314,9 +338,11 @@ const char *kevo__value_text(kevo_dtype type, double x, char *buf, size_t size);
 /* The tolerance of output in (c: its comparison) for messages:
  * "tolerance ATOL + RTOL * |want|", then, for the terms that are not 0,
  * " + M * amax (amax A)" and " + U ulp (ulp(want) in TYPE: Q)", and then
- * " = T" (the tolerance at the worst element) when either is there. */
+ * " = T" (the tolerance at the worst element) when either is there. Under
+ * the baseline rule (base_max: the baseline's largest error): "tolerance
+ * F * the baseline's largest error B + ATOL = T". */
 const char *kevo__tolerance_text(const kevo_arg_info *in, const kevo__cmp *c,
-                                 char *buf, size_t size);
+                                 double base_max, char *buf, size_t size);
 
 /* A JSON number, or null for NaN and infinities. */
 json_t *kevo__json_number_or_null(double x);

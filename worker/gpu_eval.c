@@ -59,30 +59,63 @@ typedef struct eval_run {
 
 /* ---- the task and the reference ---------------------------------------- */
 
-/* Unloads the reference of the last evaluation. */
-static void reference_clear(kevo__gpu_cache *c)
+/* Unloads a kept kernel. */
+static void kept_clear(kevo__kept_kernel *k)
 {
-    kevo__program_unload(&c->ref);
-    kevo_candidate_free(c->ref_cand);
-    free(c->ref_key);
-    free(c->ref_cubin);
-    c->ref_cand = NULL;
-    c->ref_key = NULL;
-    c->ref_cubin = NULL;
-    c->ref_cubin_size = 0;
+    kevo__program_unload(&k->prog);
+    kevo_candidate_free(k->cand);
+    free(k->key);
+    free(k->cubin);
+    memset(k, 0, sizeof(*k));
 }
 
 void kevo__gpu_cache_clear(kevo__gpu *g, kevo__gpu_cache *c)
 {
     (void)g;
-    reference_clear(c);
+    kept_clear(&c->ref);
+    kept_clear(&c->base);
     kevo__task_keys_clear(&c->tasks);
 }
 
-/* The request's task, and its reference loaded: the last one when the key
- * and the reference's cubin are the same. The loaded reference holds its
- * own reference to the candidate, so it outlives the task's place in the
- * table. KEVO_ENOENT for a key the worker does not hold. */
+/* Keeps the task's kernel cand (task_key's; what names it in messages)
+ * loaded from cubin in k: the one kept already when the key and the cubin
+ * are the same. The loaded kernel holds its own reference to the
+ * candidate, so it outlives the task's place in the table. */
+static kevo_status kept_use(kevo__gpu *g, kevo__kept_kernel *k,
+                            const char *task_key, const kevo_candidate *cand,
+                            const unsigned char *cubin, size_t size,
+                            const json_t *lowered, const char *what,
+                            kevo_error *err)
+{
+    if (k->key && strcmp(k->key, task_key) == 0 && k->cubin_size == size &&
+        memcmp(k->cubin, cubin, size) == 0)
+        return KEVO_OK;
+    kept_clear(k);
+    k->key = kevo__strdup(task_key);
+    k->cubin = malloc(size ? size : 1);
+    if (!k->key || !k->cubin) {
+        kept_clear(k);
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    }
+    memcpy(k->cubin, cubin, size);
+    k->cubin_size = size;
+    kevo_error e = KEVO__ERROR_INIT;
+    kevo_candidate *c = kevo__candidate_share(cand);
+    kevo_status rc = kevo__program_load(g, c, cubin, size, lowered, &k->prog,
+                                        &e);
+    if (rc != KEVO_OK) {
+        kevo_candidate_free(c);
+        kept_clear(k);
+        return kevo__error_wrap(err, &e, "%s", what);
+    }
+    k->cand = c;
+    return KEVO_OK;
+}
+
+/* The request's task, and its reference (and baseline, when the task has
+ * one) loaded. KEVO_ENOENT for a key the worker does not hold; KEVO_EINVAL
+ * for a task with a baseline and a message without its cubin, or the
+ * other way round. */
 static kevo_status use_task(kevo__gpu *g, kevo__gpu_cache *c,
                             const kevo__eval_req *r, const kevo_task **task,
                             kevo_error *err)
@@ -96,30 +129,20 @@ static kevo_status use_task(kevo__gpu *g, kevo__gpu_cache *c,
                                "of them",
                                r->task_key, KEVO__TASK_KEYS_MAX);
     *task = t;
-    if (c->ref_key && strcmp(c->ref_key, r->task_key) == 0 &&
-        c->ref_cubin_size == r->ref_size &&
-        memcmp(c->ref_cubin, r->ref_cubin, r->ref_size) == 0)
-        return KEVO_OK;
-    reference_clear(c);
-    c->ref_key = kevo__strdup(r->task_key);
-    c->ref_cubin = malloc(r->ref_size ? r->ref_size : 1);
-    if (!c->ref_key || !c->ref_cubin) {
-        reference_clear(c);
-        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
-    }
-    memcpy(c->ref_cubin, r->ref_cubin, r->ref_size);
-    c->ref_cubin_size = r->ref_size;
-    kevo_error e = KEVO__ERROR_INIT;
-    kevo_candidate *ref = kevo__candidate_share(kevo_task_reference(t));
-    kevo_status rc = kevo__program_load(g, ref, r->ref_cubin, r->ref_size,
-                                        r->ref_kernels, &c->ref, &e);
-    if (rc != KEVO_OK) {
-        kevo_candidate_free(ref);
-        reference_clear(c);
-        return kevo__error_wrap(err, &e, "the reference");
-    }
-    c->ref_cand = ref;
-    return KEVO_OK;
+    const kevo_candidate *base = kevo_task_baseline(t);
+    if (!base != !r->base_cubin)
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "eval message: the task %s a baseline kernel "
+                               "and the message %s baseline_cubin_bytes",
+                               base ? "has" : "has no",
+                               r->base_cubin ? "has" : "has no");
+    kevo_status rc = kept_use(g, &c->ref, r->task_key, kevo_task_reference(t),
+                              r->ref_cubin, r->ref_size, r->ref_kernels,
+                              "the reference", err);
+    if (rc == KEVO_OK && base)
+        rc = kept_use(g, &c->base, r->task_key, base, r->base_cubin,
+                      r->base_size, r->base_kernels, "the baseline", err);
+    return rc;
 }
 
 /* ---- verdicts ---------------------------------------------------------- */
@@ -236,10 +259,59 @@ static json_t *times_json(const kevo__times *t)
                      "samples", samples);
 }
 
-/* The reference's outputs for the shape's current inputs in s->want: from
- * the cache, or run with outputs poisoned. */
+/* Runs plan (the task's reference or baseline: what) on the shape's
+ * current inputs, outputs poisoned first. */
+static kevo_status run_task_kernel(eval_run *r, kevo__shape *s,
+                                   const kevo__plan *plan,
+                                   unsigned char poison, const char *what,
+                                   kevo_error *e)
+{
+    kevo_status rc = kevo__shape_reset(r->g, s, poison, e);
+    if (rc == KEVO_OK)
+        rc = kevo__plan_scratch(plan, poison, e);
+    if (rc == KEVO_OK)
+        rc = kevo__plan_launch(plan, e);
+    if (rc == KEVO_OK)
+        rc = kevo__gpu_sync(what, e);
+    return rc;
+}
+
+/* The baseline's errors against the reference's result (in s->want) on
+ * every output judged by the baseline rule, into s->base_max and
+ * s->base_mean. A baseline whose output is NaN, infinite or unwritten
+ * where the reference's is not is the task's fault: KEVO_EINVALID. */
+static kevo_status baseline_errors(eval_run *r, kevo__shape *s,
+                                   const kevo__plan *base,
+                                   unsigned char poison, kevo_error *e)
+{
+    kevo_status rc =
+        run_task_kernel(r, s, base, poison, "running the baseline", e);
+    double t = kevo__seconds_now();
+    for (size_t a = 0; a < s->nargs && rc == KEVO_OK; a++) {
+        const kevo_arg_info *in = &s->info[a];
+        if (!kevo__is_output(in) || in->factor <= 0)
+            continue;
+        rc = kevo__baseline_error(r->g, s, a, &s->base_max[a],
+                                  &s->base_mean[a], e);
+        if (rc == KEVO_OK && !isfinite(s->base_max[a]))
+            rc = kevo__error_set(e, KEVO_EINVALID,
+                                 "the baseline's %s has elements that are "
+                                 "NaN, infinite or unwritten where the "
+                                 "reference's are not: the baseline rule "
+                                 "needs a baseline that computes every "
+                                 "element",
+                                 in->name);
+    }
+    r->t_check += kevo__seconds_now() - t;
+    return rc;
+}
+
+/* The reference's outputs for the shape's current inputs in s->want, and
+ * with a baseline (base not NULL) its errors: from the cache, or run with
+ * outputs poisoned. */
 static bool reference(eval_run *r, kevo__shape *s, const kevo__plan *ref,
-                      uint64_t seed, unsigned char poison, const char *where)
+                      const kevo__plan *base, uint64_t seed,
+                      unsigned char poison, const char *where)
 {
     char key[512], who[400];
     bool hit = false;
@@ -249,15 +321,13 @@ static bool reference(eval_run *r, kevo__shape *s, const kevo__plan *ref,
     snprintf(who, sizeof(who), "%s: the reference", where);
     kevo_status rc = kevo__refcache_get(r->g, key, s, &hit, &e);
     if (rc == KEVO_OK && !hit) {
-        rc = kevo__shape_reset(r->g, s, poison, &e);
-        if (rc == KEVO_OK)
-            rc = kevo__plan_scratch(ref, poison, &e);
-        if (rc == KEVO_OK)
-            rc = kevo__plan_launch(ref, &e);
-        if (rc == KEVO_OK)
-            rc = kevo__gpu_sync("running the reference", &e);
+        rc = run_task_kernel(r, s, ref, poison, "running the reference", &e);
         if (rc == KEVO_OK)
             rc = kevo__shape_keep_reference(r->g, s, &e);
+        if (rc == KEVO_OK && base) {
+            snprintf(who, sizeof(who), "%s: the baseline", where);
+            rc = baseline_errors(r, s, base, poison, &e);
+        }
         if (rc == KEVO_OK)
             rc = kevo__refcache_put(r->g, key, s, &e);
     }
@@ -290,14 +360,22 @@ static bool run_and_check(eval_run *r, kevo__shape *s, const kevo__plan *cand,
 
     t = kevo__seconds_now();
     kevo__cmp run_worst = {0};
-    long run_arg = -1;
+    long run_arg = -1, mean_arg = -1;
+    kevo__mean_check mean_worst = {0};
+    double mean_max = 0; /* the largest error of output mean_arg */
     for (size_t a = 0; a < s->nargs && rc == KEVO_OK; a++) {
         kevo__cmp c;
+        kevo__mean_check m;
         if (!kevo__is_output(&s->info[a]))
             continue;
-        rc = kevo__check_output(r->g, s, a, &c, &e);
+        rc = kevo__check_output(r->g, s, a, &c, &m, &e);
         if (rc != KEVO_OK)
             break;
+        if (m.bad && mean_arg < 0) {
+            mean_worst = m;
+            mean_arg = (long)a;
+            mean_max = c.max_abs;
+        }
         sc->max_abs = fmax(sc->max_abs, c.max_abs);
         sc->max_rel = fmax(sc->max_rel, c.max_rel);
         sc->bad += c.bad;
@@ -334,7 +412,28 @@ static bool run_and_check(eval_run *r, kevo__shape *s, const kevo__plan *cand,
             kevo__value_text(in->type, run_worst.got, got, sizeof(got)),
             kevo__value_text(in->type, run_worst.want, want, sizeof(want)),
             kevo__number_text(run_worst.err, err, sizeof(err)),
-            kevo__tolerance_text(in, &run_worst, tol, sizeof(tol)), sc->bad, n);
+            kevo__tolerance_text(in, &run_worst, s->base_max[run_arg], tol,
+                                 sizeof(tol)),
+            sc->bad, n);
+        return false;
+    }
+    if (mean_arg >= 0) {
+        const kevo_arg_info *in = &s->info[mean_arg];
+        char err[40], bound[40], base[40], worst[40];
+        set_verdict(r, "wrong", (long)s->index,
+                    "%s: %s: mean error %s, more than the baseline rule "
+                    "allows: %g * the baseline's mean error %s + %g = %s "
+                    "(every element is within %g * the baseline's largest "
+                    "error + %g; the largest error is %s)",
+                    where, in->name,
+                    kevo__number_text(mean_worst.err, err, sizeof(err)),
+                    in->factor,
+                    kevo__number_text(s->base_mean[mean_arg], base,
+                                      sizeof(base)),
+                    in->atol,
+                    kevo__number_text(mean_worst.bound, bound, sizeof(bound)),
+                    in->factor, in->atol,
+                    kevo__number_text(mean_max, worst, sizeof(worst)));
         return false;
     }
     if (changed) {
@@ -482,7 +581,7 @@ static void eval_shape(eval_run *r, size_t i)
     kevo__gpu *g = r->g;
     const kevo__eval_req *q = r->req;
     kevo__shape s;
-    kevo__plan ref, cand;
+    kevo__plan ref, cand, base;
     kevo_error e = KEVO__ERROR_INIT;
     json_t *shape = NULL;
     shape_check sc = {0};
@@ -495,6 +594,7 @@ static void eval_shape(eval_run *r, size_t i)
 
     memset(&ref, 0, sizeof(ref));
     memset(&cand, 0, sizeof(cand));
+    memset(&base, 0, sizeof(base));
     memset(&s, 0, sizeof(s));
     sc.worst_arg = -1;
     if (!cplan || !cp || !cshape || !csc) {
@@ -521,10 +621,19 @@ static void eval_shape(eval_run *r, size_t i)
                e.domain == KEVO_DOMAIN_CUDA ? "launch_error" : "rejected", &e);
         goto done;
     }
-    rc = kevo__plan_make(g, &r->cache->ref, &s, &ref, &e);
+    rc = kevo__plan_make(g, &r->cache->ref.prog, &s, &ref, &e);
     if (rc != KEVO_OK) {
         char who[320];
         snprintf(who, sizeof(who), "%s: the reference", s.label);
+        failed(r, &s, who, NULL, &e);
+        goto done;
+    }
+    const bool has_base = kevo_task_baseline(r->task) != NULL;
+    rc = has_base ? kevo__plan_make(g, &r->cache->base.prog, &s, &base, &e)
+                  : KEVO_OK;
+    if (rc != KEVO_OK) {
+        char who[320];
+        snprintf(who, sizeof(who), "%s: the baseline", s.label);
         failed(r, &s, who, NULL, &e);
         goto done;
     }
@@ -571,7 +680,8 @@ static void eval_shape(eval_run *r, size_t i)
             failed(r, &s, where, NULL, &e);
             goto done;
         }
-        if (!reference(r, &s, &ref, q->seeds[k], poison[1 - k], where) ||
+        if (!reference(r, &s, &ref, has_base ? &base : NULL, q->seeds[k],
+                       poison[1 - k], where) ||
             !run_and_check(r, &s, &cand, poison[k], where, &sc))
             break;
         for (size_t c = 0; c < nc; c++) {
@@ -615,6 +725,7 @@ done:
         for (size_t c = 0; cplan && c < nc; c++)
             kevo__plan_free(g, &cplan[c]);
         kevo__plan_free(g, &ref);
+        kevo__plan_free(g, &base);
         kevo__plan_free(g, &cand);
         kevo__shape_free(g, &s);
     }

@@ -20,7 +20,12 @@
  * "time_cap_ms"},"profile":bool,"flush_l2":bool,"time_reference":bool,
  * "reference_kernels":{kernel:lowered},"candidate_kernels":{kernel:lowered}}
  * with the two cubins as payload; the task is the one the worker was sent
- * under task_key. The timing fields, profile and flush_l2 are the
+ * under task_key. A task with a baseline kernel (kevo_task_baseline())
+ * adds "baseline_cubin_bytes":B and "baseline_kernels":{...}, its cubin
+ * between the reference's and the candidate's in the payload: the worker
+ * runs it on each input set after the reference, and keeps its largest and
+ * mean error on every output judged by the baseline rule with the
+ * reference's result. The timing fields, profile and flush_l2 are the
  * evaluator's options of those names (kevo_eval_option), read with its
  * option table (proc/eval_options.h): its defaults where left out, its
  * bounds. "enabled" (default true), time_reference (false) and the kernel
@@ -84,6 +89,9 @@ typedef struct kevo__eval_req {
     const unsigned char *ref_cubin, *cand_cubin;
     size_t ref_size, cand_size;
     const json_t *ref_kernels, *cand_kernels; /* lowered names, or NULL */
+    const unsigned char *base_cubin; /* the task's baseline, or NULL */
+    size_t base_size;
+    const json_t *base_kernels;
     kevo__timing_config timing;
     bool profile;
     bool time_reference;       /* time the reference at each shape too */
@@ -100,17 +108,23 @@ typedef struct kevo__eval_req {
 kevo_status kevo__eval_req_parse(const kevo__frame *f, kevo__eval_req *r,
                                  kevo_error *err);
 
+/* A kernel of the task itself (its reference, its baseline) as the last
+ * evaluation loaded it: the task's key, a reference to the candidate, its
+ * cubin and the loaded program (key NULL: none). */
+typedef struct kevo__kept_kernel {
+    char *key;
+    kevo_candidate *cand;
+    unsigned char *cubin;
+    size_t cubin_size;
+    kevo__program prog;
+} kevo__kept_kernel;
+
 /* What the worker keeps from one message to the next: the tasks it was
- * sent, by key (kevo_task values), and the reference of the last
- * evaluation loaded: its task's key, a reference to the candidate, its
- * cubin and the loaded program. */
+ * sent, by key (kevo_task values), and the reference and the baseline of
+ * the last evaluation, loaded. */
 typedef struct kevo__gpu_cache {
     kevo__task_keys tasks;
-    char *ref_key;
-    kevo_candidate *ref_cand;
-    unsigned char *ref_cubin;
-    size_t ref_cubin_size;
-    kevo__program ref;
+    kevo__kept_kernel ref, base;
 } kevo__gpu_cache;
 
 void kevo__gpu_cache_init(kevo__gpu_cache *cache);

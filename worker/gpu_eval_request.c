@@ -184,7 +184,10 @@ kevo_status kevo__eval_req_parse(const kevo__frame *f, kevo__eval_req *r,
                                "%s: \"seeds\" must be two integers", ORIGIN);
     for (int k = 0; k < 2; k++)
         r->seeds[k] = (uint64_t)json_integer_value(json_array_get(seeds, k));
+    int64_t bsize;
     if ((rc = get_int(m, "reference_cubin_bytes", -1, 1, INT64_MAX, &rsize,
+                      err)) != KEVO_OK ||
+        (rc = get_int(m, "baseline_cubin_bytes", 0, 1, INT64_MAX, &bsize,
                       err)) != KEVO_OK ||
         (rc = get_int(m, "candidate_cubin_bytes", -1, 1, INT64_MAX, &csize,
                       err)) != KEVO_OK)
@@ -193,16 +196,20 @@ kevo_status kevo__eval_req_parse(const kevo__frame *f, kevo__eval_req *r,
     if ((rc = parse_companions(m, r, &extra, err)) != KEVO_OK)
         return rc;
     if (rsize < 0 || csize < 0 ||
-        (uint64_t)rsize + (uint64_t)csize + extra != f->payload_len)
+        (uint64_t)rsize + (uint64_t)bsize + (uint64_t)csize + extra !=
+            f->payload_len)
         return kevo__error_set(err, KEVO_EFORMAT,
                                "%s: reference_cubin_bytes, "
-                               "candidate_cubin_bytes and the companions' "
-                               "cubin_bytes must add up to the payload's "
-                               "%zu bytes",
+                               "baseline_cubin_bytes, candidate_cubin_bytes "
+                               "and the companions' cubin_bytes must add up "
+                               "to the payload's %zu bytes",
                                ORIGIN, f->payload_len);
     r->ref_cubin = f->payload;
     r->ref_size = (size_t)rsize;
-    r->cand_cubin = f->payload + rsize;
+    r->base_cubin = bsize > 0 ? f->payload + rsize : NULL;
+    r->base_size = (size_t)bsize;
+    r->base_kernels = json_object_get(m, "baseline_kernels");
+    r->cand_cubin = f->payload + rsize + bsize;
     r->cand_size = (size_t)csize;
     const unsigned char *at = r->cand_cubin + csize;
     for (size_t k = 0; k < r->ncomp; k++) {

@@ -169,8 +169,11 @@ kevo_status kevo__shape_setup(kevo__gpu *g, const kevo_task *task,
     s->pristine = calloc(s->nargs + 1, sizeof(*s->pristine));
     s->want = calloc(s->nargs + 1, sizeof(*s->want));
     s->value = calloc(s->nargs + 1, sizeof(*s->value));
+    s->base_max = calloc(s->nargs + 1, sizeof(*s->base_max));
+    s->base_mean = calloc(s->nargs + 1, sizeof(*s->base_mean));
     if (!s->env || !s->info || !s->count || !s->bytes || !s->buf ||
-        !s->pristine || !s->want || !s->value)
+        !s->pristine || !s->want || !s->value || !s->base_max ||
+        !s->base_mean)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     rc = kevo_task_shape_vars(task, set, i, s->env);
     if (rc == KEVO_OK)
@@ -224,6 +227,8 @@ void kevo__shape_free(kevo__gpu *g, kevo__shape *s)
     free(s->pristine);
     free(s->want);
     free(s->value);
+    free(s->base_max);
+    free(s->base_mean);
     memset(s, 0, sizeof(*s));
 }
 
@@ -342,6 +347,7 @@ typedef struct ref_entry {
     size_t *bytes; /* its size */
     CUdeviceptr *dev;
     unsigned char **host;
+    double *base_max, *base_mean; /* the baseline's errors, per output */
     size_t total;
 } ref_entry;
 
@@ -375,6 +381,8 @@ static void entry_clear(ref_entry *e)
     free(e->bytes);
     free(e->dev);
     free(e->host);
+    free(e->base_max);
+    free(e->base_mean);
     memset(e, 0, sizeof(*e));
 }
 
@@ -446,6 +454,8 @@ kevo_status kevo__refcache_get(kevo__gpu *g, const char *key, kevo__shape *s,
         kevo_status rc = KEVO_OK;
         for (size_t k = 0; k < e->nout && rc == KEVO_OK; k++) {
             CUdeviceptr dst = s->want[e->arg[k]];
+            s->base_max[e->arg[k]] = e->base_max[k];
+            s->base_mean[e->arg[k]] = e->base_mean[k];
             rc = e->on_device
                      ? kevo__cu_check(
                            kevo__cu.cuMemcpyDtoD(dst, e->dev[k], e->bytes[k]),
@@ -535,13 +545,18 @@ kevo_status kevo__refcache_put(kevo__gpu *g, const char *key,
     e.bytes = calloc(e.nout + 1, sizeof(*e.bytes));
     e.dev = calloc(e.nout + 1, sizeof(*e.dev));
     e.host = calloc(e.nout + 1, sizeof(*e.host));
-    if (!e.key || !e.arg || !e.bytes || !e.dev || !e.host) {
+    e.base_max = calloc(e.nout + 1, sizeof(*e.base_max));
+    e.base_mean = calloc(e.nout + 1, sizeof(*e.base_mean));
+    if (!e.key || !e.arg || !e.bytes || !e.dev || !e.host || !e.base_max ||
+        !e.base_mean) {
         rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         goto fail;
     }
     for (size_t a = 0, k = 0; a < s->nargs; a++) {
         if (kevo__is_output(&s->info[a])) {
             e.arg[k] = a;
+            e.base_max[k] = s->base_max[a];
+            e.base_mean[k] = s->base_mean[a];
             e.bytes[k++] = s->bytes[a];
         }
     }

@@ -93,7 +93,11 @@ typedef struct kevo_arg_info {
      * in the output's type (see kevo_task_set_tolerance_full()). */
     double rtol_amax;
     double ulp;
-    unsigned char reserved[48];
+    /* Outputs: 0 for the element-wise rule above; above 0, the baseline
+     * rule of kevo_task_set_tolerance_baseline(), with atol its absolute
+     * term (rtol, rtol_amax and ulp are then 0). */
+    double factor;
+    unsigned char reserved[40];
 } kevo_arg_info;
 
 /*
@@ -216,13 +220,55 @@ KEVO_API kevo_status kevo_task_set_tolerance(kevo_task *task,
  * reference always asks for the same infinity, and NaN passes only where
  * the reference is NaN). Every term must be finite and >= 0; a term of 0
  * is left out. kevo_task_set_tolerance(task, output, rtol, atol, err) is
- * this call with rtol_amax and ulp 0.
+ * this call with rtol_amax and ulp 0. Either call replaces a baseline rule
+ * set for the output before.
  */
 KEVO_API kevo_status kevo_task_set_tolerance_full(kevo_task *task,
                                                   const char *output,
                                                   double rtol, double atol,
                                                   double rtol_amax, double ulp,
                                                   kevo_error *err);
+
+#ifdef KEVO_EXPERIMENTAL /* see kevo-api(7) */
+/*
+ * kevo_task_set_baseline: the baseline kernel: a plain implementation of
+ * the task in the outputs' own precision (such as an attention that rounds
+ * its scores and probabilities to bf16), with the same arguments and a
+ * kevo:launch block as the reference has; origin names it in messages (may
+ * be NULL). The worker runs it on the same inputs as the reference, and
+ * outputs under the baseline rule (kevo_task_set_tolerance_baseline()) are
+ * judged against its errors. Parsed now as kevo_task_set_reference() parses
+ * the reference; kevo_task_validate() checks it against the arguments and
+ * that some output uses the rule.
+ */
+KEVO_API kevo_status kevo_task_set_baseline(kevo_task *task, const char *source,
+                                            const char *origin,
+                                            kevo_error *err);
+
+/*
+ * kevo_task_set_tolerance_baseline: output (or every output, for NULL, as
+ * kevo_task_set_tolerance()) is judged relative to the baseline kernel, the
+ * rule FlashAttention's tests use: with err_b the baseline's errors
+ * |baseline - reference| over the output's elements, and err the
+ * candidate's, it passes when
+ *   max err <= factor * max err_b + atol      (every element), and
+ *   mean err <= factor * mean err_b + atol    (the whole output).
+ * The first bound is uniform, so the candidate's worst element is held to
+ * what the baseline's worst element needs; the second keeps the many small
+ * elements as accurate as the baseline's on average. NaN where the
+ * reference has none, and an unwritten element, still fail. factor must be
+ * finite and > 0, atol finite and >= 0 (KEVO_EINVAL). The task needs a
+ * baseline kernel (kevo_task_set_baseline()) by kevo_task_validate().
+ */
+KEVO_API kevo_status kevo_task_set_tolerance_baseline(kevo_task *task,
+                                                      const char *output,
+                                                      double factor,
+                                                      double atol,
+                                                      kevo_error *err);
+
+/* kevo_task_baseline: the baseline kernel, borrowed, or NULL if unset. */
+KEVO_API const kevo_candidate *kevo_task_baseline(const kevo_task *task);
+#endif /* KEVO_EXPERIMENTAL */
 
 /*
  * kevo_task_set_cost: the cost model: the fewest bytes the kernel must move

@@ -121,8 +121,10 @@ static void taskrec_free(taskrec *tr)
     json_decref(tr->json);
     free(tr->seed_cubin);
     json_decref(tr->seed_kernels);
-    kevo__compile_result_free(tr->ref);
-    free(tr->ref_error);
+    for (int k = 0; k < KEVO__EV_TASK_KERNELS; k++) {
+        kevo__compile_result_free(tr->kernels[k].cr);
+        free(tr->kernels[k].error);
+    }
     for (size_t b = 0; tr->base && b < tr->nbase; b++) {
         for (int s = 0; s < KEVO__EV_NSETS; s++) {
             free(tr->base[b].ref_times[s]);
@@ -236,12 +238,17 @@ static taskrec *find_task(kevo_evaluator *ev, const kevo_task *task,
                 kevo__hash_finish(kevo__hash_bytes(key, mix, sizeof mix));
         }
     }
-    const kevo_candidate *ref = kevo_task_reference(task);
-    if (!ev->compile_only && ref &&
-        kevo__ev_submit_compile(ev, ref, "reference.cu", &tr->ref_job, err) !=
-            KEVO_OK) {
-        taskrec_free(tr);
-        return NULL;
+    const kevo_candidate *own[KEVO__EV_TASK_KERNELS] = {
+        kevo_task_reference(task), kevo_task_baseline(task)};
+    static const char *const own_name[KEVO__EV_TASK_KERNELS] = {"reference.cu",
+                                                                "baseline.cu"};
+    for (int k = 0; k < KEVO__EV_TASK_KERNELS; k++) {
+        if (!ev->compile_only && own[k] &&
+            kevo__ev_submit_compile(ev, own[k], own_name[k],
+                                    &tr->kernels[k].job, err) != KEVO_OK) {
+            taskrec_free(tr);
+            return NULL;
+        }
     }
     tr->next = ev->tasks;
     ev->tasks = tr;

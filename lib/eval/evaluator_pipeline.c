@@ -309,38 +309,49 @@ static json_t *kernel_names(const kevo_candidate *cand,
     return o;
 }
 
-/* A compile finished: the task's reference or a job's candidate. */
+/* The task's kernel k (KEVO__EV_REFERENCE, KEVO__EV_BASELINE). */
+static const kevo_candidate *task_kernel(const taskrec *tr, int k)
+{
+    return k == KEVO__EV_BASELINE ? kevo_task_baseline(tr->task)
+                                  : kevo_task_reference(tr->task);
+}
+
+/* A compile finished: one of a task's own kernels or a job's candidate. */
 static kevo_status compiled(kevo_evaluator *ev, kevo__compile_result *cr,
                             kevo_error *err)
 {
+    static const char *const what[KEVO__EV_TASK_KERNELS] = {"reference",
+                                                            "baseline"};
     for (taskrec *tr = ev->tasks; tr; tr = tr->next) {
-        if (tr->ref_job != cr->id)
-            continue;
-        tr->ref_job = 0;
-        kevo_error mismatch = KEVO__ERROR_INIT;
-        char *why = NULL;
-        if (!cr->ok) {
-            why = kevo__launch_missing_kernel(kevo_task_reference(tr->task),
-                                              cr->error, cr->log);
-            tr->ref_error =
-                kevo__asprintf("the task's reference does not compile: %s",
-                               why         ? why
-                               : cr->error ? cr->error
-                                           : "compile error");
-        } else if (kevo__launch_check_ptx(tr->task,
-                                          kevo_task_reference(tr->task),
-                                          cr->ptx, cr->ptx_len, cr->lowered,
-                                          cr->nlowered, &mismatch) != KEVO_OK) {
-            tr->ref_error = kevo__asprintf(
-                "the task's reference does not match its launches: %s",
-                mismatch.text);
-        } else {
-            tr->ref = cr;
-            cr = NULL;
+        for (int k = 0; k < KEVO__EV_TASK_KERNELS; k++) {
+            taskkernel *tk = &tr->kernels[k];
+            if (tk->job != cr->id)
+                continue;
+            tk->job = 0;
+            const kevo_candidate *cand = task_kernel(tr, k);
+            kevo_error mismatch = KEVO__ERROR_INIT;
+            char *why = NULL;
+            if (!cr->ok) {
+                why = kevo__launch_missing_kernel(cand, cr->error, cr->log);
+                tk->error = kevo__asprintf("the task's %s does not compile: %s",
+                                           what[k],
+                                           why         ? why
+                                           : cr->error ? cr->error
+                                                       : "compile error");
+            } else if (kevo__launch_check_ptx(
+                           tr->task, cand, cr->ptx, cr->ptx_len, cr->lowered,
+                           cr->nlowered, &mismatch) != KEVO_OK) {
+                tk->error = kevo__asprintf(
+                    "the task's %s does not match its launches: %s", what[k],
+                    mismatch.text);
+            } else {
+                tk->cr = cr;
+                cr = NULL;
+            }
+            free(why);
+            kevo__compile_result_free(cr);
+            return KEVO_OK;
         }
-        free(why);
-        kevo__compile_result_free(cr);
-        return KEVO_OK;
     }
     job *j = job_by_compile(ev, cr->id);
     if (!j) {
@@ -470,6 +481,8 @@ static json_t *eval_message(kevo_evaluator *ev, job *j, bool time_reference,
     bool timing = !(j->flags & KEVO_EVAL_NO_TIMING);
     json_t *times = timing_json(ev, j, timing);
     json_t *cand = kevo__candidate_to_json(j->cand);
+    const kevo__compile_result *ref = tr->kernels[KEVO__EV_REFERENCE].cr;
+    const kevo__compile_result *bl = tr->kernels[KEVO__EV_BASELINE].cr;
     json_t *msg =
         json_pack("{s:s, s:I, s:s, s:o, s:s, s:[I,I], s:I, s:I, "
                   "s:o, s:b, s:b, s:b, s:o, s:o}",
@@ -478,14 +491,22 @@ static json_t *eval_message(kevo_evaluator *ev, job *j, bool time_reference,
                   set == KEVO_SHAPES_TRAIN ? "train" : "held_out", "seeds",
                   (json_int_t)(tr->seeds[set][a] >> 1),
                   (json_int_t)(tr->seeds[set][b] >> 1), "reference_cubin_bytes",
-                  (json_int_t)tr->ref->cubin_len, "candidate_cubin_bytes",
+                  (json_int_t)ref->cubin_len, "candidate_cubin_bytes",
                   (json_int_t)j->compiled->cubin_len, "timing",
                   times ? times : json_null(), "profile",
                   ev->opt[KEVO_EVAL_PROFILE] != 0 && timing, "flush_l2",
                   ev->opt[KEVO_EVAL_FLUSH_L2] != 0, "time_reference",
                   time_reference && timing, "reference_kernels",
-                  kernel_names(kevo_task_reference(tr->task), tr->ref),
+                  kernel_names(kevo_task_reference(tr->task), ref),
                   "candidate_kernels", kernel_names(j->cand, j->compiled));
+    if (msg && bl &&
+        (json_object_set_new(msg, "baseline_cubin_bytes",
+                             json_integer((json_int_t)bl->cubin_len)) ||
+         json_object_set_new(msg, "baseline_kernels",
+                             kernel_names(kevo_task_baseline(tr->task), bl)))) {
+        json_decref(msg);
+        msg = NULL;
+    }
     if (msg && (j->nsent > 0 || j->seed_sent)) {
         json_t *arr = json_array();
         for (size_t i = 0; arr && i < j->nsent; i++) {
@@ -598,7 +619,9 @@ static job *next_job(kevo_evaluator *ev, size_t slot)
 {
     for (job *j = ev->jobs; j; j = j->next) {
         bool pinned_seed = j->hidden && j->slot == (int)slot;
-        if (j->state == JOB_READY && can_dispatch(j, slot) && !j->tr->ref_job)
+        if (j->state == JOB_READY && can_dispatch(j, slot) &&
+            !j->tr->kernels[KEVO__EV_REFERENCE].job &&
+            !j->tr->kernels[KEVO__EV_BASELINE].job)
             return j;
         if (pinned_seed && (j->state == JOB_COMPILING || j->state == JOB_READY))
             return NULL;
@@ -617,10 +640,22 @@ static kevo_status dispatch_slot(kevo_evaluator *ev, size_t slot,
     if (!j)
         return KEVO_OK;
     taskrec *tr = j->tr;
-    if (!tr->ref)
+    const kevo__compile_result *ref = tr->kernels[KEVO__EV_REFERENCE].cr;
+    const kevo__compile_result *bl = tr->kernels[KEVO__EV_BASELINE].cr;
+    if (!ref)
         return kevo__ev_finish_failure(
             ev, j, KEVO_VERDICT_REJECTED,
-            tr->ref_error ? tr->ref_error : "the task has no reference", err);
+            tr->kernels[KEVO__EV_REFERENCE].error
+                ? tr->kernels[KEVO__EV_REFERENCE].error
+                : "the task has no reference",
+            err);
+    if (kevo_task_baseline(tr->task) && !bl)
+        return kevo__ev_finish_failure(
+            ev, j, KEVO_VERDICT_REJECTED,
+            tr->kernels[KEVO__EV_BASELINE].error
+                ? tr->kernels[KEVO__EV_BASELINE].error
+                : "the task's baseline is not compiled",
+            err);
     if (!choose_companions(j, slot))
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     kevo_error task_err;
@@ -636,7 +671,8 @@ static kevo_status dispatch_slot(kevo_evaluator *ev, size_t slot,
     bool time_ref = !base->ref_timed[set] || (j->flags & KEVO_EVAL_PAIRED);
     int64_t deadline;
     json_t *msg = eval_message(ev, j, time_ref, &deadline);
-    size_t len = tr->ref->cubin_len + j->compiled->cubin_len;
+    size_t len =
+        ref->cubin_len + (bl ? bl->cubin_len : 0) + j->compiled->cubin_len;
     for (size_t i = 0; i < j->nsent; i++)
         len += j->sent[i]->compiled->cubin_len;
     if (j->seed_sent)
@@ -648,8 +684,12 @@ static kevo_status dispatch_slot(kevo_evaluator *ev, size_t slot,
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     }
     unsigned char *at = payload;
-    memcpy(at, tr->ref->cubin, tr->ref->cubin_len);
-    at += tr->ref->cubin_len;
+    memcpy(at, ref->cubin, ref->cubin_len);
+    at += ref->cubin_len;
+    if (bl) {
+        memcpy(at, bl->cubin, bl->cubin_len);
+        at += bl->cubin_len;
+    }
     memcpy(at, j->compiled->cubin, j->compiled->cubin_len);
     at += j->compiled->cubin_len;
     for (size_t i = 0; i < j->nsent; i++) {

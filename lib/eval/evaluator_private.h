@@ -39,6 +39,16 @@ typedef struct taskbase {
     bool seed_done[KEVO__EV_NSETS]; /* the seed's evaluation of the set ended */
 } taskbase;
 
+/* The task's own kernels, compiled once for all its evaluations and sent
+ * with each: the reference, and the baseline where the task has one. */
+enum { KEVO__EV_REFERENCE = 0, KEVO__EV_BASELINE = 1, KEVO__EV_TASK_KERNELS };
+
+typedef struct taskkernel {
+    uint64_t job;             /* its compile job, 0 once done */
+    kevo__compile_result *cr; /* compiled; NULL before or without */
+    char *error;              /* why it did not compile */
+} taskkernel;
+
 /* The per-task record: what every evaluation of the task shares. The
  * task's JSON is made once per version of the task, and reaches each GPU
  * worker process once (a "task" message); eval messages name it by key. */
@@ -48,9 +58,7 @@ typedef struct taskrec {
     uint64_t key;               /* hash of the task's JSON */
     char key_text[17];          /* key in hex, as the messages carry it */
     json_t *json;               /* the task as the worker receives it */
-    uint64_t ref_job;           /* the reference's compile job, 0 once done */
-    kevo__compile_result *ref;  /* the compiled reference */
-    char *ref_error;            /* why the reference did not compile */
+    taskkernel kernels[KEVO__EV_TASK_KERNELS];
     uint64_t seeds[KEVO__EV_NSETS][KEVO__EVAL_INPUT_SEEDS_MAX];
     taskbase *base; /* one per slot (one without a GPU) */
     size_t nbase;

@@ -307,6 +307,7 @@ void kevo_task_free(kevo_task *task)
     free(task->args);
     kevo_candidate_free(task->reference);
     kevo_candidate_free(task->seed);
+    kevo_candidate_free(task->baseline);
     kevo_expr_free(task->bytes);
     kevo_expr_free(task->flops);
     free(task->shapes[0].values);
@@ -446,6 +447,14 @@ kevo_status kevo_task_set_seed(kevo_task *task, const char *source,
     KEVO__CHECK_TASK(task, err, "kevo_task_set_seed");
     return set_kernel(task, &task->seed, source, origin, "kevo_task_set_seed",
                       err);
+}
+
+kevo_status kevo_task_set_baseline(kevo_task *task, const char *source,
+                                   const char *origin, kevo_error *err)
+{
+    KEVO__CHECK_TASK(task, err, "kevo_task_set_baseline");
+    return set_kernel(task, &task->baseline, source, origin,
+                      "kevo_task_set_baseline", err);
 }
 
 kevo_status kevo_task_add_shape(kevo_task *task, kevo_shape_set set,
@@ -617,6 +626,11 @@ const kevo_candidate *kevo_task_reference(const kevo_task *task)
 const kevo_candidate *kevo_task_seed(const kevo_task *task)
 {
     return task ? task->seed : NULL;
+}
+
+const kevo_candidate *kevo_task_baseline(const kevo_task *task)
+{
+    return task ? task->baseline : NULL;
 }
 
 size_t kevo_task_shape_count(const kevo_task *task, kevo_shape_set set)

@@ -279,25 +279,13 @@ kevo_status kevo_task_set_init(kevo_task *task, const char *arg, kevo_dist dist,
     return KEVO_OK;
 }
 
-kevo_status kevo_task_set_tolerance_full(kevo_task *task, const char *output,
-                                         double rtol, double atol,
-                                         double rtol_amax, double ulp,
-                                         kevo_error *err)
+/* The tolerance of output, or the task's default for NULL. */
+static kevo_status set_tolerance(kevo_task *task, const char *output,
+                                 const kevo_tolerance *tol, kevo_error *err)
 {
-    KEVO__CHECK_TASK(task, err, "kevo_task_set_tolerance_full");
-    const double terms[] = {rtol, atol, rtol_amax, ulp};
-    static const char *const names[] = {"rtol", "atol", "rtol_amax", "ulp"};
-    for (size_t i = 0; i < KEVO_ARRAY_SIZE(terms); i++) {
-        if (!isfinite(terms[i]) || terms[i] < 0)
-            return kevo__error_set(err, KEVO_EINVAL,
-                                   "tolerance: %s must be finite and >= 0 "
-                                   "(got %g)",
-                                   names[i], terms[i]);
-    }
-    kevo_tolerance tol = {rtol, atol, rtol_amax, ulp};
     if (!output) {
         task->has_tolerance = true;
-        task->tol = tol;
+        task->tol = *tol;
         return KEVO_OK;
     }
     ptrdiff_t i = kevo__task_find_arg(task, output);
@@ -314,8 +302,57 @@ kevo_status kevo_task_set_tolerance_full(kevo_task *task, const char *output,
                                t->role == KEVO_ROLE_SCALAR ? "scalar" : "input",
                                output);
     t->has_tolerance = true;
-    t->tol = tol;
+    t->tol = *tol;
     return KEVO_OK;
+}
+
+kevo_status kevo_task_set_tolerance_full(kevo_task *task, const char *output,
+                                         double rtol, double atol,
+                                         double rtol_amax, double ulp,
+                                         kevo_error *err)
+{
+    KEVO__CHECK_TASK(task, err, "kevo_task_set_tolerance_full");
+    const double terms[] = {rtol, atol, rtol_amax, ulp};
+    static const char *const names[] = {"rtol", "atol", "rtol_amax", "ulp"};
+    for (size_t i = 0; i < KEVO_ARRAY_SIZE(terms); i++) {
+        if (!isfinite(terms[i]) || terms[i] < 0)
+            return kevo__error_set(err, KEVO_EINVAL,
+                                   "tolerance: %s must be finite and >= 0 "
+                                   "(got %g)",
+                                   names[i], terms[i]);
+    }
+    kevo_tolerance tol = {rtol, atol, rtol_amax, ulp, 0};
+    return set_tolerance(task, output, &tol, err);
+}
+
+kevo_status kevo_task_set_tolerance_baseline(kevo_task *task,
+                                             const char *output, double factor,
+                                             double atol, kevo_error *err)
+{
+    KEVO__CHECK_TASK(task, err, "kevo_task_set_tolerance_baseline");
+    if (!isfinite(factor) || factor <= 0)
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "tolerance: factor must be finite and > 0 "
+                               "(got %g)",
+                               factor);
+    if (!isfinite(atol) || atol < 0)
+        return kevo__error_set(err, KEVO_EINVAL,
+                               "tolerance: atol must be finite and >= 0 "
+                               "(got %g)",
+                               atol);
+    kevo_tolerance tol = {0, atol, 0, 0, factor};
+    return set_tolerance(task, output, &tol, err);
+}
+
+bool kevo__task_uses_baseline(const kevo_task *task)
+{
+    for (size_t i = 0; i < task->nargs; i++) {
+        const kevo_task_arg *a = &task->args[i];
+        if (kevo__task_role_is_output(a->role) &&
+            (a->has_tolerance ? a->tol.factor : task->tol.factor) > 0)
+            return true;
+    }
+    return false;
 }
 
 kevo_status kevo_task_set_tolerance(kevo_task *task, const char *output,
@@ -363,6 +400,7 @@ kevo_status kevo_task_arg_info(const kevo_task *task, size_t i,
         full.atol = tol->atol;
         full.rtol_amax = tol->rtol_amax;
         full.ulp = tol->ulp;
+        full.factor = tol->factor;
     }
     /* A caller built against an older, smaller struct gets what fits. */
     size_t size = info->size ? info->size : sizeof full;

@@ -19,13 +19,22 @@ typedef struct checker {
     kevo_vars *dims;            /* the current shape's dims */
     kevo_vars *env;             /* the nominal device with the dims on top */
     kevo_vars *scratch;         /* env with a candidate's assignment on top */
-    kevo_candidate *kernels[2]; /* the reference and the seed, fitted */
+    kevo_candidate *kernels[3]; /* the reference, the seed and the
+                                   baseline (NULL without one), fitted */
     kevo_shape_set set;
     size_t index;
     char at[512]; /* "n=1024, m=3" */
 } checker;
 
-static const char *const kernel_key[2] = {"reference", "seed"};
+static const char *const kernel_key[3] = {"reference", "seed",
+                                          "tolerance.baseline"};
+static const char *const kernel_name[3] = {"reference", "seed", "baseline"};
+
+/* The task's kernel k (kernel_key), or NULL. */
+static const kevo_candidate *task_kernel(const kevo_task *t, int k)
+{
+    return k == 0 ? t->reference : k == 1 ? t->seed : t->baseline;
+}
 
 /* Records "<where>: <message>". where is the file and JSON path for a task
  * loaded from JSON, and "task 'NAME': <cwhere>" for one built in C. Codes,
@@ -116,6 +125,36 @@ static kevo_status shape_fail(const checker *c, kevo_status code,
 
 /* ---- checks without a shape ---------------------------------------------- */
 
+/* An output under the baseline rule needs the baseline kernel, and the
+ * baseline kernel needs an output that uses it. */
+static kevo_status check_baseline_rule(const checker *c)
+{
+    const kevo_task *t = c->task;
+    char jpath[64], cwhere[64];
+    for (size_t i = 0; !t->baseline && i < t->nargs; i++) {
+        const kevo_task_arg *a = &t->args[i];
+        const kevo_tolerance *tol = a->has_tolerance ? &a->tol : &t->tol;
+        if (!kevo__task_role_is_output(a->role) || tol->factor <= 0)
+            continue;
+        if (a->has_tolerance)
+            snprintf(jpath, sizeof jpath, "$.args[%zu].tolerance.factor", i);
+        else
+            snprintf(jpath, sizeof jpath, "$.tolerance.factor");
+        snprintf(cwhere, sizeof cwhere, "tolerance of '%s'", a->name);
+        return report(c, KEVO_EINVALID, NULL, jpath, cwhere,
+                      "output '%s' is judged relative to the baseline "
+                      "(factor %g), but the task has no baseline kernel: "
+                      "give one (\"baseline\" in the task's tolerance)",
+                      a->name, tol->factor);
+    }
+    if (t->baseline && !kevo__task_uses_baseline(t))
+        return report(c, KEVO_EINVALID, NULL, "$.tolerance.baseline",
+                      "baseline",
+                      "the task has a baseline kernel but no output is "
+                      "judged relative to it: give a \"factor\"");
+    return KEVO_OK;
+}
+
 static kevo_status check_structure(const checker *c)
 {
     const kevo_task *t = c->task;
@@ -145,7 +184,7 @@ static kevo_status check_structure(const checker *c)
     if (t->shapes[KEVO_SHAPES_TRAIN].count == 0)
         return report(c, KEVO_EINVALID, NULL, "$.shapes", NULL,
                       "no training shape: give at least one");
-    return KEVO_OK;
+    return check_baseline_rule(c);
 }
 
 static kevo_status check_params(const checker *c)
@@ -176,8 +215,8 @@ static bool is_some_param(const checker *c, const char *name)
     size_t index;
     if (kevo_paramspace_find(c->task->params, name, &index) == KEVO_OK)
         return true;
-    for (int k = 0; k < 2; k++) {
-        const kevo_candidate *kc = k ? c->task->seed : c->task->reference;
+    for (int k = 0; k < 3; k++) {
+        const kevo_candidate *kc = task_kernel(c->task, k);
         if (kc &&
             kevo_paramspace_find(kc->blocks.params, name, &index) == KEVO_OK)
             return true;
@@ -231,7 +270,7 @@ static kevo_status check_constraint_names(const checker *c)
             snprintf(cwhere, sizeof cwhere, "constraint %zu", i);
             rc = report(c, KEVO_EINVALID, NULL, jpath, cwhere,
                         "constraint '%s' names '%s', which is no parameter "
-                        "(of the task, its reference or its seed), dim or "
+                        "(of the task or one of its kernels), dim or "
                         "device property",
                         kevo_expr_text(e), name);
             break;
@@ -287,8 +326,10 @@ static kevo_status check_shapes_unique(const checker *c)
 static kevo_status fit_kernels(checker *c)
 {
     const kevo_task *t = c->task;
-    for (int k = 0; k < 2; k++) {
-        const kevo_candidate *src = k ? t->seed : t->reference;
+    for (int k = 0; k < 3; k++) {
+        const kevo_candidate *src = task_kernel(t, k);
+        if (!src)
+            continue;
         kevo_error e = KEVO__ERROR_INIT;
         kevo_status rc = kevo_candidate_new_for_task(
             t, kevo_candidate_source(src), kevo_candidate_origin(src),
@@ -296,7 +337,7 @@ static kevo_status fit_kernels(checker *c)
         if (rc != KEVO_OK) {
             char jpath[32];
             snprintf(jpath, sizeof jpath, "$.%s", kernel_key[k]);
-            return report(c, rc, &e, jpath, kernel_key[k], "%s", e.text);
+            return report(c, rc, &e, jpath, kernel_name[k], "%s", e.text);
         }
     }
     return KEVO_OK;
@@ -498,9 +539,9 @@ static kevo_status kernel_fail(const checker *c, int k, const kevo_error *e)
     bool placed = strncmp(e->text, "line ", 5) == 0 ||
                   (origin && strncmp(e->text, origin, strlen(origin)) == 0);
     if (placed || !origin)
-        return shape_fail(c, code, e, "%s%s%s at %s", kernel_key[k],
+        return shape_fail(c, code, e, "%s%s%s at %s", kernel_name[k],
                           placed ? " " : ": ", e->text, c->at);
-    return shape_fail(c, code, e, "%s (%s): %s at %s", kernel_key[k], origin,
+    return shape_fail(c, code, e, "%s (%s): %s at %s", kernel_name[k], origin,
                       e->text, c->at);
 }
 
@@ -590,8 +631,8 @@ static kevo_status check_shape(checker *c, kevo_shape_set set, size_t i)
         rc = check_cost(c);
     if (rc == KEVO_OK)
         rc = check_task_constraints(c);
-    for (int k = 0; k < 2 && rc == KEVO_OK; k++)
-        rc = check_kernel(c, k);
+    for (int k = 0; k < 3 && rc == KEVO_OK; k++)
+        rc = c->kernels[k] ? check_kernel(c, k) : KEVO_OK;
     return rc;
 }
 
@@ -620,8 +661,8 @@ kevo_status kevo_task_validate(const kevo_task *task, kevo_error *err)
             rc = check_shape(&c, (kevo_shape_set)s, i);
     }
 out:
-    kevo_candidate_free(c.kernels[0]);
-    kevo_candidate_free(c.kernels[1]);
+    for (int k = 0; k < 3; k++)
+        kevo_candidate_free(c.kernels[k]);
     kevo_vars_free(c.dims);
     kevo_vars_free(c.env);
     kevo_vars_free(c.scratch);

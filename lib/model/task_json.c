@@ -120,8 +120,16 @@ static kevo_status read_dims(kevo_task_loader *ld, const json_t *v)
     return kevo__task_load_each(ld, v, 1, "dim, such as \"n\"", read_dim, NULL);
 }
 
+/* The task's kernels a file names. */
+typedef enum task_kernel {
+    KERNEL_REFERENCE,
+    KERNEL_SEED,
+    KERNEL_BASELINE
+} task_kernel;
+
 /* A kernel: "FILE" | {"source": FILE} | {"code": TEXT}. */
-static kevo_status read_kernel(kevo_task_loader *ld, const json_t *v, bool seed)
+static kevo_status read_kernel(kevo_task_loader *ld, const json_t *v,
+                               task_kernel which)
 {
     static const char *const keys[] = {"source", "code", NULL};
     const char *file = NULL, *code = NULL;
@@ -168,8 +176,10 @@ static kevo_status read_kernel(kevo_task_loader *ld, const json_t *v, bool seed)
         code = data;
     }
     kevo_error e = KEVO__ERROR_INIT;
-    rc = seed ? kevo_task_set_seed(ld->task, code, file, &e)
-              : kevo_task_set_reference(ld->task, code, file, &e);
+    rc = which == KERNEL_SEED ? kevo_task_set_seed(ld->task, code, file, &e)
+         : which == KERNEL_BASELINE
+             ? kevo_task_set_baseline(ld->task, code, file, &e)
+             : kevo_task_set_reference(ld->task, code, file, &e);
     if (rc != KEVO_OK)
         rc = kevo__task_load_fail_inner(ld, &e);
     free(data);
@@ -447,12 +457,23 @@ static kevo_status read_tolerance_part(kevo_task_loader *ld, const json_t *v)
 
 static kevo_status read_reference(kevo_task_loader *ld, const json_t *v)
 {
-    return read_kernel(ld, v, false);
+    return read_kernel(ld, v, KERNEL_REFERENCE);
 }
 
 static kevo_status read_seed(kevo_task_loader *ld, const json_t *v)
 {
-    return read_kernel(ld, v, true);
+    return read_kernel(ld, v, KERNEL_SEED);
+}
+
+kevo_status kevo__task_read_baseline(kevo_task_loader *ld, const json_t *v)
+{
+    json_t *x;
+    if (!json_is_object(v))
+        return KEVO_OK; /* read_tolerance_part said so */
+    size_t mark = kevo__task_load_enter(ld, v, "baseline", &x);
+    kevo_status rc = x ? read_kernel(ld, x, KERNEL_BASELINE) : KEVO_OK;
+    kevo__jpath_pop(&ld->path, mark);
+    return rc;
 }
 
 static kevo_status read_train(kevo_task_loader *ld, const json_t *v)
@@ -480,6 +501,7 @@ static const struct {
     {"constraints", kevo__task_read_constraints, NULL},
     {"reference", read_reference, "the reference kernel's file"},
     {"seed", read_seed, "the seed kernel's file"},
+    {"tolerance", kevo__task_read_baseline, NULL},
     {"cost", read_cost, "{\"bytes\": EXPR, \"flops\": EXPR}"},
     {"shapes", read_train, "the training shapes, such as [{\"n\": 1024}]"},
     {"held_out", read_held_out, NULL},

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,34 +105,97 @@ static kevo_status read_init(kevo_task_loader *ld, const char *arg,
     return KEVO_OK;
 }
 
-/* {"rtol": R, "atol": A, "rtol_amax": M, "ulp": U} for output (NULL: the
- * task's default); each term defaults to 0 and must be finite and >= 0. */
+/* The element-wise terms of a tolerance object. */
+static const char *const tolerance_terms[] = {"rtol", "atol", "rtol_amax",
+                                              "ulp"};
+
+static kevo_status fail_at_key(kevo_task_loader *ld, const char *key,
+                               const char *fmt, ...) KEVO_PRINTF(3, 4);
+
+/* Fails at key of the object at the current path. */
+static kevo_status fail_at_key(kevo_task_loader *ld, const char *key,
+                               const char *fmt, ...)
+{
+    char msg[KEVO_ERROR_TEXT_SIZE];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    size_t mark = kevo__jpath_key(&ld->path, key);
+    kevo_status rc = kevo__task_load_fail(ld, KEVO_EINVALID, "%s", msg);
+    kevo__jpath_pop(&ld->path, mark);
+    return rc;
+}
+
+/* {"rtol": R, "atol": A, "rtol_amax": M, "ulp": U} (the element-wise rule)
+ * or {"factor": F, "atol": A} (the baseline rule) for output; the task's
+ * default (output NULL) may name the baseline kernel as well ("baseline",
+ * read by kevo__task_read_baseline()). Each term defaults to 0 and must be
+ * finite and >= 0; a factor must be > 0 and excludes rtol, rtol_amax and
+ * ulp, and the task's factor needs its baseline. */
 kevo_status kevo__task_read_tolerance(kevo_task_loader *ld, const char *output,
                                       const json_t *v)
 {
-    static const char *const keys[] = {"rtol", "atol", "rtol_amax", "ulp",
-                                       NULL};
+    static const char *const keys[] = {"rtol", "atol",   "rtol_amax",
+                                       "ulp",  "factor", NULL};
+    static const char *const task_keys[] = {
+        "rtol", "atol", "rtol_amax", "ulp", "factor", "baseline", NULL};
     kevo_status rc = kevo__json_object(v, ld->origin, &ld->path, ld->err);
+    if (rc == KEVO_OK && output && json_object_get(v, "baseline"))
+        rc = fail_at_key(ld, "baseline",
+                         "the baseline kernel is the task's, not one "
+                         "output's: name it in the task's tolerance "
+                         "($.tolerance.baseline)");
     if (rc == KEVO_OK)
-        rc = kevo__json_check_keys(v, keys, ld->origin, &ld->path, ld->err);
+        rc = kevo__json_check_keys(v, output ? keys : task_keys, ld->origin,
+                                   &ld->path, ld->err);
     static const double zero = 0;
-    double terms[4] = {0, 0, 0, 0};
+    double terms[4] = {0, 0, 0, 0}, factor = 0;
     for (size_t i = 0; rc == KEVO_OK && i < 4; i++) {
-        rc = read_number_key(ld, v, keys[i], &zero, &terms[i]);
-        if (rc == KEVO_OK && !(terms[i] >= 0 && isfinite(terms[i]))) {
-            size_t mark = kevo__jpath_key(&ld->path, keys[i]);
-            rc = kevo__task_load_fail(ld, KEVO_EINVALID,
-                                      "tolerance: %s must be a number >= 0 "
-                                      "(got %g)",
-                                      keys[i], terms[i]);
-            kevo__jpath_pop(&ld->path, mark);
+        rc = read_number_key(ld, v, tolerance_terms[i], &zero, &terms[i]);
+        if (rc == KEVO_OK && !(terms[i] >= 0 && isfinite(terms[i])))
+            rc = fail_at_key(ld, tolerance_terms[i],
+                             "tolerance: %s must be a number >= 0 (got %g)",
+                             tolerance_terms[i], terms[i]);
+    }
+    bool baseline_rule = rc == KEVO_OK && json_object_get(v, "factor");
+    if (baseline_rule) {
+        rc = read_number_key(ld, v, "factor", &zero, &factor);
+        if (rc == KEVO_OK && !(factor > 0 && isfinite(factor)))
+            rc = fail_at_key(ld, "factor",
+                             "tolerance: factor must be a number > 0 (got "
+                             "%g): the candidate's error may be at most "
+                             "factor times the baseline's",
+                             factor);
+        for (size_t i = 0; rc == KEVO_OK && i < 4; i++) {
+            if (i != 1 && json_object_get(v, tolerance_terms[i]))
+                rc = fail_at_key(ld, tolerance_terms[i],
+                                 "tolerance: \"%s\" does not combine with "
+                                 "\"factor\" (%g): the baseline rule "
+                                 "bounds the error by factor times the "
+                                 "baseline's plus atol, and has no other "
+                                 "term",
+                                 tolerance_terms[i], factor);
         }
+        if (rc == KEVO_OK && !output && !json_object_get(v, "baseline"))
+            rc = fail_at_key(ld, "factor",
+                             "tolerance: \"factor\" (%g) needs the "
+                             "baseline kernel it is relative to: add "
+                             "\"baseline\": FILE",
+                             factor);
     }
     if (rc != KEVO_OK)
         return rc;
+    /* {"baseline": ...} alone names the kernel and leaves the task's
+     * default as it is, as the writer leaves it out. */
+    if (!output && json_object_size(v) == 1 && json_object_get(v, "baseline"))
+        return KEVO_OK;
     kevo_error e = KEVO__ERROR_INIT;
-    if (kevo_task_set_tolerance_full(ld->task, output, terms[0], terms[1],
-                                     terms[2], terms[3], &e) != KEVO_OK)
+    if ((baseline_rule ? kevo_task_set_tolerance_baseline(ld->task, output,
+                                                          factor, terms[1], &e)
+                       : kevo_task_set_tolerance_full(
+                             ld->task, output, terms[0], terms[1], terms[2],
+                             terms[3], &e)) != KEVO_OK)
         return kevo__task_load_fail_inner(ld, &e);
     return KEVO_OK;
 }

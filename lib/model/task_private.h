@@ -35,9 +35,11 @@ const kevo_task_descriptor *kevo__task_descriptor(const kevo_task *task,
 #define KEVO__TASK_DESCRIPTORS_MAX 8
 #define KEVO__TASK_BINS_MAX 256
 
-/* A tolerance (kevo_task_set_tolerance_full()). */
+/* A tolerance: element-wise (kevo_task_set_tolerance_full()) when factor
+ * is 0, else the baseline rule (kevo_task_set_tolerance_baseline()), of
+ * which atol is the absolute term. */
 typedef struct kevo_tolerance {
-    double rtol, atol, rtol_amax, ulp;
+    double rtol, atol, rtol_amax, ulp, factor;
 } kevo_tolerance;
 
 /* One kernel argument. */
@@ -81,6 +83,7 @@ struct kevo_task {
 
     kevo_candidate *reference; /* NULL until set */
     kevo_candidate *seed;
+    kevo_candidate *baseline; /* NULL unless the baseline rule is used */
 
     bool has_tolerance; /* the default tolerance of every output */
     kevo_tolerance tol;
@@ -222,6 +225,12 @@ kevo_status kevo__task_load_each(
 kevo_status kevo__task_read_args(kevo_task_loader *ld, const json_t *v);
 kevo_status kevo__task_read_tolerance(kevo_task_loader *ld, const char *output,
                                       const json_t *v);
+/* The task's tolerance object's "baseline" kernel, when it has one (read
+ * after the parameters, as the reference is). */
+kevo_status kevo__task_read_baseline(kevo_task_loader *ld, const json_t *v);
+
+/* True when some output of the task is judged by the baseline rule. */
+bool kevo__task_uses_baseline(const kevo_task *task);
 kevo_status kevo__task_read_params(kevo_task_loader *ld, const json_t *v);
 kevo_status kevo__task_read_constraints(kevo_task_loader *ld, const json_t *v);
 kevo_status kevo__task_read_descriptors(kevo_task_loader *ld, const json_t *v);

@@ -68,14 +68,20 @@ fail:
     return NULL;
 }
 
-/* rtol and atol always; rtol_amax and ulp where they are not 0. */
+/* rtol and atol always; rtol_amax and ulp where they are not 0. The
+ * baseline rule: factor and atol. */
 static json_t *tolerance_to_json(const kevo_tolerance *t)
 {
     json_t *o = json_object();
-    if (o && put(o, "rtol", json_real(t->rtol)) &&
-        put(o, "atol", json_real(t->atol)) &&
-        (t->rtol_amax == 0 || put(o, "rtol_amax", json_real(t->rtol_amax))) &&
-        (t->ulp == 0 || put(o, "ulp", json_real(t->ulp))))
+    if (o && t->factor > 0) {
+        if (put(o, "factor", json_real(t->factor)) &&
+            put(o, "atol", json_real(t->atol)))
+            return o;
+    } else if (o && put(o, "rtol", json_real(t->rtol)) &&
+               put(o, "atol", json_real(t->atol)) &&
+               (t->rtol_amax == 0 ||
+                put(o, "rtol_amax", json_real(t->rtol_amax))) &&
+               (t->ulp == 0 || put(o, "ulp", json_real(t->ulp))))
         return o;
     json_decref(o);
     return NULL;
@@ -249,8 +255,17 @@ static json_t *task_to_json(const kevo_task *t)
     if ((t->reference && !put(o, "reference", kernel_to_json(t->reference))) ||
         (t->seed && !put(o, "seed", kernel_to_json(t->seed))))
         goto fail;
-    if (t->has_tolerance && !put(o, "tolerance", tolerance_to_json(&t->tol)))
-        goto fail;
+    if (t->has_tolerance || t->baseline) {
+        json_t *tol =
+            t->has_tolerance ? tolerance_to_json(&t->tol) : json_object();
+        if (tol && t->baseline &&
+            !put(tol, "baseline", kernel_to_json(t->baseline))) {
+            json_decref(tol);
+            tol = NULL;
+        }
+        if (!put(o, "tolerance", tol))
+            goto fail;
+    }
     if (t->has_cost) {
         json_t *cost = json_object();
         if (!cost ||
