@@ -44,7 +44,7 @@ show() { sed "s/^/# /" "$1" | tail -n "${2:-40}"; }
 for task in saxpy softmax reduce_sum; do
   run=$tmp/$task-run
   pkg=$tmp/$task-pkg
-  "$b/examples/kevo" search "$s/examples/tasks/$task.json" --run "$run" \
+  "$b/examples/kevo" search "$s/examples/tasks/$task.json" -o "$run" \
     --evals 20 --no-llm > "$tmp/$task-search.log" 2>&1
   rc=$?; [ $rc -eq 0 ] || show "$tmp/$task-search.log"
   t $rc "$task: kevo search --evals 20 finds a champion"
