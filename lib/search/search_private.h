@@ -13,7 +13,9 @@
  * through the phases), search_pipeline.c (jobs submitted, collected and
  * judged in ticket order), search_request.c (requests to operators and
  * what they answer), search_judge.c (what an evaluation does to the
- * archives, the credits, the gates and the champion), search_final.c (the
+ * archives, the credits, the gates and the champion), search_leaders.c
+ * (the fittest correct candidates ever judged, apart from the archive,
+ * that the gates and the final pick draw from), search_final.c (the
  * finalists timed again together, then gated), search_tune.c (per-shape
  * tuning of the champion), search_repair.c and search_validity.c (failed
  * children sent back; how valid each operator's and prompt's children
