@@ -27,6 +27,14 @@ typedef struct files_req {
     double submitted;
 } files_req;
 
+/* A request an earlier process wrote here (a sidecar's run and request). */
+typedef struct files_old {
+    uint64_t number;
+    char *run;
+    uint64_t request;
+    bool adopted;
+} files_old;
+
 struct llm_files {
     char *dir;
     size_t max_reply_bytes;
@@ -38,6 +46,9 @@ struct llm_files {
     size_t nreqs, cap;
     uint64_t *unknown; /* done files of numbers it never wrote, told once */
     size_t nunknown;
+    files_old *old; /* the sidecars of earlier processes, once read */
+    size_t nold;
+    bool old_read;
 };
 
 /* The number a file name NNNNNN.json starts with, or 0. With meta set,
@@ -128,6 +139,9 @@ void kevo__llm_files_free(llm_files *f)
     }
     free(f->reqs);
     free(f->unknown);
+    for (size_t i = 0; i < f->nold; i++)
+        free(f->old[i].run);
+    free(f->old);
     free(f->dir);
     free(f);
 }
@@ -155,6 +169,85 @@ static bool write_atomic(const char *path, const char *data, size_t len,
     return true;
 }
 
+static char *read_whole(const char *path, size_t max, size_t *len, char *err,
+                        size_t n);
+
+/* Reads the sidecars of the numbers below the first this engine writes,
+ * once. A sidecar that does not parse is skipped. */
+static void read_old(llm_files *f)
+{
+    char path[4096];
+    f->old_read = true;
+    snprintf(path, sizeof(path), "%s/pending", f->dir);
+    DIR *d = opendir(path);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        uint64_t v = name_number(e->d_name, true);
+        if (!v || !strstr(e->d_name, ".meta.json") || v >= f->first)
+            continue;
+        snprintf(path, sizeof(path), "%s/pending/%s", f->dir, e->d_name);
+        json_t *m = json_load_file(path, 0, NULL);
+        json_t *run = json_object_get(m, "run");
+        json_t *req = json_object_get(m, "request");
+        files_old *o = realloc(f->old, (f->nold + 1) * sizeof(*o));
+        if (o)
+            f->old = o;
+        if (o && json_is_string(run) && json_is_integer(req) &&
+            (o[f->nold].run = kevo__llm_strdup(json_string_value(run)))) {
+            o[f->nold].number = v;
+            o[f->nold].request = (uint64_t)json_integer_value(req);
+            o[f->nold].adopted = false;
+            f->nold++;
+        }
+        json_decref(m);
+    }
+    closedir(d);
+}
+
+/* The number an earlier process of the same run wrote for the same request
+ * with the same body, or 0. A search that stopped to wait resumes from
+ * before the requests it waited for and sends them again with the same
+ * ids: they are taken back rather than written twice. */
+static uint64_t adopt(llm_files *f, const llm_files_request *req)
+{
+    if (!req->run)
+        return 0;
+    if (!f->old_read)
+        read_old(f);
+    for (size_t i = 0; i < f->nold; i++) {
+        files_old *o = &f->old[i];
+        if (o->adopted || o->request != req->request ||
+            strcmp(o->run, req->run) != 0)
+            continue;
+        char path[4096], why[256];
+        size_t len = 0;
+        snprintf(path, sizeof(path), "%s/pending/%06" PRIu64 ".json", f->dir,
+                 o->number);
+        char *body =
+            read_whole(path, req->body_len + 1, &len, why, sizeof(why));
+        bool same =
+            body && len == req->body_len && memcmp(body, req->body, len) == 0;
+        free(body);
+        if (!same) {
+            if (f->say) {
+                char text[4400];
+                snprintf(text, sizeof(text),
+                         "%s was written for request %" PRIu64
+                         " of this run with another body: a new file is "
+                         "written",
+                         path, o->request);
+                f->say(f->say_ud, text);
+            }
+            continue;
+        }
+        o->adopted = true;
+        return o->number;
+    }
+    return 0;
+}
+
 char *kevo__llm_files_url_path(const char *url)
 {
     const char *p = strstr(url, "://");
@@ -177,7 +270,16 @@ bool kevo__llm_files_submit(llm_files *f, const llm_files_request *req,
         f->reqs = r;
         f->cap = cap;
     }
-    uint64_t num = f->next;
+    uint64_t num = adopt(f, req);
+    if (num) {
+        f->reqs[f->nreqs++] =
+            (files_req){num,       req->validate, req->attempt,
+                        req->done, req->ud,       kevo__llm_now()};
+        *number = num;
+        ok = true;
+        goto done;
+    }
+    num = f->next;
     json_t *m = json_pack("{s:I, s:s, s:s?, s:s, s:s, s:s?, s:I}", "number",
                           (json_int_t)num, "api", req->api, "path", upath,
                           "url", req->url, "model", req->model, "run", req->run,

@@ -775,11 +775,15 @@ static bool submit_files(llm_state *st, llm_call *c, const llm_model *m,
 {
     char err[512];
     uint64_t number = 0;
+    /* The run, by its real path: what a resumed search finds its own
+     * requests by. */
+    const char *rd = st->api->run_dir(st->ctx);
+    char *run = rd ? realpath(rd, NULL) : NULL;
     llm_files_request fr = {
         .api = kevo__llm_api_name(m->api),
         .url = w->url,
         .model = m->name,
-        .run = st->api->run_dir(st->ctx),
+        .run = run ? run : rd,
         .request = c->req->id,
         .body = w->body,
         .body_len = w->body_len,
@@ -788,12 +792,15 @@ static bool submit_files(llm_state *st, llm_call *c, const llm_model *m,
         .done = on_done,
         .ud = c,
     };
-    if (!kevo__llm_files_submit(files_for(st, m), &fr, &number, err,
-                                sizeof(err))) {
+    bool ok = kevo__llm_files_submit(files_for(st, m), &fr, &number, err,
+                                     sizeof(err));
+    free(run);
+    if (!ok) {
         call_fail(c, KEVO_FAIL_INTERNAL, err);
         return false;
     }
     json_object_set_new(c->log, "file", json_integer((json_int_t)number));
+    st->api->waiting(st->ctx, c->req->id, m->dir);
     say(st, KEVO_LOG_INFO,
         "request %" PRIu64 " waits for %s/done/%06" PRIu64 ".json", c->req->id,
         m->dir, number);
