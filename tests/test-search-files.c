@@ -377,6 +377,18 @@ int main(void)
     kevo_search_get_stats(s, &st);
     is_int(st.stop, KEVO_STOP_WAITING, "and stops to wait");
     kevo_search_free(s);
+    char *sum = kevo__path_join(run_bad, "summary.json");
+    json_t *sj = json_load_file(sum, 0, NULL);
+    is_str(json_string_value(json_object_get(sj, "state")), "waiting",
+           "its summary says it waits");
+    is_str(json_string_value(json_object_get(sj, "stop_reason")), "waiting",
+           "and why it stopped");
+    char *msg = kevo__asprintf("1 request waits for replies in %s", bdir);
+    is_str(json_string_value(json_object_get(sj, "stop_message")), msg,
+           "how many requests wait, and where");
+    free(msg);
+    json_decref(sj);
+    free(sum);
     char *d1 = kevo__asprintf("%s/done/000001.json", bdir);
     char *d9 = kevo__asprintf("%s/done/000099.json", bdir);
     FILE *f = fopen(d1, "w");
