@@ -382,6 +382,7 @@ static kevo_status api_waiting(kevo_host_ctx *ctx, uint64_t req_id,
         return kevo__op_fail(op, KEVO_ENOMEM, "out of memory");
     if (!p->waiting)
         op->host->waiting++;
+    op->host->waited = true;
     free(p->waiting);
     p->waiting = w;
     return KEVO_OK;

@@ -207,6 +207,7 @@ struct kevo_operator_host {
     size_t npending_slots;
     size_t in_flight;
     size_t waiting;         /* of them, waiting on an outside party (ABI 1.4) */
+    bool waited;            /* some request ever waited on an outside party */
     kevo_op_pending *ended; /* ended during a plugin call, not yet freed */
     kevo_operator_result *results_head, *results_tail;
 };

@@ -596,8 +596,13 @@ static kevo_status search_phase(kevo_search *s, kevo_error *err)
             break;
         bool sent;
         uint64_t failed = failures_in_a_row(s);
+        /* The state a suspended search goes back to: kept at the first
+         * quiet moment, and at every one once some request has waited on
+         * an outside party (the checkpoint costs too much to make at every
+         * request of a search that never waits). */
         if (s->pipe.nreqs == 0 && s->pipe.njobs == 0 &&
-            s->ops.host->in_flight == 0)
+            s->ops.host->in_flight == 0 &&
+            (!s->state.quiet || s->ops.host->waited))
             rc = kevo__search_quiet_mark(s, err);
         if (rc == KEVO_OK)
             rc = kevo__search_request(s, &sent, err);
