@@ -44,8 +44,9 @@ static void usage(FILE *out)
         "Each command has its own --help.\n"
         "\n"
         "Exit status: 0 success, 1 invalid input, a failed kernel or no\n"
-        "champion, 2 bad command line, 3 no usable GPU, 130 and 143 a\n"
-        "search interrupted by SIGINT and SIGTERM.\n"
+        "champion, 2 bad command line, 3 no usable GPU, 4 a search that\n"
+        "stopped to wait for replies, 130 and 143 a search interrupted by\n"
+        "SIGINT and SIGTERM.\n"
         "See kevo(1), kevo-search(1), kevo-report(1), kevo-eval(1),\n"
         "kevo-peaks(1), kevo-tasks(1), kevo-export(1), kevo-task(5) and\n"
         "kevo-blocks(5).\n",

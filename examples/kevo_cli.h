@@ -20,7 +20,8 @@ enum {
     EXIT_OK = 0,      /* done; every task valid, the kernel correct */
     EXIT_INVALID = 1, /* some input failed validation; the kernel failed */
     EXIT_USAGE = 2,   /* bad command line */
-    EXIT_NODEV = 3    /* no usable GPU, or the evaluator could not start */
+    EXIT_NODEV = 3,   /* no usable GPU, or the evaluator could not start */
+    EXIT_WAITING = 4  /* a search stopped to wait for replies (resume it) */
 };
 /* A search interrupted by a signal exits with 128 + the signal's number:
  * 130 for SIGINT, 143 for SIGTERM. */

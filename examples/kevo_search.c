@@ -83,8 +83,9 @@ static void search_usage(FILE *out)
         "\n"
         "Exit status: 0 a champion passed the held-out gate, 1 invalid\n"
         "input or no elite passed the gate, 2 bad command line, 3 no usable\n"
-        "GPU or the evaluator failed, 130 (SIGINT) or 143 (SIGTERM)\n"
-        "interrupted. See kevo-search(1).\n",
+        "GPU or the evaluator failed, 4 stopped to wait for replies (the\n"
+        "llm operator's files transport: continue with --resume), 130\n"
+        "(SIGINT) or 143 (SIGTERM) interrupted. See kevo-search(1).\n",
         program, program, SEARCH_DEFAULT_EVALS);
 }
 
@@ -807,7 +808,16 @@ int cmd_search(int argc, char **argv)
         champion = kevo_search_champion(search, NULL) != NULL;
     }
     fflush(stdout);
-    if (caught_signal) {
+    kevo_search_stats wst = {.size = sizeof wst};
+    if (!caught_signal && kevo_search_get_stats(search, &wst) == KEVO_OK &&
+        wst.stop == KEVO_STOP_WAITING) {
+        /* The view printed the stop's text: how many wait, and where. */
+        fprintf(stderr,
+                "%s: waiting for replies; the run is checkpointed: once "
+                "they are written, continue it with: %s search --resume %s\n",
+                program, program, dir);
+        status = EXIT_WAITING;
+    } else if (caught_signal) {
         fprintf(stderr,
                 "%s: interrupted; the run is checkpointed: continue it "
                 "with: %s search --resume %s\n",

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "files.h"
 #include "sse.h"
 #include "tap.h"
 #include "wire.h"
@@ -362,6 +363,15 @@ static void test_bad_settings(void)
         {"\"api\": \"openai\", \"model\": \"a\", \"headers\": {\"X-A\": "
          "{\"env\": \"KEVO_WIRE_UNSET\"}}",
          "KEVO_WIRE_UNSET (its \"headers\".\"X-A\") is not set"},
+        {"\"api\": \"openai\", \"model\": \"a\", \"transport\": \"files\"",
+         "\"transport\": \"files\" needs \"dir\""},
+        {"\"api\": \"openai\", \"model\": \"a\", \"transport\": \"batch\"",
+         "\"transport\" is \"batch\"; it must be \"http\" or \"files\""},
+        {"\"api\": \"openai\", \"model\": \"a\", \"dir\": \"d\"",
+         "\"dir\" is for \"transport\": \"files\" only"},
+        {"\"api\": \"openai\", \"model\": \"a\", \"transport\": \"files\", "
+         "\"dir\": \"d\", \"stream\": true",
+         "\"stream\" must be false with \"transport\": \"files\""},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char err[1024] = "";
@@ -371,6 +381,22 @@ static void test_bad_settings(void)
         like_str(err, bad[i].needle, "bad setting %zu: the message", i);
         like_str(err, "models[0]", "bad setting %zu: the model named", i);
     }
+    char err[1024] = "";
+    llm_config cfg;
+    ok(one_model("\"api\": \"anthropic\", \"model\": \"a\", \"transport\": "
+                 "\"files\", \"dir\": \"/tmp/q\"",
+                 &cfg, err, sizeof(err)),
+       "the files transport: %s", err);
+    ok(cfg.models[0].files && strcmp(cfg.models[0].dir, "/tmp/q") == 0 &&
+           !cfg.models[0].stream,
+       "with its directory, not streamed by default");
+    kevo__llm_config_free(&cfg);
+    char *p = kevo__llm_files_url_path("https://api.x.com/v1/messages?a=1");
+    is_str(p, "/v1/messages?a=1", "a sidecar's path keeps the query");
+    free(p);
+    p = kevo__llm_files_url_path("http://127.0.0.1:8000");
+    is_str(p, "/", "and is / without one");
+    free(p);
 }
 
 static void test_urls(void)

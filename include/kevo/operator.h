@@ -91,9 +91,11 @@ extern "C" {
  *      text of a prompt, a record or an evaluation summary in its
  *      requests: prompt_json, sections_json, record_json and the
  *      *summary_json fields are NULL for it, and set as before for a
- *      plugin of an older minor. */
+ *      plugin of an older minor.
+ * 1.4: the host function waiting (a request that waits on an outside
+ *      party). */
 #define KEVO_OPERATOR_ABI_MAJOR 1
-#define KEVO_OPERATOR_ABI_MINOR 3
+#define KEVO_OPERATOR_ABI_MINOR 4
 
 /* The name of the one symbol a plugin exports. */
 #define KEVO_OPERATOR_ENTRY_SYMBOL "kevo_operator_entry"
@@ -588,7 +590,23 @@ typedef struct kevo_host_api {
     kevo_status (*find_blocks)(kevo_host_ctx *ctx, const char *source,
                                size_t len, kevo_operator_blocks *out);
 
-    void (*reserved[9])(void);
+    /* -- ABI 1.4; a plugin of ABI 1.4 may call it without a test -- */
+
+    /*
+     * Says that request req_id waits on an outside party, such as another
+     * program that answers request files, rather than on a transfer that
+     * is under way; where (copied; NULL for "an outside party") names it
+     * in a few words, such as a directory. It holds until the request
+     * ends. A search whose every request in flight waits so, with nothing
+     * being evaluated, writes its checkpoint and stops with
+     * KEVO_STOP_WAITING, to be resumed once replies arrive. Returns
+     * KEVO_OK, KEVO_EINVAL for an unknown or finished req_id, or
+     * KEVO_ENOMEM.
+     */
+    kevo_status (*waiting)(kevo_host_ctx *ctx, uint64_t req_id,
+                           const char *where);
+
+    void (*reserved[8])(void);
 } kevo_host_api;
 
 /* True when api has the function member (it may be newer or older than the

@@ -132,7 +132,12 @@ typedef enum kevo_stop_reason {
     KEVO_STOP_EXHAUSTED = 7,   /* every operator said it has nothing new */
     KEVO_STOP_INTERRUPTED = 8, /* kevo_search_interrupt() */
     /* An operator's requests kept giving no child (operator_failures). */
-    KEVO_STOP_OPERATOR_FAILURES = 9
+    KEVO_STOP_OPERATOR_FAILURES = 9,
+    /* Every operator request in flight waits on an outside party (such as
+     * the llm operator's request files) and nothing is being evaluated:
+     * the checkpoint is written, and kevo_search_open_run() with
+     * KEVO_SEARCH_RUN_RESUME goes on once replies arrive. */
+    KEVO_STOP_WAITING = 10
 } kevo_stop_reason;
 
 /* The reason's name ("evaluations", "time", ...), or "unknown". Static. */

@@ -370,6 +370,24 @@ static kevo_status api_done(kevo_host_ctx *ctx, uint64_t req_id)
     return KEVO_OK;
 }
 
+static kevo_status api_waiting(kevo_host_ctx *ctx, uint64_t req_id,
+                               const char *where)
+{
+    kevo_operator *op = ctx->op;
+    kevo_op_pending *p = pending_or_fail(op, req_id, "waiting");
+    if (!p)
+        return KEVO_EINVAL;
+    char *w = kevo__strdup(where && *where ? where : "an outside party");
+    if (!w)
+        return kevo__op_fail(op, KEVO_ENOMEM, "out of memory");
+    if (!p->waiting)
+        op->host->waiting++;
+    op->host->waited = true;
+    free(p->waiting);
+    p->waiting = w;
+    return KEVO_OK;
+}
+
 static kevo_status api_emit_prompt(kevo_host_ctx *ctx, uint64_t req_id,
                                    const char *sections_json, const char *note)
 {
@@ -521,4 +539,5 @@ const kevo_host_api kevo__host_api = {
     .include_allowed = api_include_allowed,
     .include_rule = api_include_rule,
     .find_blocks = api_find_blocks,
+    .waiting = api_waiting,
 };

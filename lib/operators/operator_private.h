@@ -133,6 +133,9 @@ typedef struct kevo_op_pending {
      * inspirations, in that order. */
     kevo_op_texts sections;
     kevo_op_notes notes;
+    /* ABI 1.4: where it waits on an outside party (api->waiting()), or
+     * NULL. */
+    char *waiting;
     kevo_operator_result *res;    /* NULL once ended (moved to the queue) */
     struct kevo_op_pending *next; /* in the host's list of ended requests */
 } kevo_op_pending;
@@ -203,6 +206,8 @@ struct kevo_operator_host {
     kevo_op_pending **pending;
     size_t npending_slots;
     size_t in_flight;
+    size_t waiting;         /* of them, waiting on an outside party (ABI 1.4) */
+    bool waited;            /* some request ever waited on an outside party */
     kevo_op_pending *ended; /* ended during a plugin call, not yet freed */
     kevo_operator_result *results_head, *results_tail;
 };
@@ -216,6 +221,12 @@ struct kevo_operator_host {
          offsetof(kevo_operator_desc, member) +                                \
              sizeof((op)->plugin->desc->member) &&                             \
      (op)->plugin->desc->member != NULL)
+
+/* How many requests in flight wait on an outside party (api->waiting(),
+ * ABI 1.4) and, when any does, where the first of them waits in *where
+ * (borrowed until the request ends; may be NULL). */
+size_t kevo__op_host_waiting(const kevo_operator_host *host,
+                             const char **where);
 
 /* ---- operator_api.c ---------------------------------------------------- */
 

@@ -56,6 +56,7 @@ void kevo__op_pending_free(kevo_op_pending *p)
 {
     if (!p)
         return;
+    free(p->waiting);
     kevo__op_revision_free(p->revision);
     kevo__op_repair_free(p->repair);
     kevo__op_failures_free(&p->failures);
@@ -242,6 +243,21 @@ void kevo__op_end(kevo_op_pending *p)
     host->results_tail = r;
     p->op->in_flight--;
     host->in_flight--;
+    if (p->waiting)
+        host->waiting--;
+}
+
+size_t kevo__op_host_waiting(const kevo_operator_host *host, const char **where)
+{
+    if (where) {
+        *where = NULL;
+        for (size_t i = 0; host->waiting && i < host->npending_slots; i++)
+            if (host->pending[i] && host->pending[i]->waiting) {
+                *where = host->pending[i]->waiting;
+                break;
+            }
+    }
+    return host->waiting;
 }
 
 /* Frees the requests that ended during the last plugin call. */

@@ -15,11 +15,13 @@
 
 #include "fitness/fitness.h"
 #include "model/devprops.h"
+#include "operators/operator_private.h"
 #include "search_private.h"
 
 static const char *const stop_names[] = {
     "none",   "evaluations", "time",      "tokens",      "cost",
-    "target", "stagnation",  "exhausted", "interrupted", "operator_failures"};
+    "target", "stagnation",  "exhausted", "interrupted", "operator_failures",
+    "waiting"};
 
 const char *kevo_stop_reason_name(kevo_stop_reason reason)
 {
@@ -74,6 +76,7 @@ void kevo_search_free(kevo_search *s)
     }
     free(s->ops.list);
     free(s->state.stop_text);
+    json_decref(s->state.quiet);
     kevo_promptpool_free(s->ops.pool);
     for (size_t i = 0; i < s->pop.nislands; i++)
         kevo_archive_free(s->pop.islands[i]);
@@ -480,6 +483,53 @@ static kevo_status finish(kevo_search *s, kevo_error *err)
     return rc;
 }
 
+/* Whether the search can only wait: every operator request in flight
+ * waits on an outside party and nothing is being evaluated. */
+static bool only_waiting(kevo_search *s)
+{
+    size_t n = s->ops.host->in_flight;
+    return (s->state.phase == KEVO__PHASE_SEARCHING ||
+            s->state.phase == KEVO__PHASE_DRAINING) &&
+           s->pipe.njobs == 0 && n > 0 &&
+           kevo__op_host_waiting(s->ops.host, NULL) == n &&
+           !s->ops.host->results_head && !s->state.interrupted;
+}
+
+/* Stops a search that can only wait: its checkpoint goes back to before
+ * the requests it waits for (kevo__search_checkpoint_quiet), and the stop
+ * event says how many wait, and where. */
+static kevo_status suspend(kevo_search *s, kevo_error *err)
+{
+    const char *where = NULL;
+    size_t n = kevo__op_host_waiting(s->ops.host, &where);
+    s->state.stop = KEVO_STOP_WAITING;
+    free(s->state.stop_text);
+    s->state.stop_text = kevo__asprintf(
+        "%zu request%s wait%s for replies in %s", n, n == 1 ? "" : "s",
+        n == 1 ? "s" : "", where ? where : "an outside party");
+    if (!s->state.stop_text)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    kevo_status rc = kevo__search_log(
+        s, "stop",
+        json_pack("{s:s, s:I, s:s, s:I}", "reason",
+                  kevo_stop_reason_name(s->state.stop), "n",
+                  (json_int_t)s->progress.evaluations, "message",
+                  s->state.stop_text, "waiting", (json_int_t)n),
+        err);
+    if (rc == KEVO_OK)
+        rc = kevo__search_checkpoint_quiet(s, err);
+    if (rc == KEVO_OK)
+        rc = kevo__search_write_summary(s, "waiting", err);
+    s->state.phase = KEVO__PHASE_DONE;
+    kevo_search_event ev = {
+        .size = sizeof ev,
+        .type = KEVO_SEARCH_STOPPED,
+        .fitness = isfinite(s->progress.best) ? s->progress.best : NAN,
+        .text = s->state.stop_text};
+    kevo__search_emit(s, &ev);
+    return rc;
+}
+
 /* ---- the step ------------------------------------------------------------ */
 
 /* Every operator's requests in a row without a child, together. */
@@ -546,7 +596,18 @@ static kevo_status search_phase(kevo_search *s, kevo_error *err)
             break;
         bool sent;
         uint64_t failed = failures_in_a_row(s);
-        rc = kevo__search_request(s, &sent, err);
+        /* The state a suspended search goes back to: kept at the first
+         * quiet moment, and at every one once some request has waited on
+         * an outside party (the checkpoint costs too much to make at every
+         * request of a search that never waits). */
+        if (s->pipe.nreqs == 0 && s->pipe.njobs == 0 &&
+            s->ops.host->in_flight == 0 &&
+            (!s->state.quiet || s->ops.host->waited))
+            rc = kevo__search_quiet_mark(s, err);
+        if (rc == KEVO_OK)
+            rc = kevo__search_request(s, &sent, err);
+        if (rc != KEVO_OK)
+            break;
         if (rc == KEVO_OK && sent)
             rc = kevo__search_take_results(s, err);
         /* A request that failed at once waits for the next step. */
@@ -619,6 +680,10 @@ kevo_status kevo_search_step(kevo_search *s, int timeout_ms, kevo_error *err)
     if (rc != KEVO_OK)
         goto fail;
     wait_backoff(s, timeout_ms);
+    if (only_waiting(s)) {
+        rc = suspend(s, err);
+        return rc == KEVO_OK ? KEVO_DONE : rc;
+    }
 
     if (s->state.phase == KEVO__PHASE_DRAINING && s->pipe.njobs == 0 &&
         kevo__search_child_requests(s) == 0)

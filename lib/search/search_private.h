@@ -323,6 +323,10 @@ typedef struct kevo__search_state {
     kevo_stop_reason stop;
     char *stop_text; /* what the stop event says beyond the reason, or
                         NULL */
+    /* The checkpoint as it was at the last step when nothing was in
+     * flight, or NULL: what a search that stops to wait writes, so that
+     * its resumption sends the same requests again (search_state.c). */
+    json_t *quiet;
     volatile sig_atomic_t interrupted;
 } kevo__search_state;
 
@@ -562,6 +566,14 @@ kevo_status kevo__search_add_req(kevo_search *s, const kevo__search_req *r,
  * ------------------------------------------------------ */
 
 kevo_status kevo__search_checkpoint(kevo_search *s, kevo_error *err);
+/* Keeps the checkpoint of this moment, when nothing is in flight, as
+ * s->state.quiet (only with a run directory). */
+kevo_status kevo__search_quiet_mark(kevo_search *s, kevo_error *err);
+/* Writes s->state.quiet as the checkpoint (the current state without
+ * one): a search that stops to wait goes back to before the requests it
+ * waits for, which its resumption sends again, in the same order and
+ * with the same ids, and an operator that wrote them recognises. */
+kevo_status kevo__search_checkpoint_quiet(kevo_search *s, kevo_error *err);
 kevo_status kevo__search_restore(kevo_search *s, const char *json,
                                  const char *origin, kevo_error *err);
 kevo_status kevo__search_write_summary(kevo_search *s, const char *state,

@@ -123,6 +123,10 @@ static json_t *checkpoint_json(kevo_search *s, kevo_error *err)
                   (json_int_t)s->progress.next_id, "requests",
                   (json_int_t)s->progress.requests, "elapsed",
                   s->progress.elapsed_before + kevo__search_elapsed(s)));
+    /* The operator host's last request id, so that a resumed search
+     * numbers its requests as the run did. */
+    json_object_set_new(json_object_get(root, "counters"), "request_id",
+                        json_integer((json_int_t)s->ops.host->next_id));
     json_object_set_new(root, "best", kevo__search_num(s->progress.best));
     json_t *hist = json_array();
     for (size_t i = 0; i < s->progress.nhistory; i++)
@@ -197,6 +201,34 @@ static json_t *checkpoint_json(kevo_search *s, kevo_error *err)
     return root;
 }
 
+kevo_status kevo__search_quiet_mark(kevo_search *s, kevo_error *err)
+{
+    if (!s->run.dir)
+        return KEVO_OK;
+    json_t *root = checkpoint_json(s, err);
+    if (!root)
+        return err && err->code
+                   ? err->code
+                   : kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    json_decref(s->state.quiet);
+    s->state.quiet = root;
+    return KEVO_OK;
+}
+
+/* Writes root (a reference is taken) as the checkpoint. */
+static kevo_status write_checkpoint(kevo_search *s, json_t *root,
+                                    kevo_error *err);
+
+kevo_status kevo__search_checkpoint_quiet(kevo_search *s, kevo_error *err)
+{
+    if (!s->state.quiet)
+        return kevo__search_checkpoint(s, err);
+    s->progress.since_checkpoint = 0;
+    if (!s->run.dir)
+        return KEVO_OK;
+    return write_checkpoint(s, json_incref(s->state.quiet), err);
+}
+
 kevo_status kevo__search_checkpoint(kevo_search *s, kevo_error *err)
 {
     s->progress.since_checkpoint = 0;
@@ -207,6 +239,12 @@ kevo_status kevo__search_checkpoint(kevo_search *s, kevo_error *err)
         return err && err->code
                    ? err->code
                    : kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    return write_checkpoint(s, root, err);
+}
+
+static kevo_status write_checkpoint(kevo_search *s, json_t *root,
+                                    kevo_error *err)
+{
     char *text = json_dumps(root, JSON_COMPACT);
     json_decref(root);
     if (!text)
@@ -583,6 +621,10 @@ kevo_status kevo__search_restore(kevo_search *s, const char *json,
             get_u64(&r, c, "last_improvement", &s->progress.last_improvement) &&
             get_u64(&r, c, "next_id", &s->progress.next_id) &&
             get_u64(&r, c, "requests", &s->progress.requests);
+        json_t *rid = json_object_get(c, "request_id");
+        if (json_is_integer(rid) && json_integer_value(rid) > 0 &&
+            (uint64_t)json_integer_value(rid) > s->ops.host->next_id)
+            s->ops.host->next_id = (uint64_t)json_integer_value(rid);
         s->progress.elapsed_before = real_or_nan(json_object_get(c, "elapsed"));
         if (!isfinite(s->progress.elapsed_before))
             s->progress.elapsed_before = 0;

@@ -17,10 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <kevo/operator.h>
 
 #include "buf.h"
+#include "files.h"
 #include "http.h"
 #include "prompt.h"
 #include "prompt_failures.h"
@@ -75,6 +77,10 @@ struct llm_state {
     kevo_reply_host reply_host; /* what the reply parser asks kevo */
     llm_config cfg;
     llm_http *http;
+    /* The files transport's engines, one per directory of the models that
+     * use it (files[i] serves the models whose dir is its). */
+    llm_files **files;
+    size_t nfiles;
     /* Every model's key, as it is and as JSON escapes it where that
      * differs (the escaped copies are owned, in escaped[]). */
     const char **secrets;
@@ -754,6 +760,53 @@ static bool build_request(const llm_model *m, const char *system,
     return ok;
 }
 
+/* The files engine of model m's directory. */
+static llm_files *files_for(llm_state *st, const llm_model *m)
+{
+    for (size_t i = 0; i < st->nfiles; i++)
+        if (strcmp(kevo__llm_files_dir(st->files[i]), m->dir) == 0)
+            return st->files[i];
+    return NULL;
+}
+
+/* Writes call c's request as files; false with a failure recorded. */
+static bool submit_files(llm_state *st, llm_call *c, const llm_model *m,
+                         const llm_wire_request *w)
+{
+    char err[512];
+    uint64_t number = 0;
+    /* The run, by its real path: what a resumed search finds its own
+     * requests by. */
+    const char *rd = st->api->run_dir(st->ctx);
+    char *run = rd ? realpath(rd, NULL) : NULL;
+    llm_files_request fr = {
+        .api = kevo__llm_api_name(m->api),
+        .url = w->url,
+        .model = m->name,
+        .run = run ? run : rd,
+        .request = c->req->id,
+        .body = w->body,
+        .body_len = w->body_len,
+        .validate = validate,
+        .attempt = on_attempt,
+        .done = on_done,
+        .ud = c,
+    };
+    bool ok = kevo__llm_files_submit(files_for(st, m), &fr, &number, err,
+                                     sizeof(err));
+    free(run);
+    if (!ok) {
+        call_fail(c, KEVO_FAIL_INTERNAL, err);
+        return false;
+    }
+    json_object_set_new(c->log, "file", json_integer((json_int_t)number));
+    st->api->waiting(st->ctx, c->req->id, m->dir);
+    say(st, KEVO_LOG_INFO,
+        "request %" PRIu64 " waits for %s/done/%06" PRIu64 ".json", c->req->id,
+        m->dir, number);
+    return true;
+}
+
 /* Starts one call of request r with the prompt given. Returns false (with
  * a failure recorded) when it could not be sent. */
 static bool start_call(llm_state *st, llm_req *r, const char *system,
@@ -802,6 +855,13 @@ static bool start_call(llm_state *st, llm_req *r, const char *system,
 
     kevo__llm_stream_init(&c->stream, m->api, st->cfg.max_reply_bytes);
     c->body_len = w.body_len;
+    if (m->files) {
+        if (!submit_files(st, c, m, &w))
+            goto done;
+        st->calls++;
+        ok = true;
+        goto done;
+    }
     llm_http_request hr = kevo__llm_wire_http(m, &w);
     hr.sink = w.stream ? &stream_sink : NULL;
     hr.validate = validate;
@@ -832,6 +892,9 @@ static void state_free(llm_state *st)
     if (!st)
         return;
     kevo__llm_http_free(st->http);
+    for (size_t i = 0; i < st->nfiles; i++)
+        kevo__llm_files_free(st->files[i]);
+    free(st->files);
     while (st->reqs)
         req_unlink_free(st->reqs);
     for (size_t i = 0; i < st->nescaped; i++)
@@ -885,6 +948,33 @@ static const char *host_getenv(const char *name)
     return getenv(name);
 }
 
+static void files_say(void *ud, const char *text)
+{
+    say((llm_state *)ud, KEVO_LOG_WARN, "%s", text);
+}
+
+/* An engine for each directory of the models with the files transport. */
+static bool open_files(llm_state *st, char *err, size_t n)
+{
+    for (size_t i = 0; i < st->cfg.nmodels; i++) {
+        const llm_model *m = &st->cfg.models[i];
+        if (!m->files || files_for(st, m))
+            continue;
+        llm_files **fs = realloc(st->files, (st->nfiles + 1) * sizeof(*fs));
+        if (!fs) {
+            kevo__llm_errf(err, n, "out of memory");
+            return false;
+        }
+        st->files = fs;
+        fs[st->nfiles] = kevo__llm_files_new(m->dir, st->cfg.max_reply_bytes,
+                                             files_say, st, err, n);
+        if (!fs[st->nfiles])
+            return false;
+        st->nfiles++;
+    }
+    return true;
+}
+
 static kevo_status llm_init(const kevo_host_api *api, kevo_host_ctx *ctx,
                             const char *config_json, void **state)
 {
@@ -927,6 +1017,11 @@ static kevo_status llm_init(const kevo_host_api *api, kevo_host_ctx *ctx,
         api->error(ctx, "%s", err);
         goto fail;
     }
+    if (!open_files(st, err, sizeof(err))) {
+        rc = KEVO_EIO;
+        api->error(ctx, "%s", err);
+        goto fail;
+    }
     if (config_json && !(st->config_text = kevo__llm_strdup(config_json))) {
         rc = KEVO_ENOMEM;
         api->error(ctx, "out of memory");
@@ -942,7 +1037,8 @@ static kevo_status llm_init(const kevo_host_api *api, kevo_host_ctx *ctx,
         const llm_model *m = &st->cfg.models[i];
         say(st, KEVO_LOG_DEBUG,
             "model %s: %s %s at %s, %s, weight %g, key %s%s", m->name,
-            kevo__llm_api_name(m->api), m->model, m->base_url,
+            kevo__llm_api_name(m->api), m->model,
+            m->files ? m->dir : m->base_url,
             m->stream ? "streamed" : "not streamed", m->weight,
             m->key ? "from $" : "none", m->key ? m->key_env : "");
     }
@@ -1189,7 +1285,18 @@ static size_t llm_poll(void *state, int timeout_ms)
     follow_run_dir_or_warn(st);
     if (st->nreqs == 0)
         return 0;
-    kevo__llm_http_poll(st->http, timeout_ms);
+    size_t ended = 0, waiting = 0;
+    for (size_t i = 0; i < st->nfiles; i++) {
+        ended += kevo__llm_files_poll(st->files[i]);
+        waiting += kevo__llm_files_pending(st->files[i]);
+    }
+    if (ended || st->nreqs == 0)
+        return st->nreqs;
+    if (kevo__llm_http_pending(st->http) > 0)
+        kevo__llm_http_poll(st->http, timeout_ms);
+    else if (waiting && timeout_ms > 0)
+        /* Only files to wait for: look again a little later. */
+        usleep((useconds_t)(timeout_ms < 100 ? timeout_ms : 100) * 1000);
     return st->nreqs;
 }
 

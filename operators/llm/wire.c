@@ -39,7 +39,9 @@ static const char *const model_keys[] = {"name",
                                          "idle_timeout_s",
                                          "weight",
                                          "input_cost_per_mtok",
-                                         "output_cost_per_mtok"};
+                                         "output_cost_per_mtok",
+                                         "transport",
+                                         "dir"};
 
 const char *kevo__llm_api_name(llm_api api)
 {
@@ -309,7 +311,11 @@ static bool parse_request_settings(cfg_parse *p, const char *path, json_t *obj,
     json_t *st = json_object_get(obj, "stream");
     if (st && !json_is_boolean(st))
         return fail(p, path, "\"stream\" must be true or false");
-    m->stream = st ? json_is_true(st) : true;
+    m->stream = st ? json_is_true(st) : !m->files;
+    if (m->files && m->stream)
+        return fail(p, path,
+                    "\"stream\" must be false with \"transport\": "
+                    "\"files\": a reply file holds the whole reply");
 
     long long budget;
     if (!get_int(p, path, obj, "thinking_budget", THINKING_MIN, 1000000, 0,
@@ -384,6 +390,25 @@ static bool parse_model(cfg_parse *p, size_t index, json_t *obj, llm_model *m,
         return fail(p, path,
                     "\"base_url\" must start with http:// or "
                     "https://");
+
+    json_t *tr = json_object_get(obj, "transport");
+    if (tr && !json_is_string(tr))
+        return fail(p, path, "\"transport\" must be a string");
+    if (tr && strcmp(json_string_value(tr), "files") == 0)
+        m->files = true;
+    else if (tr && strcmp(json_string_value(tr), "http") != 0)
+        return fail(p, path,
+                    "\"transport\" is \"%s\"; it must be \"http\" or "
+                    "\"files\"",
+                    json_string_value(tr));
+    if (!get_str(p, path, obj, "dir", NULL, &m->dir))
+        return false;
+    if (m->files && (!m->dir || !m->dir[0]))
+        return fail(p, path,
+                    "\"transport\": \"files\" needs \"dir\", the "
+                    "directory of the request and reply files");
+    if (!m->files && m->dir)
+        return fail(p, path, "\"dir\" is for \"transport\": \"files\" only");
 
     long long max_tokens;
     double tmax = m->api == LLM_API_ANTHROPIC ? 1.0 : 2.0;
@@ -545,6 +570,7 @@ void kevo__llm_config_free(llm_config *cfg)
         free(m->base_url);
         free(m->model);
         free(m->key_env);
+        free(m->dir);
         kevo__llm_wipe_free(m->key);
         free(m->reasoning_effort);
         for (size_t k = 0; k < m->nheaders; k++) {

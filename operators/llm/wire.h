@@ -15,6 +15,8 @@
  *         "idle_timeout_s": 600, "timeout_s": 300,
  *         "weight": 1, "input_cost_per_mtok": 3,
  *         "output_cost_per_mtok": 15 },
+ *       { "api": "openai", "model": "o3", "transport": "files",
+ *         "dir": "/shared/kevo-requests" },
  *       { "api": "openai", "model": "o3", "key_env": "OPENAI_API_KEY",
  *         "reasoning_effort": "high", "max_tokens": 32000 },
  *       { "api": "openai", "model": "qwen3", "base_url":
@@ -90,6 +92,8 @@ typedef struct llm_model {
     double weight;
     double input_cost_per_mtok;
     double output_cost_per_mtok;
+    bool files; /* "transport": "files": requests go through dir (files.h) */
+    char *dir;  /* the files transport's directory, else NULL */
 } llm_model;
 
 typedef struct llm_config {

@@ -1,0 +1,433 @@
+/*
+ * test-search-files.c: a search through the llm operator's files
+ * transport, without a GPU. The test plays the program that answers the
+ * request files: between runs it sends each DIR/pending/NNNNNN.json to the
+ * loopback server (tests/loopback-server.c) at the path its sidecar names
+ * and writes the reply as DIR/done/NNNNNN.json. The search stops to wait
+ * (KEVO_STOP_WAITING, its checkpoint written) after every request and is
+ * resumed each time; it makes the same decisions (the same children in the
+ * same order, the same scores, the same champion) as the same search over
+ * HTTP with the same replies and seed, and writes no request twice. A done
+ * file that is not JSON fails its request with an error naming the file;
+ * a done file for a number never written is ignored; the search goes on.
+ */
+#include "config.h"
+
+#include <curl/curl.h>
+#include <dirent.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/kevo_private.h"
+#include "loopback-server.h"
+#include "tap.h"
+
+static loopback *srv;
+
+/* What the scoring function saw, in order: "fitness source-hash" lines. */
+typedef struct scorer {
+    char *trace;
+    size_t len;
+    unsigned calls;
+} scorer;
+
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* A fitness from the source alone: the same child scores the same. */
+static kevo_status score(const kevo_task *task, const kevo_candidate *c,
+                         double *fitness, double *desc, void *user,
+                         kevo_error *err)
+{
+    (void)task;
+    (void)err;
+    scorer *sc = user;
+    uint64_t h = fnv(kevo_candidate_source(c));
+    *fitness = 0.1 + (double)(h % 800) / 1000.0;
+    desc[0] = 0;
+    desc[1] = 256;
+    char *line =
+        kevo__asprintf("%.3f %016llx\n", *fitness, (unsigned long long)h);
+    size_t n = strlen(line);
+    sc->trace = realloc(sc->trace, sc->len + n + 1);
+    memcpy(sc->trace + sc->len, line, n + 1);
+    sc->len += n;
+    sc->calls++;
+    free(line);
+    return KEVO_OK;
+}
+
+static char *slurp(const char *dir, const char *name)
+{
+    char *path = kevo__asprintf("%s/%s/%s", tap_srcdir(), dir, name);
+    char *text = NULL;
+    size_t len;
+    if (kevo__read_file(path, true, &text, &len, NULL) != KEVO_OK)
+        bail_out("cannot read %s", path);
+    free(path);
+    return text;
+}
+
+static kevo_search *make_search(const kevo_task *task, scorer *sc,
+                                const char *models, const char *run,
+                                unsigned flags)
+{
+    kevo_search *s = NULL;
+    kevo_error e = KEVO__ERROR_INIT;
+    if (kevo_search_new(task, &s, &e) != KEVO_OK ||
+        kevo_search_set_score_fn(s, score, sc, &e) != KEVO_OK ||
+        kevo_search_set_int(s, KEVO_SEARCH_MAX_EVALS, 6, &e) != KEVO_OK ||
+        kevo_search_set_int(s, KEVO_SEARCH_DEPTH, 1, &e) != KEVO_OK ||
+        kevo_search_set_int(s, KEVO_SEARCH_SEED, 7, &e) != KEVO_OK ||
+        kevo_search_set_int(s, KEVO_SEARCH_INSPIRATIONS, 0, &e) != KEVO_OK ||
+        kevo_search_add_operator(s, "llm", NULL, models, 1.0, &e) != KEVO_OK)
+        bail_out("cannot set up a search: %s", e.text);
+    kevo_promptpool_set(kevo_search_prompts(s), KEVO_PROMPTPOOL_REVISE_EVERY, 0,
+                        NULL);
+    if (kevo_search_open_run(s, run, flags, "test-search-files", &e) != KEVO_OK)
+        bail_out("run directory %s: %s", run, e.text);
+    return s;
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *ud)
+{
+    FILE *f = ud;
+    return fwrite(p, size, n, f);
+}
+
+/* Whether path exists. */
+static bool exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* Answers every request of dir/pending without a reply, as another program
+ * would: POSTs it to the server at the path of its sidecar and writes the
+ * reply through a temporary name. Returns how many it answered. */
+static size_t relay(const char *dir)
+{
+    size_t answered = 0;
+    char *pend = kevo__path_join(dir, "pending");
+    struct dirent **list = NULL;
+    int n = scandir(pend, &list, NULL, alphasort);
+    for (int i = 0; i < n; i++) {
+        const char *name = list[i]->d_name;
+        char *end;
+        unsigned long long num = strtoull(name, &end, 10);
+        if (end == name || strcmp(end, ".json") != 0)
+            continue;
+        char *done = kevo__asprintf("%s/done/%06llu.json", dir, num);
+        char *tmp = kevo__asprintf("%s/done/%06llu.json.part", dir, num);
+        char *req = kevo__asprintf("%s/%06llu.json", pend, num);
+        char *meta = kevo__asprintf("%s/%06llu.meta.json", pend, num);
+        json_t *m = json_load_file(meta, 0, NULL);
+        const char *path = json_string_value(json_object_get(m, "path"));
+        char *body = NULL;
+        size_t len = 0;
+        if (!exists(done) && path &&
+            kevo__read_file(req, false, &body, &len, NULL) == KEVO_OK) {
+            char *url = kevo__asprintf("%s%s", loopback_url(srv), path);
+            FILE *out = fopen(tmp, "wb");
+            CURL *h = curl_easy_init();
+            struct curl_slist *hd =
+                curl_slist_append(NULL, "Content-Type: application/json");
+            curl_easy_setopt(h, CURLOPT_URL, url);
+            curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
+            curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+            curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)len);
+            curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+            curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
+            CURLcode cc = curl_easy_perform(h);
+            curl_slist_free_all(hd);
+            curl_easy_cleanup(h);
+            fclose(out);
+            if (cc == CURLE_OK && rename(tmp, done) == 0)
+                answered++;
+            free(url);
+        }
+        free(body);
+        json_decref(m);
+        free(done);
+        free(tmp);
+        free(req);
+        free(meta);
+    }
+    for (int i = 0; i < n; i++)
+        free(list[i]);
+    free(list);
+    free(pend);
+    return answered;
+}
+
+/* Files in dir/sub whose names end in tail. */
+static size_t count_files(const char *dir, const char *sub, const char *tail)
+{
+    char *path = kevo__path_join(dir, sub);
+    DIR *d = opendir(path);
+    size_t n = 0, t = strlen(tail);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (l > t && strcmp(e->d_name + l - t, tail) == 0 &&
+            (strcmp(tail, ".json") != 0 || !strstr(e->d_name, ".meta.")))
+            n++;
+    }
+    if (d)
+        closedir(d);
+    free(path);
+    return n;
+}
+
+/* The texts of the failure events of run's events.jsonl, joined. */
+static char *failures(const char *run)
+{
+    char *path = kevo__path_join(run, "events.jsonl");
+    FILE *f = fopen(path, "r");
+    char line[65536];
+    char *all = strdup("");
+    while (f && fgets(line, sizeof line, f)) {
+        json_t *ev = json_loads(line, 0, NULL);
+        const char *t = json_string_value(json_object_get(ev, "type"));
+        if (t && strcmp(t, "failure") == 0) {
+            const char *r = json_string_value(json_object_get(ev, "reason"));
+            char *more = kevo__asprintf("%s%s\n", all, r ? r : "");
+            free(all);
+            all = more;
+        }
+        json_decref(ev);
+    }
+    if (f)
+        fclose(f);
+    free(path);
+    return all;
+}
+
+/* text without its lines that name the run directory. */
+static char *strip_run(char *text)
+{
+    char *w = text;
+    for (char *l = text; *l;) {
+        char *nl = strchr(l, '\n');
+        size_t n = nl ? (size_t)(nl - l + 1) : strlen(l);
+        bool named = false;
+        for (size_t i = 0; i + 9 < n && !named; i++)
+            named = strncmp(l + i, "/run-http", 9) == 0 ||
+                    strncmp(l + i, "/run-file", 9) == 0;
+        if (!named) {
+            memmove(w, l, n);
+            w += n;
+        }
+        l += n;
+    }
+    *w = '\0';
+    return text;
+}
+
+static const char *const kernels[] = {"saxpy-float4.cu", "saxpy-gridstride.cu",
+                                      "saxpy-shared.cu", "saxpy-warp.cu",
+                                      "saxpy-onethread.cu"};
+
+static void set_script(void)
+{
+    loopback_reset(srv);
+    loopback_script(srv, "k0,k1,k2,k3,k4");
+}
+
+int main(void)
+{
+    const char *b = getenv("KEVO_BUILDDIR");
+    char *libs = kevo__asprintf("%s/operators/.libs", b && *b ? b : ".");
+    setenv(KEVO_OPERATOR_PATH_ENV, libs, 1);
+    free(libs);
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    srv = loopback_start();
+    if (!srv)
+        bail_out("the loopback server did not start");
+    for (size_t i = 0; i < 5; i++) {
+        char *k = slurp("tests/data/llm-variants", kernels[i]);
+        char *t = kevo__asprintf("Here it is.\n\n```cuda\n%s```\n", k);
+        char name[8];
+        snprintf(name, sizeof name, "k%zu", i);
+        loopback_set_text(srv, name, t);
+        free(k);
+        free(t);
+    }
+    char *path = kevo__asprintf("%s/examples/tasks/saxpy.json", tap_srcdir());
+    kevo_task *task = NULL;
+    if (kevo_task_load(path, &task, NULL) != KEVO_OK)
+        bail_out("cannot load %s", path);
+    free(path);
+    char tmpl[] = "/tmp/kevo-test-search-files-XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    if (!dir)
+        bail_out("mkdtemp failed");
+    kevo_error e = KEVO__ERROR_INIT;
+
+    /* Over HTTP. */
+    char *run_http = kevo__path_join(dir, "run-http");
+    char *http = kevo__asprintf(
+        "{\"models\": [{\"api\": \"openai\", \"model\": \"m\", \"base_url\": "
+        "\"%s/v1\", \"stream\": false}], \"max_retries\": 0}",
+        loopback_url(srv));
+    set_script();
+    scorer sh = {0};
+    kevo_search *s = make_search(task, &sh, http, run_http, 0);
+    is_int(kevo_search_run(s, &e), KEVO_OK, "the search over HTTP runs");
+    kevo_search_stats st = {.size = sizeof st};
+    kevo_search_get_stats(s, &st);
+    is_int(st.stop, KEVO_STOP_EVALUATIONS, "it stops on the budget");
+    double http_best = st.best_fitness;
+    kevo_search_free(s);
+    size_t http_calls = loopback_count(srv);
+    is_uint(http_calls, 5, "five requests reached the server");
+
+    /* Through files, answered between runs. */
+    char *run_files = kevo__path_join(dir, "run-files");
+    char *fdir = kevo__path_join(dir, "requests");
+    char *files = kevo__asprintf(
+        "{\"models\": [{\"api\": \"openai\", \"model\": \"m\", \"base_url\": "
+        "\"%s/v1\", \"transport\": \"files\", \"dir\": \"%s\"}], "
+        "\"max_retries\": 0}",
+        loopback_url(srv), fdir);
+    set_script();
+    scorer sf = {0};
+    unsigned waits = 0, runs = 0;
+    bool rewritten = false;
+    for (;;) {
+        s = make_search(task, &sf, files, run_files,
+                        runs ? KEVO_SEARCH_RUN_RESUME : 0);
+        runs++;
+        e = (kevo_error)KEVO__ERROR_INIT;
+        kevo_status rc = kevo_search_run(s, &e);
+        st = (kevo_search_stats){.size = sizeof st};
+        kevo_search_get_stats(s, &st);
+        kevo_search_free(s);
+        if (rc != KEVO_OK) {
+            diag("run %u: %s", runs, e.text);
+            break;
+        }
+        if (st.stop != KEVO_STOP_WAITING || runs > 20)
+            break;
+        waits++;
+        /* Each wait leaves exactly one request without its reply, and
+         * never one written before. */
+        size_t pending = count_files(fdir, "pending", ".json");
+        size_t done = count_files(fdir, "done", ".json");
+        if (pending != done + 1)
+            rewritten = true;
+        char *cp = kevo__path_join(run_files, "checkpoint.json");
+        if (!exists(cp))
+            rewritten = true;
+        free(cp);
+        if (relay(fdir) != 1)
+            rewritten = true;
+    }
+    ok(waits >= 3, "the search stopped to wait %u times (runs: %u)", waits,
+       runs);
+    is_int(st.stop, KEVO_STOP_EVALUATIONS,
+           "and, resumed, stopped on the budget");
+    ok(!rewritten, "each stop left one request waiting, with its checkpoint");
+    is_uint(count_files(fdir, "pending", ".json"), 5,
+            "five request files: none written twice");
+    is_uint(count_files(fdir, "pending", ".meta.json"), 5,
+            "each with its sidecar");
+    is_uint(loopback_count(srv), 5, "five requests were relayed");
+    is_str(sf.trace ? sf.trace : "", sh.trace ? sh.trace : "",
+           "the same children, scored the same, in the same order");
+    ok(st.best_fitness == http_best, "the same best fitness (%g, %g)",
+       st.best_fitness, http_best);
+    char *best_http = NULL, *best_files = NULL;
+    size_t len;
+    char *p1 = kevo__path_join(run_http, "best.cu");
+    char *p2 = kevo__path_join(run_files, "best.cu");
+    kevo__read_file(p1, false, &best_http, &len, NULL);
+    kevo__read_file(p2, false, &best_files, &len, NULL);
+    ok(best_http && best_files &&
+           strcmp(strip_run(best_http), strip_run(best_files)) == 0,
+       "the same champion");
+    free(p1);
+    free(p2);
+    free(best_http);
+    free(best_files);
+
+    /* A done file that is not JSON, and one for a number never written. */
+    char *run_bad = kevo__path_join(dir, "run-bad");
+    char *bdir = kevo__path_join(dir, "bad");
+    char *bad =
+        kevo__asprintf("{\"models\": [{\"api\": \"openai\", \"model\": \"m\", "
+                       "\"transport\": \"files\", \"dir\": \"%s\"}]}",
+                       bdir);
+    set_script();
+    scorer sb = {0};
+    s = make_search(task, &sb, bad, run_bad, 0);
+    is_int(kevo_search_run(s, &e), KEVO_OK, "a search through files runs");
+    st = (kevo_search_stats){.size = sizeof st};
+    kevo_search_get_stats(s, &st);
+    is_int(st.stop, KEVO_STOP_WAITING, "and stops to wait");
+    kevo_search_free(s);
+    char *sum = kevo__path_join(run_bad, "summary.json");
+    json_t *sj = json_load_file(sum, 0, NULL);
+    is_str(json_string_value(json_object_get(sj, "state")), "waiting",
+           "its summary says it waits");
+    is_str(json_string_value(json_object_get(sj, "stop_reason")), "waiting",
+           "and why it stopped");
+    char *msg = kevo__asprintf("1 request waits for replies in %s", bdir);
+    is_str(json_string_value(json_object_get(sj, "stop_message")), msg,
+           "how many requests wait, and where");
+    free(msg);
+    json_decref(sj);
+    free(sum);
+    char *d1 = kevo__asprintf("%s/done/000001.json", bdir);
+    char *d9 = kevo__asprintf("%s/done/000099.json", bdir);
+    FILE *f = fopen(d1, "w");
+    fputs("{\"choices\": [", f);
+    fclose(f);
+    f = fopen(d9, "w");
+    fputs("{}", f);
+    fclose(f);
+    s = make_search(task, &sb, bad, run_bad, KEVO_SEARCH_RUN_RESUME);
+    is_int(kevo_search_run(s, &e), KEVO_OK, "resumed, it runs");
+    st = (kevo_search_stats){.size = sizeof st};
+    kevo_search_get_stats(s, &st);
+    is_int(st.stop, KEVO_STOP_WAITING, "and waits for its next request");
+    kevo_search_free(s);
+    char *fails = failures(run_bad);
+    like_str(fails, "done/000001.json is not JSON",
+             "the malformed reply fails its request, naming the file");
+    ok(!strstr(fails, "000099"), "the reply to no request fails nothing");
+    char *p100 = kevo__asprintf("%s/pending/000100.json", bdir);
+    ok(count_files(bdir, "pending", ".json") == 2 && exists(p100),
+       "the next request is 000100, after the largest number there");
+    free(p100);
+    free(fails);
+    free(d1);
+    free(d9);
+
+    free(sh.trace);
+    free(sf.trace);
+    free(sb.trace);
+    free(run_http);
+    free(run_files);
+    free(run_bad);
+    free(fdir);
+    free(bdir);
+    free(http);
+    free(files);
+    free(bad);
+    kevo_task_free(task);
+    loopback_stop(srv);
+    curl_global_cleanup();
+    return done_testing();
+}
