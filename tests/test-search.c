@@ -969,6 +969,33 @@ static void test_gated_win_kept(void)
        "after the resume the champion is the fittest passing child (%g, %g)", f,
        oc2.best_passing);
     kevo_search_free(s);
+
+    /* A checkpoint whose leaders were tampered with is refused, naming the
+     * entry, and nothing of the run is lost. */
+    json_t *bad = load_json(dir, "checkpoint.json");
+    json_t *first = json_array_get(json_object_get(bad, "leaders"), 0);
+    json_object_set_new(first, "fitness", json_string("fast"));
+    char *cpath = kevo__path_join(dir, "checkpoint.json");
+    if (!first || json_dump_file(bad, cpath, JSON_INDENT(1)) != 0)
+        bail_out("cannot write %s", cpath);
+    json_decref(bad);
+    s = NULL;
+    e = (kevo_error)KEVO__ERROR_INIT;
+    if (kevo_search_new(task, &s, &e) != KEVO_OK ||
+        kevo_search_set_score_fn(s, score_one_cell, &oc2, &e) != KEVO_OK ||
+        kevo_search_add_operator(s, "params", NULL, NULL, 1.0, &e) != KEVO_OK)
+        bail_out("cannot set up a search: %s", e.text);
+    is_int(kevo_search_open_run(s, dir, KEVO_SEARCH_RUN_RESUME, NULL, &e),
+           KEVO_EINVALID, "a malformed leader is refused");
+    like_str(e.text, "$.leaders[0]", "  the error names the entry: %s", e.text);
+    like_str(e.text, "\"fitness\"", "  and what it lacks");
+    kevo_search_free(s);
+    json_t *kept = json_load_file(cpath, 0, NULL);
+    ok(json_is_string(json_object_get(
+           json_array_get(json_object_get(kept, "leaders"), 0), "fitness")),
+       "  the checkpoint is left as it was");
+    json_decref(kept);
+    free(cpath);
     remove_tree(dir);
     free(dir);
     kevo_task_free(task);
