@@ -7,7 +7,9 @@
 # the next reply, in the order of the file names, and
 #   kevo search --no-params --llm CONFIG --set repair_turns=0
 #               --evals (replies + 1) examples/tasks/TASK.json
-# runs into OUT/TASK. Then it prints, per task, what became of each reply
+# runs into OUT/TASK (the task file is tests/data/hopper/TASK.json where
+# examples/tasks has none: gemm_bf16_tma, gemm_bf16 with the Hopper kernel
+# of tests/data/hopper as its seed, so the replies' parent is that kernel). Then it prints, per task, what became of each reply
 # (verdict, fitness, gate), the champion, the fittest child that passed
 # the gate, and whether RUN/llm holds a request and a reply file for
 # every model call; and it copies the first prompt kevo built into
@@ -53,9 +55,11 @@ for task in $tasks; do
              "timeout_s": 120}],
  "concurrency": 1, "reply_format": "whole"}
 JSON
+  taskfile=$srcdir/examples/tasks/$task.json
+  [ -f "$taskfile" ] || taskfile=$srcdir/tests/data/hopper/$task.json
   echo "== $task: $n replies from $dir"
   "$kevo" search --no-params --llm "$tmp/llm.json" --set repair_turns=0 \
-    --evals $((n + 1)) "$srcdir/examples/tasks/$task.json" -o "$out/$task" \
+    --evals $((n + 1)) "$taskfile" -o "$out/$task" \
     > "$out/$task.log" 2>&1
   rc=$?
   kill $server 2>/dev/null
@@ -63,8 +67,8 @@ JSON
   rm -rf "$tmp"
   tail -n 25 "$out/$task.log"
   echo "(kevo search exited $rc)"
-  python3 - "$out/$task" <<'PY' || status=1
-import glob, json, os, sys
+  python3 - "$out/$task" "$taskfile" <<'PY' || status=1
+import glob, json, os, re, sys
 
 run = sys.argv[1]
 events = []
@@ -119,7 +123,27 @@ if req:
         open(os.path.join(run, "prompt.txt"), "w").write(text)
     except Exception as x:
         print("could not read %s: %s" % (req[0], x))
-sys.exit(0 if ok and logged else 1)
+
+# A seed with tensor maps (kevo-blocks(5)): every child the replies made
+# must still declare them, whether the reply carried the launch block or
+# the parser restored the parent's.
+task = json.load(open(sys.argv[2]))
+seed = open(os.path.join(os.path.dirname(sys.argv[2]), task["seed"])).read()
+maps = re.findall(r"^[ */]*tensormap\s+(\w+)", seed, re.M)
+kept = True
+if maps:
+    kids = sorted(glob.glob(os.path.join(run, "candidates", "*.cu")))
+    lost = []
+    for path in kids:
+        src = open(path).read()
+        have = set(re.findall(r"^[ */]*tensormap\s+(\w+)", src, re.M))
+        if not set(maps) <= have:
+            lost.append(os.path.basename(path))
+    print("tensor maps %s: in %d of %d candidates%s" % (
+        ", ".join(maps), len(kids) - len(lost), len(kids),
+        "; lost in " + ", ".join(lost) if lost else ""))
+    kept = not lost and len(kids) > 0
+sys.exit(0 if ok and logged and kept else 1)
 PY
 done
 exit $status
