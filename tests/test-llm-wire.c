@@ -365,10 +365,22 @@ static void test_bad_settings(void)
          "KEVO_WIRE_UNSET (its \"headers\".\"X-A\") is not set"},
         {"\"api\": \"openai\", \"model\": \"a\", \"transport\": \"files\"",
          "\"transport\": \"files\" needs \"dir\""},
-        {"\"api\": \"openai\", \"model\": \"a\", \"transport\": \"batch\"",
-         "\"transport\" is \"batch\"; it must be \"http\" or \"files\""},
+        {"\"api\": \"openai\", \"model\": \"a\", \"transport\": \"mail\"",
+         "\"transport\" is \"mail\"; it must be \"http\", \"batch\" or "
+         "\"files\""},
         {"\"api\": \"openai\", \"model\": \"a\", \"dir\": \"d\"",
-         "\"dir\" is for \"transport\": \"files\" only"},
+         "\"dir\" is for \"transport\": \"files\" or \"batch\" only"},
+        {"\"api\": \"openai\", \"model\": \"a\", \"poll_interval_s\": 5",
+         "\"poll_interval_s\" is for \"transport\": \"batch\" only"},
+        {"\"api\": \"openai\", \"model\": \"a\", \"transport\": \"batch\", "
+         "\"stream\": true",
+         "\"stream\" must be false with \"transport\": \"batch\""},
+        {"\"api\": \"openai\", \"model\": \"a\", \"transport\": \"batch\", "
+         "\"batch_cost_factor\": -1",
+         "\"batch_cost_factor\" is -1, outside [0, 10]"},
+        {"\"api\": \"openai\", \"model\": \"a\", \"transport\": \"batch\", "
+         "\"batch_max_requests\": 0",
+         "\"batch_max_requests\" is 0, outside [1, 50000]"},
         {"\"api\": \"openai\", \"model\": \"a\", \"transport\": \"files\", "
          "\"dir\": \"d\", \"stream\": true",
          "\"stream\" must be false with \"transport\": \"files\""},
