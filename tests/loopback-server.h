@@ -109,6 +109,7 @@ typedef struct loopback_request {
     int status;      /* the status sent, 0 when none was */
     long input_tokens, output_tokens; /* the usage reported, 200s only */
     double received;                  /* seconds on the monotonic clock */
+    char *batch; /* a request of a batch: the batch's id, else NULL */
 } loopback_request;
 
 /* Starts a server. Returns NULL (with a message on stderr) on failure. */
@@ -146,6 +147,18 @@ char *loopback_header(const loopback_request *r, const char *name);
  * answered or dropped), and the number held now. */
 int loopback_max_active(loopback *lb);
 int loopback_active(loopback *lb);
+
+/* Batches created from now on take these comma-separated plans in order
+ * (replacing what is left of an earlier list), then "wait:0". A plan is
+ * words joined by "+": wait:N (the batch stays in progress for N GETs of
+ * it), expire:K or cancel:K (only its first K requests run; the others
+ * expire, or are cancelled), fail (OpenAI: the batch fails validation)
+ * and badline:L (result line L is cut in half). A marker
+ * [[kevo-batch:PLAN]] in a batch's first request overrides the list. */
+void loopback_batch_script(loopback *lb, const char *plans);
+
+/* Batches created so far. */
+size_t loopback_batches(loopback *lb);
 
 /* Forgets the requests recorded so far, the marker counts and the maximum
  * of held requests. */
