@@ -46,6 +46,8 @@ typedef struct breq {
     size_t body_len;
     double submitted;
     bool told_sent, told_waiting;
+    char *adopted; /* sent by an earlier engine: where it waits, else
+                      NULL */
     job *job;
 } breq;
 
@@ -133,9 +135,10 @@ static bool openai(const llm_batch *b)
     return b->cfg.api == LLM_API_OPENAI;
 }
 
-static void say(llm_batch *b, const char *fmt, ...) LLM_PRINTF(2, 3);
+static void say(llm_batch *b, bool warning, const char *fmt, ...)
+    LLM_PRINTF(3, 4);
 
-static void say(llm_batch *b, const char *fmt, ...)
+static void say(llm_batch *b, bool warning, const char *fmt, ...)
 {
     if (!b->cfg.say)
         return;
@@ -145,7 +148,7 @@ static void say(llm_batch *b, const char *fmt, ...)
     kevo__llm_buf_vprintf(&t, fmt, ap);
     va_end(ap);
     if (t.data && !t.failed)
-        b->cfg.say(b->cfg.say_ud, t.data);
+        b->cfg.say(b->cfg.say_ud, warning, t.data);
     kevo__llm_buf_free(&t);
 }
 
@@ -159,6 +162,7 @@ static void job_free(job *j)
     for (size_t i = 0; i < j->nreqs; i++) {
         free(j->reqs[i]->custom_id);
         free(j->reqs[i]->body);
+        free(j->reqs[i]->adopted);
         free(j->reqs[i]);
     }
     free(j->reqs);
@@ -285,6 +289,13 @@ static void end_req(llm_batch *b, breq *q, llm_outcome o, long status,
 {
     double elapsed = kevo__llm_now() - q->submitted;
     const char *bd = body ? body : "";
+    /* A request taken back has waited on its batch across a stop: so it
+     * says, just before it ends (the search then keeps its state at the
+     * next quiet moment). */
+    if (q->adopted && !q->told_waiting && q->cb.waiting && o != LLM_CANCELLED) {
+        q->told_waiting = true;
+        q->cb.waiting(q->cb.ud, q->adopted);
+    }
     if (q->cb.attempt) {
         llm_http_attempt a = {.number = 1,
                               .outcome = o,
@@ -309,6 +320,7 @@ static void end_req(llm_batch *b, breq *q, llm_outcome o, long status,
     q->cb.done(q->cb.ud, &r);
     free(q->custom_id);
     free(q->body);
+    free(q->adopted);
     free(q);
 }
 
@@ -433,8 +445,8 @@ static void save_state(llm_batch *b, job *j)
         return;
     char err[600];
     if (!j->number && !(j->number = claim_number(b))) {
-        say(b, "cannot record batch %s in %s: %s", j->id, b->cfg.state_dir,
-            strerror(errno));
+        say(b, true, "cannot record batch %s in %s: %s", j->id,
+            b->cfg.state_dir, strerror(errno));
         return;
     }
     bool ended = j->state == J_DONE;
@@ -443,7 +455,7 @@ static void save_state(llm_batch *b, job *j)
         !kevo__llm_files_write_atomic(rpath,
                                       j->results.data ? j->results.data : "",
                                       j->results.len, err, sizeof(err)))
-        say(b, "cannot keep the results of batch %s: %s", j->id, err);
+        say(b, true, "cannot keep the results of batch %s: %s", j->id, err);
     free(rpath);
     json_t *reqs = json_array();
     for (size_t i = 0; reqs && i < j->nentries; i++) {
@@ -467,7 +479,7 @@ static void save_state(llm_batch *b, job *j)
     if (!text || !path ||
         !kevo__llm_files_write_atomic(path, text, strlen(text), err,
                                       sizeof(err)))
-        say(b, "cannot record batch %s: %s", j->id,
+        say(b, true, "cannot record batch %s: %s", j->id,
             text && path ? err : "out of memory");
     free(path);
     free(text);
@@ -536,7 +548,8 @@ static void load_job(llm_batch *b, const char *name, uint64_t number)
             j->state = J_DONE;
         } else {
             /* The results are lost: read them from the vendor again. */
-            say(b, "batch %s: %s; its results are read again", j->id, why);
+            say(b, true, "batch %s: %s; its results are read again", j->id,
+                why);
         }
         free(text);
         free(rp);
@@ -587,6 +600,17 @@ static entry *find_entry(llm_batch *b, const llm_batch_request *req,
 /* ---- submission -------------------------------------------------------------
  */
 
+/* Where a request of j waits, in a few words, in a new string. */
+static char *where(const llm_batch *b, const job *j)
+{
+    llm_buf w = {0};
+    kevo__llm_buf_printf(&w, "the %s batch %s", kevo__llm_api_name(b->cfg.api),
+                         j->id ? j->id : "(not yet created)");
+    char *s = kevo__llm_buf_take(&w);
+    kevo__llm_buf_free(&w);
+    return s;
+}
+
 static job *gathering(llm_batch *b)
 {
     for (size_t k = 0; k < b->njobs; k++)
@@ -620,7 +644,7 @@ bool kevo__llm_batch_submit(llm_batch *b, const llm_batch_request *req,
     entry *en = find_entry(b, req, dg, &j);
     if (en) {
         if (!(q->custom_id = kevo__llm_strdup(en->custom_id)) ||
-            !job_push(j, q))
+            !(q->adopted = where(b, j)) || !job_push(j, q))
             goto nomem;
         en->adopted = true;
         if (j->state == J_POLL && !j->busy)
@@ -661,6 +685,7 @@ nomem:
     if (q) {
         free(q->custom_id);
         free(q->body);
+        free(q->adopted);
         free(q);
     }
     kevo__llm_errf(err, errlen, "out of memory");
@@ -940,7 +965,7 @@ static void call_failed(llm_batch *b, job *j, call_kind kind,
     if (kind == CALL_UPLOAD || kind == CALL_CREATE || refused) {
         end_all(b, j, r->outcome, r->status, r->body, text);
     } else {
-        say(b, "%s; looking again in %g s", text, b->cfg.poll_interval_s);
+        say(b, true, "%s; looking again in %g s", text, b->cfg.poll_interval_s);
         kevo__llm_buf_free(&j->results);
         j->results = (llm_buf){0};
         j->state = J_POLL;
@@ -982,8 +1007,8 @@ static void on_call(void *ud, const llm_http_result *r)
         }
         j->created = wall_now();
         b->created++;
-        say(b, "batch %s of %s: %zu request%s", j->id, b->cfg.model, j->nreqs,
-            j->nreqs == 1 ? "" : "s");
+        say(b, false, "batch %s of %s: %zu request%s", j->id, b->cfg.model,
+            j->nreqs, j->nreqs == 1 ? "" : "s");
         save_state(b, j);
         j->state = J_POLL;
         j->next_poll = kevo__llm_now() + b->cfg.poll_interval_s;
@@ -1302,11 +1327,9 @@ static void tell(llm_batch *b, job *j)
         }
         if (!q->told_waiting && waits && q->cb.waiting) {
             q->told_waiting = true;
-            llm_buf w = {0};
-            kevo__llm_buf_printf(&w, "the %s batch %s",
-                                 kevo__llm_api_name(b->cfg.api), j->id);
-            q->cb.waiting(q->cb.ud, w.data ? w.data : "a batch");
-            kevo__llm_buf_free(&w);
+            char *w = where(b, j);
+            q->cb.waiting(q->cb.ud, w ? w : "a batch");
+            free(w);
         }
     }
 }

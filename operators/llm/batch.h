@@ -51,9 +51,10 @@
 
 typedef struct llm_batch llm_batch;
 
-/* Called for what the engine has to say that is no request's outcome (a
- * batch created, a poll that failed and will be tried again). */
-typedef void (*llm_batch_say_fn)(void *ud, const char *text);
+/* Called for what the engine has to say that is no request's outcome: a
+ * batch created, or, as a warning, a look at a batch that failed and will
+ * be tried again, a batch that cannot be recorded. */
+typedef void (*llm_batch_say_fn)(void *ud, bool warning, const char *text);
 
 typedef struct llm_batch_config {
     llm_api api;
@@ -85,8 +86,10 @@ typedef struct llm_batch_config {
  * request's custom_id in it. Borrowed for the call. */
 typedef void (*llm_batch_sent_fn)(void *ud, const char *batch_id,
                                   const char *custom_id);
-/* The request's batch has run for wait_s: it waits on the vendor, where
- * names the batch in a few words. */
+/* The request's batch has run for wait_s, and the last look found it
+ * running: it waits on the vendor, where names the batch in a few words.
+ * A request taken back into an earlier engine's batch is told so just
+ * before it ends, if not before: it waited across the stop. */
 typedef void (*llm_batch_waiting_fn)(void *ud, const char *where);
 
 /* What one request is. Strings are copied. */

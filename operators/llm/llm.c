@@ -164,7 +164,6 @@ static uint64_t claim_json(llm_state *st, const char *suffix, json_t *value)
 
 static const kevo_operator_desc llm_desc;
 static void write_summary(llm_state *st);
-static void files_say(void *ud, const char *text);
 
 /* Opens the files of RUN/llm/ for the host's run directory, with the
  * instance's file first: at init when the host knows the directory then,
@@ -840,6 +839,11 @@ static void batch_waiting(void *ud, const char *where)
         where);
 }
 
+static void batch_say(void *ud, bool warning, const char *text)
+{
+    say((llm_state *)ud, warning ? KEVO_LOG_WARN : KEVO_LOG_INFO, "%s", text);
+}
+
 /* The batch engine of model mi, made at its first request (its state
  * directory is the model's dir, else RUN/llm/batches). NULL with a
  * reason in err. */
@@ -875,7 +879,7 @@ static llm_batch *batch_for(llm_state *st, size_t mi, const llm_wire_request *w,
         .backoff_max_s = st->cfg.backoff_max_s,
         .retry_after_max_s = st->cfg.retry_after_max_s,
         .state_dir = dir.data,
-        .say = files_say,
+        .say = batch_say,
         .say_ud = st,
     };
     st->batches[mi] = kevo__llm_batch_new(&bc, err, n);
