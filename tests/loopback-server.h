@@ -85,6 +85,25 @@
  *
  * Replies carry usage: input tokens = request body bytes / 4 + 1, output
  * tokens = bytes of text, reasoning and refusal / 4 + 1.
+ *
+ * The vendors' batch APIs (loopback-batch.c), checked and answered in
+ * their formats: OpenAI's files (POST .../files, multipart/form-data with
+ * purpose and file; GET .../files/ID and .../files/ID/content) and batches
+ * (POST .../batches over an uploaded JSONL of {custom_id, method, url,
+ * body}; GET .../batches/ID, validating, then in_progress, then
+ * completed, expired, cancelled or failed, with request_counts and the
+ * output and error files of {id, custom_id, response: {status_code,
+ * request_id, body}, error} lines; POST .../batches/ID/cancel), and
+ * Anthropic's message batches (POST .../messages/batches of {custom_id,
+ * params}; GET .../batches/ID, in_progress, canceling or ended, with
+ * request_counts and results_url; GET .../batches/ID/results, a JSONL of
+ * {custom_id, result: {type succeeded|errored|canceled|expired, message
+ * or error}}; POST .../cancel). Each request of a batch is answered, once
+ * the batch ends, as the interactive endpoint answers it (the behaviours
+ * above, by marker or script), and recorded with the batch's id. A batch
+ * ends at the first look (GET) unless its plan (loopback_batch_script())
+ * keeps it in progress, expires or cancels it, fails it or breaks a line
+ * of its results.
  */
 #ifndef KEVO_LOOPBACK_SERVER_H
 #define KEVO_LOOPBACK_SERVER_H
