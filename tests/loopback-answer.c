@@ -186,8 +186,7 @@ static char *revise_text(const char *user, const char *mode, size_t seq)
     return out;
 }
 
-/* The key a request sent, in a new string, or NULL. */
-static char *sent_key(const loopback_request *q)
+char *lb_sent_key(const loopback_request *q)
 {
     if (strcmp(q->api, "anthropic") == 0)
         return loopback_header(q, "x-api-key");
@@ -315,6 +314,8 @@ void lb_answer(loopback *lb, loopback_request *q, lb_reply *r)
     memset(r, 0, sizeof(*r));
     r->declared_len = -1;
     r->content_type = "application/json";
+    if (lb_batch_answer(lb, q, r))
+        goto done;
     if (strcmp(q->api, "") == 0) {
         q->behaviour = lb_dup("not_found");
         error_reply(r, "openai", 404, "not_found_error", "no such endpoint",
@@ -340,7 +341,7 @@ void lb_answer(loopback *lb, loopback_request *q, lb_reply *r)
     }
     q->model = lb_dup(json_string_value(json_object_get(root, "model")));
     q->stream = json_is_true(json_object_get(root, "stream"));
-    key = sent_key(q);
+    key = lb_sent_key(q);
     if (lb->expect_key && (!key || strcmp(key, lb->expect_key) != 0)) {
         q->behaviour = lb_dup("bad_key");
         error_reply(r, q->api, 401, "authentication_error", "invalid key",

@@ -25,6 +25,8 @@ typedef struct marker_count {
 } marker_count;
 
 struct conn;
+typedef struct lb_file lb_file;
+typedef struct lb_batch lb_batch;
 
 struct loopback {
     pthread_t thread;
@@ -47,6 +49,15 @@ struct loopback {
     loopback_request **recs;
     size_t nrecs, crecs, base;
     int active, max_active;
+
+    /* The batch APIs (loopback-batch.c): files, batches, and the plans
+     * of the batches to come. */
+    lb_file **files;
+    size_t nfiles;
+    lb_batch **batches;
+    size_t nbatches;
+    char **bplans;
+    size_t nbplans, bplan_pos;
 
     struct conn *conns[LB_MAX_CONNS];
     size_t nconns;
@@ -78,6 +89,23 @@ typedef struct lb_reply {
 /* Decides the answer to request q (its behaviour, status and usage are
  * recorded in q); called with lb->mu held. */
 void lb_answer(loopback *lb, loopback_request *q, lb_reply *r);
+
+/* Answers a request of the batch APIs (files, batches, message batches);
+ * false when q is not one. Called with lb->mu held. */
+bool lb_batch_answer(loopback *lb, loopback_request *q, lb_reply *r);
+
+/* Frees the batch APIs' files, batches and plans. */
+void lb_batches_free(loopback *lb);
+
+/* Replaces the list *items (*n of them, *pos the next to take) by the
+ * comma-separated items of text. */
+void lb_list_set(char ***items, size_t *n, size_t *pos, const char *text);
+
+/* Adds q to the requests recorded (taking it); lb->mu held. */
+void lb_record(loopback *lb, loopback_request *q);
+
+/* The key a request sent in its API's header, in a new string, or NULL. */
+char *lb_sent_key(const loopback_request *q);
 
 /* Appends a body piece (a copy of data[0..len)). */
 void lb_piece_add(lb_reply *r, const char *data, size_t len, double delay_s);

@@ -133,6 +133,7 @@ static void rec_free(loopback_request *r)
     free(r->api);
     free(r->model);
     free(r->behaviour);
+    free(r->batch);
     free(r);
 }
 
@@ -168,6 +169,7 @@ void loopback_stop(loopback *lb)
     for (size_t i = 0; i < lb->nmarkers; i++)
         free(lb->markers[i].key);
     free(lb->markers);
+    lb_batches_free(lb);
     for (size_t i = 0; i < lb->nrecs; i++)
         rec_free(lb->recs[i]);
     free(lb->recs);
@@ -203,20 +205,25 @@ void loopback_set_text(loopback *lb, const char *name, const char *text)
     pthread_mutex_unlock(&lb->mu);
 }
 
+void lb_list_set(char ***items, size_t *n, size_t *pos, const char *text)
+{
+    for (size_t i = 0; i < *n; i++)
+        free((*items)[i]);
+    *n = *pos = 0;
+    const char *p = text;
+    while (p && *p) {
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        *items = lb_realloc(*items, (*n + 1) * sizeof(char *));
+        (*items)[(*n)++] = lb_dupn(p, len);
+        p = c ? c + 1 : NULL;
+    }
+}
+
 void loopback_script(loopback *lb, const char *behaviours)
 {
     pthread_mutex_lock(&lb->mu);
-    for (size_t i = 0; i < lb->nscript; i++)
-        free(lb->script[i]);
-    lb->nscript = lb->script_pos = 0;
-    const char *p = behaviours;
-    while (p && *p) {
-        const char *c = strchr(p, ',');
-        size_t n = c ? (size_t)(c - p) : strlen(p);
-        lb->script = lb_realloc(lb->script, (lb->nscript + 1) * sizeof(char *));
-        lb->script[lb->nscript++] = lb_dupn(p, n);
-        p = c ? c + 1 : NULL;
-    }
+    lb_list_set(&lb->script, &lb->nscript, &lb->script_pos, behaviours);
     pthread_mutex_unlock(&lb->mu);
 }
 
@@ -290,6 +297,15 @@ void loopback_reset(loopback *lb)
     pthread_mutex_unlock(&lb->mu);
 }
 
+void lb_record(loopback *lb, loopback_request *q)
+{
+    if (lb->nrecs == lb->crecs) {
+        lb->crecs = lb->crecs ? 2 * lb->crecs : 64;
+        lb->recs = lb_realloc(lb->recs, lb->crecs * sizeof(*lb->recs));
+    }
+    lb->recs[lb->nrecs++] = q;
+}
+
 static const char *reason_phrase(int status)
 {
     switch (status) {
@@ -298,6 +314,7 @@ static const char *reason_phrase(int status)
     case 401: return "Unauthorized";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 409: return "Conflict";
     case 429: return "Too Many Requests";
     case 500: return "Internal Server Error";
     case 502: return "Bad Gateway";
@@ -444,11 +461,7 @@ static int take_request(loopback *lb, conn *c)
     lb_reply r;
     pthread_mutex_lock(&lb->mu);
     lb_answer(lb, q, &r);
-    if (lb->nrecs == lb->crecs) {
-        lb->crecs = lb->crecs ? 2 * lb->crecs : 64;
-        lb->recs = lb_realloc(lb->recs, lb->crecs * sizeof(*lb->recs));
-    }
-    lb->recs[lb->nrecs++] = q;
+    lb_record(lb, q);
     lb->active++;
     if (lb->active > lb->max_active)
         lb->max_active = lb->active;

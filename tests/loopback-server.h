@@ -85,6 +85,25 @@
  *
  * Replies carry usage: input tokens = request body bytes / 4 + 1, output
  * tokens = bytes of text, reasoning and refusal / 4 + 1.
+ *
+ * The vendors' batch APIs (loopback-batch.c), checked and answered in
+ * their formats: OpenAI's files (POST .../files, multipart/form-data with
+ * purpose and file; GET .../files/ID and .../files/ID/content) and batches
+ * (POST .../batches over an uploaded JSONL of {custom_id, method, url,
+ * body}; GET .../batches/ID, validating, then in_progress, then
+ * completed, expired, cancelled or failed, with request_counts and the
+ * output and error files of {id, custom_id, response: {status_code,
+ * request_id, body}, error} lines; POST .../batches/ID/cancel), and
+ * Anthropic's message batches (POST .../messages/batches of {custom_id,
+ * params}; GET .../batches/ID, in_progress, canceling or ended, with
+ * request_counts and results_url; GET .../batches/ID/results, a JSONL of
+ * {custom_id, result: {type succeeded|errored|canceled|expired, message
+ * or error}}; POST .../cancel). Each request of a batch is answered, once
+ * the batch ends, as the interactive endpoint answers it (the behaviours
+ * above, by marker or script), and recorded with the batch's id. A batch
+ * ends at the first look (GET) unless its plan (loopback_batch_script())
+ * keeps it in progress, expires or cancels it, fails it or breaks a line
+ * of its results.
  */
 #ifndef KEVO_LOOPBACK_SERVER_H
 #define KEVO_LOOPBACK_SERVER_H
@@ -109,6 +128,7 @@ typedef struct loopback_request {
     int status;      /* the status sent, 0 when none was */
     long input_tokens, output_tokens; /* the usage reported, 200s only */
     double received;                  /* seconds on the monotonic clock */
+    char *batch; /* a request of a batch: the batch's id, else NULL */
 } loopback_request;
 
 /* Starts a server. Returns NULL (with a message on stderr) on failure. */
@@ -146,6 +166,18 @@ char *loopback_header(const loopback_request *r, const char *name);
  * answered or dropped), and the number held now. */
 int loopback_max_active(loopback *lb);
 int loopback_active(loopback *lb);
+
+/* Batches created from now on take these comma-separated plans in order
+ * (replacing what is left of an earlier list), then "wait:0". A plan is
+ * words joined by "+": wait:N (the batch stays in progress for N GETs of
+ * it), expire:K or cancel:K (only its first K requests run; the others
+ * expire, or are cancelled), fail (OpenAI: the batch fails validation)
+ * and badline:L (result line L is cut in half). A marker
+ * [[kevo-batch:PLAN]] in a batch's first request overrides the list. */
+void loopback_batch_script(loopback *lb, const char *plans);
+
+/* Batches created so far. */
+size_t loopback_batches(loopback *lb);
 
 /* Forgets the requests recorded so far, the marker counts and the maximum
  * of held requests. */

@@ -16,8 +16,13 @@
 # the usage, the finish or stop reason, the reasoning or thinking, or the
 # exception it raised. That the SDKs read the server's replies as their
 # vendors' proves that the server the llm operator is tested against
-# speaks the real formats. Output: TAP.
+# speaks the real formats. The batch APIs too: OpenAI's files and batches
+# (client.files.create/retrieve/content, client.batches.create/retrieve/
+# cancel) and Anthropic's message batches (client.messages.batches.create/
+# retrieve/results/cancel), with their results, expired, cancelled and
+# failed batches, and errors of single requests. Output: TAP.
 import itertools
+import json
 import signal
 import subprocess
 import sys
@@ -388,6 +393,151 @@ check(r.finish is None and r.usage is None and r.text == DEFAULT,
 m, ev = an_ask("nodone", True)
 check(m.stop_reason is None and "message_stop" not in ev,
       "anthropic nodone: no stop_reason, no message_stop", (m.stop_reason, ev))
+
+# ---- batch APIs --------------------------------------------------------------
+# The requests of a batch are answered as the interactive endpoints answer
+# them (a marker gives each its behaviour); a marker [[kevo-batch:PLAN]] in
+# the first request gives the batch its plan (loopback-server.h).
+def oa_line(cid, behaviour, plan=None, url="/v1/chat/completions"):
+    content = marker(behaviour)
+    if plan:
+        content += " [[kevo-batch:%s]]" % plan
+    return {"custom_id": cid, "method": "POST", "url": url,
+            "body": {"model": "gpt-4o-mini", "max_tokens": 64,
+                     "messages": [{"role": "user", "content": content}]}}
+
+
+def oa_batch(lines):
+    data = "".join(json.dumps(x) + "\n" for x in lines).encode()
+    f = oa.files.create(file=("requests.jsonl", data), purpose="batch")
+    b = oa.batches.create(input_file_id=f.id, endpoint="/v1/chat/completions",
+                          completion_window="24h")
+    return data, f, b
+
+
+def oa_lines(file_id):
+    text = oa.files.content(file_id).text
+    return [json.loads(x) for x in text.splitlines() if x.strip()]
+
+
+data, f, b = oa_batch([oa_line("a", "ok", "wait:1"), oa_line("b", "400"),
+                       oa_line("c", "ok")])
+check(f.purpose == "batch" and f.bytes == len(data) and
+      f.filename == "requests.jsonl" and f.id.startswith("file-"),
+      "openai files.create: a batch input file", f)
+g = oa.files.retrieve(f.id)
+check(g.id == f.id and g.bytes == len(data), "openai files.retrieve", g)
+check(oa.files.content(f.id).content == data,
+      "openai files.content: the bytes uploaded", "")
+check(b.status == "validating" and b.request_counts.total == 3 and
+      b.endpoint == "/v1/chat/completions" and b.input_file_id == f.id and
+      b.completion_window == "24h",
+      "openai batches.create: validating, 3 requests", b)
+b = oa.batches.retrieve(b.id)
+check(b.status == "in_progress" and b.output_file_id is None,
+      "openai batches.retrieve: in progress for the polls of its plan", b)
+b = oa.batches.retrieve(b.id)
+check(b.status == "completed" and b.request_counts.completed == 2 and
+      b.request_counts.failed == 1 and b.output_file_id and b.error_file_id,
+      "openai batches.retrieve: completed, 2 done and 1 failed", b)
+out = oa_lines(b.output_file_id)
+check([x["custom_id"] for x in out] == ["a", "c"] and
+      all(x["response"]["status_code"] == 200 and x["error"] is None
+          for x in out),
+      "openai output file: the requests that succeeded", out)
+cc = openai.types.chat.ChatCompletion.model_validate(out[0]["response"]["body"])
+check(cc.choices[0].message.content == DEFAULT and cc.usage.prompt_tokens > 0,
+      "openai output file: each body a chat completion", cc)
+err = oa_lines(b.error_file_id)
+check(len(err) == 1 and err[0]["custom_id"] == "b" and
+      err[0]["response"]["status_code"] == 400 and
+      err[0]["response"]["body"]["error"]["type"] == "invalid_request_error",
+      "openai error file: the request answered 400, with its error body", err)
+
+_, _, b = oa_batch([oa_line("a", "ok", "expire:1"), oa_line("b", "ok")])
+b = oa.batches.retrieve(b.id)
+err = oa_lines(b.error_file_id) if b.error_file_id else []
+check(b.status == "expired" and len(oa_lines(b.output_file_id)) == 1 and
+      len(err) == 1 and err[0]["response"] is None and
+      err[0]["error"]["code"] == "batch_expired",
+      "openai expired: one result, one batch_expired error", (b, err))
+
+_, _, b = oa_batch([oa_line("a", "ok", "wait:5"), oa_line("b", "ok")])
+c = oa.batches.cancel(b.id)
+check(c.status == "cancelling" and c.cancelling_at,
+      "openai batches.cancel: cancelling", c)
+b = oa.batches.retrieve(b.id)
+err = oa_lines(b.error_file_id) if b.error_file_id else []
+check(b.status == "cancelled" and b.output_file_id is None and
+      [x["error"]["code"] for x in err] == ["batch_cancelled"] * 2,
+      "openai cancelled: each request batch_cancelled", (b, err))
+e = raises(lambda: oa.batches.cancel(b.id), openai.APIStatusError)
+check(isinstance(e, openai.APIStatusError) and e.status_code == 409,
+      "openai batches.cancel of an ended batch: 409", e)
+
+_, _, b = oa_batch([oa_line("a", "ok", url="/v1/embeddings")])
+b = oa.batches.retrieve(b.id)
+check(b.status == "failed" and b.errors.data[0].line == 1 and
+      "endpoint" in b.errors.data[0].message,
+      "openai failed: a line for another endpoint, named by its line", b)
+e = raises(lambda: oa.batches.retrieve("batch_nothing"), openai.NotFoundError)
+check(isinstance(e, openai.NotFoundError),
+      "openai batches.retrieve of no batch: 404", e)
+
+
+def an_req(cid, behaviour, plan=None):
+    content = marker(behaviour)
+    if plan:
+        content += " [[kevo-batch:%s]]" % plan
+    return {"custom_id": cid,
+            "params": {"model": "claude-sonnet-4-5", "max_tokens": 64,
+                       "messages": [{"role": "user", "content": content}]}}
+
+
+mb = an.messages.batches.create(requests=[an_req("a", "ok", "wait:1"),
+                                          an_req("b", "400"),
+                                          an_req("c", "ok")])
+check(mb.type == "message_batch" and mb.processing_status == "in_progress"
+      and mb.request_counts.processing == 3 and mb.results_url is None,
+      "anthropic messages.batches.create: in progress, 3 processing", mb)
+mb = an.messages.batches.retrieve(mb.id)
+check(mb.processing_status == "in_progress",
+      "anthropic messages.batches.retrieve: in progress for its plan", mb)
+mb = an.messages.batches.retrieve(mb.id)
+check(mb.processing_status == "ended" and mb.ended_at and mb.results_url and
+      mb.request_counts.succeeded == 2 and mb.request_counts.errored == 1,
+      "anthropic messages.batches.retrieve: ended, 2 succeeded, 1 errored",
+      mb)
+res = {x.custom_id: x.result for x in an.messages.batches.results(mb.id)}
+check(res["a"].type == "succeeded" and
+      res["a"].message.content[0].text == DEFAULT and
+      res["a"].message.usage.input_tokens > 0,
+      "anthropic messages.batches.results: a message", res.get("a"))
+check(res["b"].type == "errored" and
+      res["b"].error.error.type == "invalid_request_error",
+      "anthropic messages.batches.results: the error of one", res.get("b"))
+
+mb = an.messages.batches.create(requests=[an_req("a", "ok", "expire:1"),
+                                          an_req("b", "ok")])
+mb = an.messages.batches.retrieve(mb.id)
+res = [x.result.type for x in an.messages.batches.results(mb.id)]
+check(res == ["succeeded", "expired"] and mb.request_counts.expired == 1,
+      "anthropic expired: one result, one expired", (res, mb))
+
+mb = an.messages.batches.create(requests=[an_req("a", "ok", "wait:5"),
+                                          an_req("b", "ok")])
+c = an.messages.batches.cancel(mb.id)
+check(c.processing_status == "canceling" and c.cancel_initiated_at,
+      "anthropic messages.batches.cancel: canceling", c)
+mb = an.messages.batches.retrieve(mb.id)
+res = [x.result.type for x in an.messages.batches.results(mb.id)]
+check(mb.processing_status == "ended" and res == ["canceled", "canceled"] and
+      mb.request_counts.canceled == 2,
+      "anthropic canceled: each request canceled", (res, mb))
+e = raises(lambda: an.messages.batches.create(
+    requests=[an_req("not ok!", "ok")]), anthropic.BadRequestError)
+check(isinstance(e, anthropic.BadRequestError),
+      "anthropic a custom_id outside [a-zA-Z0-9_-]: 400", e)
 
 proc.send_signal(signal.SIGTERM)
 try:

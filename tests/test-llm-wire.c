@@ -365,10 +365,22 @@ static void test_bad_settings(void)
          "KEVO_WIRE_UNSET (its \"headers\".\"X-A\") is not set"},
         {"\"api\": \"openai\", \"model\": \"a\", \"transport\": \"files\"",
          "\"transport\": \"files\" needs \"dir\""},
-        {"\"api\": \"openai\", \"model\": \"a\", \"transport\": \"batch\"",
-         "\"transport\" is \"batch\"; it must be \"http\" or \"files\""},
+        {"\"api\": \"openai\", \"model\": \"a\", \"transport\": \"mail\"",
+         "\"transport\" is \"mail\"; it must be \"http\", \"batch\" or "
+         "\"files\""},
         {"\"api\": \"openai\", \"model\": \"a\", \"dir\": \"d\"",
-         "\"dir\" is for \"transport\": \"files\" only"},
+         "\"dir\" is for \"transport\": \"files\" or \"batch\" only"},
+        {"\"api\": \"openai\", \"model\": \"a\", \"poll_interval_s\": 5",
+         "\"poll_interval_s\" is for \"transport\": \"batch\" only"},
+        {"\"api\": \"openai\", \"model\": \"a\", \"transport\": \"batch\", "
+         "\"stream\": true",
+         "\"stream\" must be false with \"transport\": \"batch\""},
+        {"\"api\": \"openai\", \"model\": \"a\", \"transport\": \"batch\", "
+         "\"batch_cost_factor\": -1",
+         "\"batch_cost_factor\" is -1, outside [0, 10]"},
+        {"\"api\": \"openai\", \"model\": \"a\", \"transport\": \"batch\", "
+         "\"batch_max_requests\": 0",
+         "\"batch_max_requests\" is 0, outside [1, 50000]"},
         {"\"api\": \"openai\", \"model\": \"a\", \"transport\": \"files\", "
          "\"dir\": \"d\", \"stream\": true",
          "\"stream\" must be false with \"transport\": \"files\""},
@@ -390,6 +402,31 @@ static void test_bad_settings(void)
     ok(cfg.models[0].files && strcmp(cfg.models[0].dir, "/tmp/q") == 0 &&
            !cfg.models[0].stream,
        "with its directory, not streamed by default");
+    kevo__llm_config_free(&cfg);
+    ok(one_model("\"api\": \"openai\", \"model\": \"a\", \"transport\": "
+                 "\"batch\"",
+                 &cfg, err, sizeof(err)),
+       "the batch transport: %s", err);
+    const llm_model *bm = &cfg.models[0];
+    ok(bm->batch && !bm->files && !bm->stream && !bm->dir &&
+           bm->batch_max_requests == 1000 && bm->batch_gather_s == 0 &&
+           bm->poll_interval_s == 30 && bm->batch_wait_s == 600 &&
+           bm->batch_cost_factor == 0.5,
+       "not streamed; 1000 requests a batch, sent at once, looked at every "
+       "30 s, waiting after 600 s, at half price by default");
+    kevo__llm_config_free(&cfg);
+    ok(one_model("\"api\": \"anthropic\", \"model\": \"a\", "
+                 "\"transport\": \"batch\", \"dir\": \"/tmp/b\", "
+                 "\"batch_max_requests\": 20, \"batch_gather_s\": 5, "
+                 "\"poll_interval_s\": 0.5, \"batch_wait_s\": 0, "
+                 "\"batch_cost_factor\": 1",
+                 &cfg, err, sizeof(err)),
+       "the batch transport's settings: %s", err);
+    bm = &cfg.models[0];
+    ok(strcmp(bm->dir, "/tmp/b") == 0 && bm->batch_max_requests == 20 &&
+           bm->batch_gather_s == 5 && bm->poll_interval_s == 0.5 &&
+           bm->batch_wait_s == 0 && bm->batch_cost_factor == 1,
+       "are taken");
     kevo__llm_config_free(&cfg);
     char *p = kevo__llm_files_url_path("https://api.x.com/v1/messages?a=1");
     is_str(p, "/v1/messages?a=1", "a sidecar's path keeps the query");

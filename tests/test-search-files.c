@@ -25,92 +25,16 @@
 #include <unistd.h>
 
 #include "core/kevo_private.h"
+#include "llm_search.h"
 #include "loopback-server.h"
 #include "tap.h"
 
 static loopback *srv;
 
-/* What the scoring function saw, in order: "fitness source-hash" lines. */
-typedef struct scorer {
-    char *trace;
-    size_t len;
-    unsigned calls;
-} scorer;
-
-static uint64_t fnv(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-/* A fitness from the source alone: the same child scores the same. */
-static kevo_status score(const kevo_task *task, const kevo_candidate *c,
-                         double *fitness, double *desc, void *user,
-                         kevo_error *err)
-{
-    (void)task;
-    (void)err;
-    scorer *sc = user;
-    uint64_t h = fnv(kevo_candidate_source(c));
-    *fitness = 0.1 + (double)(h % 800) / 1000.0;
-    desc[0] = 0;
-    desc[1] = 256;
-    char *line =
-        kevo__asprintf("%.3f %016llx\n", *fitness, (unsigned long long)h);
-    size_t n = strlen(line);
-    sc->trace = realloc(sc->trace, sc->len + n + 1);
-    memcpy(sc->trace + sc->len, line, n + 1);
-    sc->len += n;
-    sc->calls++;
-    free(line);
-    return KEVO_OK;
-}
-
-static char *slurp(const char *dir, const char *name)
-{
-    char *path = kevo__asprintf("%s/%s/%s", tap_srcdir(), dir, name);
-    char *text = NULL;
-    size_t len;
-    if (kevo__read_file(path, true, &text, &len, NULL) != KEVO_OK)
-        bail_out("cannot read %s", path);
-    free(path);
-    return text;
-}
-
-static kevo_search *make_search(const kevo_task *task, scorer *sc,
-                                const char *models, const char *run,
-                                unsigned flags)
-{
-    kevo_search *s = NULL;
-    kevo_error e = KEVO__ERROR_INIT;
-    if (kevo_search_new(task, &s, &e) != KEVO_OK ||
-        kevo_search_set_score_fn(s, score, sc, &e) != KEVO_OK ||
-        kevo_search_set_int(s, KEVO_SEARCH_MAX_EVALS, 6, &e) != KEVO_OK ||
-        kevo_search_set_int(s, KEVO_SEARCH_DEPTH, 1, &e) != KEVO_OK ||
-        kevo_search_set_int(s, KEVO_SEARCH_SEED, 7, &e) != KEVO_OK ||
-        kevo_search_set_int(s, KEVO_SEARCH_INSPIRATIONS, 0, &e) != KEVO_OK ||
-        kevo_search_add_operator(s, "llm", NULL, models, 1.0, &e) != KEVO_OK)
-        bail_out("cannot set up a search: %s", e.text);
-    kevo_promptpool_set(kevo_search_prompts(s), KEVO_PROMPTPOOL_REVISE_EVERY, 0,
-                        NULL);
-    if (kevo_search_open_run(s, run, flags, "test-search-files", &e) != KEVO_OK)
-        bail_out("run directory %s: %s", run, e.text);
-    return s;
-}
-
 static size_t on_body(char *p, size_t size, size_t n, void *ud)
 {
     FILE *f = ud;
     return fwrite(p, size, n, f);
-}
-
-/* Whether path exists. */
-static bool exists(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0;
 }
 
 /* Answers every request of dir/pending without a reply, as another program
@@ -136,7 +60,7 @@ static size_t relay(const char *dir)
         const char *path = json_string_value(json_object_get(m, "path"));
         char *body = NULL;
         size_t len = 0;
-        if (!exists(done) && path &&
+        if (!llm_search_exists(done) && path &&
             kevo__read_file(req, false, &body, &len, NULL) == KEVO_OK) {
             char *url = kevo__asprintf("%s%s", loopback_url(srv), path);
             FILE *out = fopen(tmp, "wb");
@@ -190,55 +114,6 @@ static size_t count_files(const char *dir, const char *sub, const char *tail)
     return n;
 }
 
-/* The texts of the failure events of run's events.jsonl, joined. */
-static char *failures(const char *run)
-{
-    char *path = kevo__path_join(run, "events.jsonl");
-    FILE *f = fopen(path, "r");
-    char line[65536];
-    char *all = strdup("");
-    while (f && fgets(line, sizeof line, f)) {
-        json_t *ev = json_loads(line, 0, NULL);
-        const char *t = json_string_value(json_object_get(ev, "type"));
-        if (t && strcmp(t, "failure") == 0) {
-            const char *r = json_string_value(json_object_get(ev, "reason"));
-            char *more = kevo__asprintf("%s%s\n", all, r ? r : "");
-            free(all);
-            all = more;
-        }
-        json_decref(ev);
-    }
-    if (f)
-        fclose(f);
-    free(path);
-    return all;
-}
-
-/* text without its lines that name the run directory. */
-static char *strip_run(char *text)
-{
-    char *w = text;
-    for (char *l = text; *l;) {
-        char *nl = strchr(l, '\n');
-        size_t n = nl ? (size_t)(nl - l + 1) : strlen(l);
-        bool named = false;
-        for (size_t i = 0; i + 9 < n && !named; i++)
-            named = strncmp(l + i, "/run-http", 9) == 0 ||
-                    strncmp(l + i, "/run-file", 9) == 0;
-        if (!named) {
-            memmove(w, l, n);
-            w += n;
-        }
-        l += n;
-    }
-    *w = '\0';
-    return text;
-}
-
-static const char *const kernels[] = {"saxpy-float4.cu", "saxpy-gridstride.cu",
-                                      "saxpy-shared.cu", "saxpy-warp.cu",
-                                      "saxpy-onethread.cu"};
-
 static void set_script(void)
 {
     loopback_reset(srv);
@@ -255,20 +130,8 @@ int main(void)
     srv = loopback_start();
     if (!srv)
         bail_out("the loopback server did not start");
-    for (size_t i = 0; i < 5; i++) {
-        char *k = slurp("tests/data/llm-variants", kernels[i]);
-        char *t = kevo__asprintf("Here it is.\n\n```cuda\n%s```\n", k);
-        char name[8];
-        snprintf(name, sizeof name, "k%zu", i);
-        loopback_set_text(srv, name, t);
-        free(k);
-        free(t);
-    }
-    char *path = kevo__asprintf("%s/examples/tasks/saxpy.json", tap_srcdir());
-    kevo_task *task = NULL;
-    if (kevo_task_load(path, &task, NULL) != KEVO_OK)
-        bail_out("cannot load %s", path);
-    free(path);
+    llm_search_texts(srv);
+    kevo_task *task = llm_search_task();
     char tmpl[] = "/tmp/kevo-test-search-files-XXXXXX";
     char *dir = mkdtemp(tmpl);
     if (!dir)
@@ -282,8 +145,8 @@ int main(void)
         "\"%s/v1\", \"stream\": false}], \"max_retries\": 0}",
         loopback_url(srv));
     set_script();
-    scorer sh = {0};
-    kevo_search *s = make_search(task, &sh, http, run_http, 0);
+    llm_scorer sh = {0};
+    kevo_search *s = llm_search_new(task, &sh, http, run_http, 0, 6, 1);
     is_int(kevo_search_run(s, &e), KEVO_OK, "the search over HTTP runs");
     kevo_search_stats st = {.size = sizeof st};
     kevo_search_get_stats(s, &st);
@@ -302,12 +165,12 @@ int main(void)
         "\"max_retries\": 0}",
         loopback_url(srv), fdir);
     set_script();
-    scorer sf = {0};
+    llm_scorer sf = {0};
     unsigned waits = 0, runs = 0;
     bool rewritten = false;
     for (;;) {
-        s = make_search(task, &sf, files, run_files,
-                        runs ? KEVO_SEARCH_RUN_RESUME : 0);
+        s = llm_search_new(task, &sf, files, run_files,
+                           runs ? KEVO_SEARCH_RUN_RESUME : 0, 6, 1);
         runs++;
         e = (kevo_error)KEVO__ERROR_INIT;
         kevo_status rc = kevo_search_run(s, &e);
@@ -328,7 +191,7 @@ int main(void)
         if (pending != done + 1)
             rewritten = true;
         char *cp = kevo__path_join(run_files, "checkpoint.json");
-        if (!exists(cp))
+        if (!llm_search_exists(cp))
             rewritten = true;
         free(cp);
         if (relay(fdir) != 1)
@@ -348,19 +211,7 @@ int main(void)
            "the same children, scored the same, in the same order");
     ok(st.best_fitness == http_best, "the same best fitness (%g, %g)",
        st.best_fitness, http_best);
-    char *best_http = NULL, *best_files = NULL;
-    size_t len;
-    char *p1 = kevo__path_join(run_http, "best.cu");
-    char *p2 = kevo__path_join(run_files, "best.cu");
-    kevo__read_file(p1, false, &best_http, &len, NULL);
-    kevo__read_file(p2, false, &best_files, &len, NULL);
-    ok(best_http && best_files &&
-           strcmp(strip_run(best_http), strip_run(best_files)) == 0,
-       "the same champion");
-    free(p1);
-    free(p2);
-    free(best_http);
-    free(best_files);
+    ok(llm_search_same_best(run_http, run_files), "the same champion");
 
     /* A done file that is not JSON, and one for a number never written. */
     char *run_bad = kevo__path_join(dir, "run-bad");
@@ -370,8 +221,8 @@ int main(void)
                        "\"transport\": \"files\", \"dir\": \"%s\"}]}",
                        bdir);
     set_script();
-    scorer sb = {0};
-    s = make_search(task, &sb, bad, run_bad, 0);
+    llm_scorer sb = {0};
+    s = llm_search_new(task, &sb, bad, run_bad, 0, 6, 1);
     is_int(kevo_search_run(s, &e), KEVO_OK, "a search through files runs");
     st = (kevo_search_stats){.size = sizeof st};
     kevo_search_get_stats(s, &st);
@@ -397,18 +248,18 @@ int main(void)
     f = fopen(d9, "w");
     fputs("{}", f);
     fclose(f);
-    s = make_search(task, &sb, bad, run_bad, KEVO_SEARCH_RUN_RESUME);
+    s = llm_search_new(task, &sb, bad, run_bad, KEVO_SEARCH_RUN_RESUME, 6, 1);
     is_int(kevo_search_run(s, &e), KEVO_OK, "resumed, it runs");
     st = (kevo_search_stats){.size = sizeof st};
     kevo_search_get_stats(s, &st);
     is_int(st.stop, KEVO_STOP_WAITING, "and waits for its next request");
     kevo_search_free(s);
-    char *fails = failures(run_bad);
+    char *fails = llm_search_failures(run_bad);
     like_str(fails, "done/000001.json is not JSON",
              "the malformed reply fails its request, naming the file");
     ok(!strstr(fails, "000099"), "the reply to no request fails nothing");
     char *p100 = kevo__asprintf("%s/pending/000100.json", bdir);
-    ok(count_files(bdir, "pending", ".json") == 2 && exists(p100),
+    ok(count_files(bdir, "pending", ".json") == 2 && llm_search_exists(p100),
        "the next request is 000100, after the largest number there");
     free(p100);
     free(fails);

@@ -146,9 +146,8 @@ void kevo__llm_files_free(llm_files *f)
     free(f);
 }
 
-/* Writes len bytes as path, through path.tmp and a rename. */
-static bool write_atomic(const char *path, const char *data, size_t len,
-                         char *err, size_t n)
+bool kevo__llm_files_write_atomic(const char *path, const char *data,
+                                  size_t len, char *err, size_t n)
 {
     char tmp[4200];
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -168,9 +167,6 @@ static bool write_atomic(const char *path, const char *data, size_t len,
     }
     return true;
 }
-
-static char *read_whole(const char *path, size_t max, size_t *len, char *err,
-                        size_t n);
 
 /* Reads the sidecars of the numbers below the first this engine writes,
  * once. A sidecar that does not parse is skipped. */
@@ -225,8 +221,8 @@ static uint64_t adopt(llm_files *f, const llm_files_request *req)
         size_t len = 0;
         snprintf(path, sizeof(path), "%s/pending/%06" PRIu64 ".json", f->dir,
                  o->number);
-        char *body =
-            read_whole(path, req->body_len + 1, &len, why, sizeof(why));
+        char *body = kevo__llm_files_read_whole(path, req->body_len + 1, &len,
+                                                why, sizeof(why));
         bool same =
             body && len == req->body_len && memcmp(body, req->body, len) == 0;
         free(body);
@@ -290,10 +286,11 @@ bool kevo__llm_files_submit(llm_files *f, const llm_files_request *req,
         goto nomem;
     snprintf(path, sizeof(path), "%s/pending/%06" PRIu64 ".meta.json", f->dir,
              num);
-    if (!write_atomic(path, meta, strlen(meta), err, errlen))
+    if (!kevo__llm_files_write_atomic(path, meta, strlen(meta), err, errlen))
         goto done;
     snprintf(path, sizeof(path), "%s/pending/%06" PRIu64 ".json", f->dir, num);
-    if (!write_atomic(path, req->body, req->body_len, err, errlen))
+    if (!kevo__llm_files_write_atomic(path, req->body, req->body_len, err,
+                                      errlen))
         goto done;
     f->next = num + 1;
     f->reqs[f->nreqs++] = (files_req){
@@ -309,9 +306,8 @@ done:
     return ok;
 }
 
-/* Reads path whole, up to max bytes. Returns NULL with a reason. */
-static char *read_whole(const char *path, size_t max, size_t *len, char *err,
-                        size_t n)
+char *kevo__llm_files_read_whole(const char *path, size_t max, size_t *len,
+                                 char *err, size_t n)
 {
     FILE *fp = fopen(path, "rb");
     if (!fp) {
@@ -352,7 +348,8 @@ static void finish(llm_files *f, const files_req *r, const char *path)
     size_t len = 0;
     llm_outcome o = LLM_OK;
     json_t *root = NULL;
-    char *body = read_whole(path, f->max_reply_bytes, &len, why, sizeof(why));
+    char *body = kevo__llm_files_read_whole(path, f->max_reply_bytes, &len, why,
+                                            sizeof(why));
     if (!body) {
         o = strstr(why, " bytes") ? LLM_TOO_LARGE : LLM_TRANSPORT;
     } else {

@@ -81,4 +81,14 @@ const char *kevo__llm_files_dir(const llm_files *f);
  * none), as a new string; NULL when out of memory. */
 char *kevo__llm_files_url_path(const char *url);
 
+/* Writes len bytes as path, through path.tmp, an fsync and a rename.
+ * Returns false with a reason in err. */
+bool kevo__llm_files_write_atomic(const char *path, const char *data,
+                                  size_t len, char *err, size_t n);
+
+/* Reads path whole, up to max bytes, into a new string (*len its length).
+ * Returns NULL with a reason in err ("... is over N bytes" past max). */
+char *kevo__llm_files_read_whole(const char *path, size_t max, size_t *len,
+                                 char *err, size_t n);
+
 #endif

@@ -38,6 +38,7 @@ struct job {
     llm_http *h;
     char *url;
     struct curl_slist *headers;
+    bool get;
     char *body;
     size_t body_len;
     double timeout_s;
@@ -242,6 +243,7 @@ bool kevo__llm_http_submit(llm_http *h, const llm_http_request *req, char *err,
     if (!j->url || !j->body)
         goto nomem;
     j->body_len = req->body_len;
+    j->get = req->get;
     for (size_t i = 0; i < req->nheaders; i++) {
         struct curl_slist *l = curl_slist_append(j->headers, req->headers[i]);
         if (!l)
@@ -257,6 +259,7 @@ bool kevo__llm_http_submit(llm_http *h, const llm_http_request *req, char *err,
     j->idle_timeout_s = req->idle_timeout_s;
     j->rx.sink = req->sink;
     j->rx.validate = req->validate;
+    j->rx.raw = req->raw;
     j->rx.ud = req->ud;
     j->rx.max_reply_bytes = h->cfg.max_reply_bytes;
     j->attempt_cb = req->attempt;
@@ -322,9 +325,13 @@ static CURLcode easy_setup(job *j)
     SET(CURLOPT_URL, j->url);
     SET(CURLOPT_NOSIGNAL, 1L);
     SET(CURLOPT_NOPROGRESS, 1L);
-    SET(CURLOPT_POST, 1L);
-    SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->body_len);
-    SET(CURLOPT_POSTFIELDS, j->body);
+    if (j->get) {
+        SET(CURLOPT_HTTPGET, 1L);
+    } else {
+        SET(CURLOPT_POST, 1L);
+        SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->body_len);
+        SET(CURLOPT_POSTFIELDS, j->body);
+    }
     SET(CURLOPT_HTTPHEADER, j->headers);
     /* 0: no total limit (a stream has its idle limit instead). */
     SET(CURLOPT_TIMEOUT_MS, j->timeout_s > 0 ? to_ms(j->timeout_s) : 0L);

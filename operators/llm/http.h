@@ -13,6 +13,9 @@
  * connection has TCP keepalive on, so that a long wait for a reply is not
  * dropped by a middlebox that closes idle connections.
  *
+ * A request may also be a GET, and its 2xx body may be taken as it is
+ * rather than as JSON (the vendors' batch APIs: llm/batch.h).
+ *
  * The engine is single-threaded: everything happens inside
  * kevo__llm_http_poll(), which calls the request's callbacks. It never
  * writes anything anywhere; failure texts it builds may quote a server's
@@ -158,8 +161,12 @@ typedef struct llm_http_request {
     const char *url;
     const char *const *headers; /* "Name: value" lines */
     size_t nheaders;
+    bool get;         /* a GET without a body; else a POST of body */
     const char *body; /* the POST body */
     size_t body_len;
+    /* A 2xx body is taken as it is (the result's json is NULL): a JSONL
+     * file, say; else it must be JSON that validates. */
+    bool raw;
     double timeout_s;              /* the attempt's total time limit; 0: none */
     double idle_timeout_s;         /* no byte for this long ends it; 0: none */
     const llm_http_sink *sink;     /* for event streams; may be NULL */

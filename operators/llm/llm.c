@@ -21,6 +21,7 @@
 
 #include <kevo/operator.h>
 
+#include "batch.h"
 #include "buf.h"
 #include "files.h"
 #include "http.h"
@@ -81,6 +82,9 @@ struct llm_state {
      * use it (files[i] serves the models whose dir is its). */
     llm_files **files;
     size_t nfiles;
+    /* The batch transport's engines, one per model that uses it (NULL
+     * until its first request). */
+    llm_batch **batches;
     /* Every model's key, as it is and as JSON escapes it where that
      * differs (the escaped copies are owned, in escaped[]). */
     const char **secrets;
@@ -640,8 +644,11 @@ static void count_usage(llm_call *c, uint64_t in, uint64_t out, bool estimated)
     const llm_model *m = &st->cfg.models[c->model];
     st->input_tokens += in;
     st->output_tokens += out;
-    double cost = (double)in * m->input_cost_per_mtok / 1e6 +
-                  (double)out * m->output_cost_per_mtok / 1e6;
+    /* A batch is billed at its own price (half, unless set). */
+    double price = m->batch ? m->batch_cost_factor : 1.0;
+    double cost = ((double)in * m->input_cost_per_mtok / 1e6 +
+                   (double)out * m->output_cost_per_mtok / 1e6) *
+                  price;
     st->cost += cost;
     st->api->report_usage(st->ctx, in, out, cost);
     json_t *u = json_pack("{s:I, s:I, s:f}", "input_tokens", (json_int_t)in,
@@ -769,21 +776,27 @@ static llm_files *files_for(llm_state *st, const llm_model *m)
     return NULL;
 }
 
+/* The run directory by its real path, in a new string (NULL without
+ * one): what a resumed search finds its own requests by. */
+static char *run_path(llm_state *st)
+{
+    const char *rd = st->api->run_dir(st->ctx);
+    char *run = rd ? realpath(rd, NULL) : NULL;
+    return run ? run : kevo__llm_strdup(rd);
+}
+
 /* Writes call c's request as files; false with a failure recorded. */
 static bool submit_files(llm_state *st, llm_call *c, const llm_model *m,
                          const llm_wire_request *w)
 {
     char err[512];
     uint64_t number = 0;
-    /* The run, by its real path: what a resumed search finds its own
-     * requests by. */
-    const char *rd = st->api->run_dir(st->ctx);
-    char *run = rd ? realpath(rd, NULL) : NULL;
+    char *run = run_path(st);
     llm_files_request fr = {
         .api = kevo__llm_api_name(m->api),
         .url = w->url,
         .model = m->name,
-        .run = run ? run : rd,
+        .run = run,
         .request = c->req->id,
         .body = w->body,
         .body_len = w->body_len,
@@ -805,6 +818,107 @@ static bool submit_files(llm_state *st, llm_call *c, const llm_model *m,
         "request %" PRIu64 " waits for %s/done/%06" PRIu64 ".json", c->req->id,
         m->dir, number);
     return true;
+}
+
+static void batch_sent(void *ud, const char *batch_id, const char *custom_id)
+{
+    llm_call *c = ud;
+    json_object_set_new(
+        c->log, "batch",
+        json_pack("{s:s, s:s}", "id", batch_id, "custom_id", custom_id));
+    say(c->req->st, KEVO_LOG_DEBUG, "request %" PRIu64 " is %s in batch %s",
+        c->req->id, custom_id, batch_id);
+}
+
+static void batch_waiting(void *ud, const char *where)
+{
+    llm_call *c = ud;
+    llm_state *st = c->req->st;
+    st->api->waiting(st->ctx, c->req->id, where);
+    say(st, KEVO_LOG_INFO, "request %" PRIu64 " waits for %s", c->req->id,
+        where);
+}
+
+static void batch_say(void *ud, bool warning, const char *text)
+{
+    say((llm_state *)ud, warning ? KEVO_LOG_WARN : KEVO_LOG_INFO, "%s", text);
+}
+
+/* The batch engine of model mi, made at its first request (its state
+ * directory is the model's dir, else RUN/llm/batches). NULL with a
+ * reason in err. */
+static llm_batch *batch_for(llm_state *st, size_t mi, const llm_wire_request *w,
+                            char *err, size_t n)
+{
+    if (st->batches[mi])
+        return st->batches[mi];
+    const llm_model *m = &st->cfg.models[mi];
+    llm_buf dir = {0};
+    if (m->dir)
+        kevo__llm_buf_puts(&dir, m->dir);
+    else if (st->log.dir)
+        kevo__llm_buf_printf(&dir, "%s/batches", st->log.dir);
+    if (dir.failed) {
+        kevo__llm_errf(err, n, "out of memory");
+        return NULL;
+    }
+    llm_batch_config bc = {
+        .api = m->api,
+        .url = w->url,
+        .headers = (const char *const *)w->headers,
+        .nheaders = w->nheaders,
+        .model = m->name,
+        .max_requests = m->batch_max_requests,
+        .gather_s = m->batch_gather_s,
+        .poll_interval_s = m->poll_interval_s,
+        .wait_s = m->batch_wait_s,
+        .timeout_s = m->timeout_s,
+        .max_reply_bytes = st->cfg.max_reply_bytes,
+        .max_retries = st->cfg.max_retries,
+        .backoff_base_s = st->cfg.backoff_base_s,
+        .backoff_max_s = st->cfg.backoff_max_s,
+        .retry_after_max_s = st->cfg.retry_after_max_s,
+        .state_dir = dir.data,
+        .say = batch_say,
+        .say_ud = st,
+    };
+    st->batches[mi] = kevo__llm_batch_new(&bc, err, n);
+    kevo__llm_buf_free(&dir);
+    return st->batches[mi];
+}
+
+/* Adds call c's request to its model's batch; false with a failure
+ * recorded. */
+static bool submit_batch(llm_state *st, llm_call *c, const llm_wire_request *w)
+{
+    char err[512];
+    if (!admit(st, err, sizeof(err))) {
+        call_fail(c, KEVO_FAIL_BUDGET, err);
+        return false;
+    }
+    llm_batch *b = batch_for(st, c->model, w, err, sizeof(err));
+    if (!b) {
+        call_fail(c, KEVO_FAIL_INTERNAL, err);
+        return false;
+    }
+    char *run = run_path(st);
+    llm_batch_request br = {
+        .run = run,
+        .request = c->req->id,
+        .body = w->body,
+        .body_len = w->body_len,
+        .validate = validate,
+        .attempt = on_attempt,
+        .done = on_done,
+        .sent = batch_sent,
+        .waiting = batch_waiting,
+        .ud = c,
+    };
+    bool ok = kevo__llm_batch_submit(b, &br, err, sizeof(err));
+    free(run);
+    if (!ok)
+        call_fail(c, KEVO_FAIL_INTERNAL, err);
+    return ok;
 }
 
 /* Starts one call of request r with the prompt given. Returns false (with
@@ -855,8 +969,8 @@ static bool start_call(llm_state *st, llm_req *r, const char *system,
 
     kevo__llm_stream_init(&c->stream, m->api, st->cfg.max_reply_bytes);
     c->body_len = w.body_len;
-    if (m->files) {
-        if (!submit_files(st, c, m, &w))
+    if (m->files || m->batch) {
+        if (m->files ? !submit_files(st, c, m, &w) : !submit_batch(st, c, &w))
             goto done;
         st->calls++;
         ok = true;
@@ -895,6 +1009,9 @@ static void state_free(llm_state *st)
     for (size_t i = 0; i < st->nfiles; i++)
         kevo__llm_files_free(st->files[i]);
     free(st->files);
+    for (size_t i = 0; st->batches && i < st->cfg.nmodels; i++)
+        kevo__llm_batch_free(st->batches[i]);
+    free(st->batches);
     while (st->reqs)
         req_unlink_free(st->reqs);
     for (size_t i = 0; i < st->nescaped; i++)
@@ -1015,6 +1132,12 @@ static kevo_status llm_init(const kevo_host_api *api, kevo_host_ctx *ctx,
     if (!st->http) {
         rc = KEVO_EEXTERNAL;
         api->error(ctx, "%s", err);
+        goto fail;
+    }
+    st->batches = calloc(st->cfg.nmodels + 1, sizeof(*st->batches));
+    if (!st->batches) {
+        rc = KEVO_ENOMEM;
+        api->error(ctx, "out of memory");
         goto fail;
     }
     if (!open_files(st, err, sizeof(err))) {
@@ -1286,14 +1409,22 @@ static size_t llm_poll(void *state, int timeout_ms)
     if (st->nreqs == 0)
         return 0;
     size_t ended = 0, waiting = 0;
+    llm_batch *batching = NULL;
     for (size_t i = 0; i < st->nfiles; i++) {
         ended += kevo__llm_files_poll(st->files[i]);
         waiting += kevo__llm_files_pending(st->files[i]);
+    }
+    for (size_t i = 0; i < st->cfg.nmodels; i++) {
+        ended += st->batches[i] ? kevo__llm_batch_poll(st->batches[i], 0) : 0;
+        if (!batching && kevo__llm_batch_pending(st->batches[i]))
+            batching = st->batches[i];
     }
     if (ended || st->nreqs == 0)
         return st->nreqs;
     if (kevo__llm_http_pending(st->http) > 0)
         kevo__llm_http_poll(st->http, timeout_ms);
+    else if (batching)
+        kevo__llm_batch_poll(batching, timeout_ms);
     else if (waiting && timeout_ms > 0)
         /* Only files to wait for: look again a little later. */
         usleep((useconds_t)(timeout_ms < 100 ? timeout_ms : 100) * 1000);
@@ -1342,6 +1473,10 @@ static void write_summary(llm_state *st)
                             json_integer((json_int_t)st->repairs));
         json_object_set_new(s, "repaired_children",
                             json_integer((json_int_t)st->repair_children));
+        size_t batches = 0;
+        for (size_t i = 0; st->batches && i < st->cfg.nmodels; i++)
+            batches += kevo__llm_batch_created(st->batches[i]);
+        json_object_set_new(s, "batches", json_integer((json_int_t)batches));
     }
     if (s)
         save_json(st, "summary", st->instance_seq, s);

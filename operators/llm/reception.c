@@ -191,6 +191,8 @@ llm_outcome kevo__llm_reception_take(llm_reception *r, json_t **json,
     if (r->is_stream)
         return stream_end(r, why);
     const char *body = r->body.data ? r->body.data : "";
+    if (r->raw)
+        return LLM_OK;
     json_error_t jerr;
     *json = json_loadb(body, r->body.len, 0, &jerr);
     if (!*json && r->sink && looks_like_stream(body, r->body.len)) {

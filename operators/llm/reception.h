@@ -3,7 +3,8 @@
  * engine (http.c): the status line, Retry-After, the body up to its cap,
  * or, for a 2xx text/event-stream reply, its events handed to the
  * request's sink as they arrive; and, when the transfer has completed,
- * what a 2xx reply amounts to.
+ * what a 2xx reply amounts to (JSON that validates, or, for a raw
+ * request, the body as it came).
  *
  * Its two libcurl callbacks take the reception as their user data.
  */
@@ -29,6 +30,7 @@ typedef struct llm_reception {
     llm_http_validate_fn validate; /* may be NULL */
     void *ud;                      /* the request's */
     size_t max_reply_bytes;
+    bool raw; /* a 2xx body is taken as it is, not as JSON */
 
     /* The attempt's. */
     long status;          /* from the status line, 0 before it */

@@ -41,7 +41,17 @@ static const char *const model_keys[] = {"name",
                                          "input_cost_per_mtok",
                                          "output_cost_per_mtok",
                                          "transport",
-                                         "dir"};
+                                         "dir",
+                                         "batch_max_requests",
+                                         "batch_gather_s",
+                                         "poll_interval_s",
+                                         "batch_wait_s",
+                                         "batch_cost_factor"};
+
+/* The keys of the batch transport alone. */
+static const char *const batch_keys[] = {"batch_max_requests", "batch_gather_s",
+                                         "poll_interval_s", "batch_wait_s",
+                                         "batch_cost_factor"};
 
 const char *kevo__llm_api_name(llm_api api)
 {
@@ -311,11 +321,14 @@ static bool parse_request_settings(cfg_parse *p, const char *path, json_t *obj,
     json_t *st = json_object_get(obj, "stream");
     if (st && !json_is_boolean(st))
         return fail(p, path, "\"stream\" must be true or false");
-    m->stream = st ? json_is_true(st) : !m->files;
-    if (m->files && m->stream)
+    m->stream = st ? json_is_true(st) : !m->files && !m->batch;
+    if ((m->files || m->batch) && m->stream)
         return fail(p, path,
                     "\"stream\" must be false with \"transport\": "
-                    "\"files\": a reply file holds the whole reply");
+                    "\"%s\": %s",
+                    m->files ? "files" : "batch",
+                    m->files ? "a reply file holds the whole reply"
+                             : "a batch's results are whole replies");
 
     long long budget;
     if (!get_int(p, path, obj, "thinking_budget", THINKING_MIN, 1000000, 0,
@@ -341,6 +354,51 @@ static bool parse_request_settings(cfg_parse *p, const char *path, json_t *obj,
         return fail(p, path,
                     "\"top_p\" must be at least 0.95 with "
                     "\"thinking_budget\" (Anthropic's rule)");
+    return true;
+}
+
+/* "transport", "dir" and the batch transport's settings. */
+static bool parse_transport(cfg_parse *p, const char *path, json_t *obj,
+                            llm_model *m)
+{
+    json_t *tr = json_object_get(obj, "transport");
+    if (tr && !json_is_string(tr))
+        return fail(p, path, "\"transport\" must be a string");
+    const char *t = tr ? json_string_value(tr) : "http";
+    m->files = strcmp(t, "files") == 0;
+    m->batch = strcmp(t, "batch") == 0;
+    if (!m->files && !m->batch && strcmp(t, "http") != 0)
+        return fail(p, path,
+                    "\"transport\" is \"%s\"; it must be \"http\", "
+                    "\"batch\" or \"files\"",
+                    t);
+    if (!get_str(p, path, obj, "dir", NULL, &m->dir))
+        return false;
+    if (m->files && (!m->dir || !m->dir[0]))
+        return fail(p, path,
+                    "\"transport\": \"files\" needs \"dir\", the "
+                    "directory of the request and reply files");
+    if (!m->files && !m->batch && m->dir)
+        return fail(p, path,
+                    "\"dir\" is for \"transport\": \"files\" or "
+                    "\"batch\" only");
+    for (size_t i = 0; !m->batch && i < LLM_ARRAY_SIZE(batch_keys); i++)
+        if (json_object_get(obj, batch_keys[i]))
+            return fail(p, path, "\"%s\" is for \"transport\": \"batch\" only",
+                        batch_keys[i]);
+    long long max_requests;
+    if (!get_int(p, path, obj, "batch_max_requests", 1, 50000, 1000,
+                 &max_requests) ||
+        !get_num(p, path, obj, "batch_gather_s", 0, 86400, 0,
+                 &m->batch_gather_s) ||
+        !get_num(p, path, obj, "poll_interval_s", 0.001, 3600, 30,
+                 &m->poll_interval_s) ||
+        !get_num(p, path, obj, "batch_wait_s", 0, 86400, 600,
+                 &m->batch_wait_s) ||
+        !get_num(p, path, obj, "batch_cost_factor", 0, 10, 0.5,
+                 &m->batch_cost_factor))
+        return false;
+    m->batch_max_requests = (size_t)max_requests;
     return true;
 }
 
@@ -391,24 +449,8 @@ static bool parse_model(cfg_parse *p, size_t index, json_t *obj, llm_model *m,
                     "\"base_url\" must start with http:// or "
                     "https://");
 
-    json_t *tr = json_object_get(obj, "transport");
-    if (tr && !json_is_string(tr))
-        return fail(p, path, "\"transport\" must be a string");
-    if (tr && strcmp(json_string_value(tr), "files") == 0)
-        m->files = true;
-    else if (tr && strcmp(json_string_value(tr), "http") != 0)
-        return fail(p, path,
-                    "\"transport\" is \"%s\"; it must be \"http\" or "
-                    "\"files\"",
-                    json_string_value(tr));
-    if (!get_str(p, path, obj, "dir", NULL, &m->dir))
+    if (!parse_transport(p, path, obj, m))
         return false;
-    if (m->files && (!m->dir || !m->dir[0]))
-        return fail(p, path,
-                    "\"transport\": \"files\" needs \"dir\", the "
-                    "directory of the request and reply files");
-    if (!m->files && m->dir)
-        return fail(p, path, "\"dir\" is for \"transport\": \"files\" only");
 
     long long max_tokens;
     double tmax = m->api == LLM_API_ANTHROPIC ? 1.0 : 2.0;

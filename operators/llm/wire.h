@@ -17,6 +17,11 @@
  *         "output_cost_per_mtok": 15 },
  *       { "api": "openai", "model": "o3", "transport": "files",
  *         "dir": "/shared/kevo-requests" },
+ *       { "api": "anthropic", "model": "claude-sonnet-4-5",
+ *         "key_env": "ANTHROPIC_API_KEY", "transport": "batch",
+ *         "batch_max_requests": 1000, "batch_gather_s": 0,
+ *         "poll_interval_s": 30, "batch_wait_s": 600,
+ *         "batch_cost_factor": 0.5 },
  *       { "api": "openai", "model": "o3", "key_env": "OPENAI_API_KEY",
  *         "reasoning_effort": "high", "max_tokens": 32000 },
  *       { "api": "openai", "model": "qwen3", "base_url":
@@ -93,7 +98,14 @@ typedef struct llm_model {
     double input_cost_per_mtok;
     double output_cost_per_mtok;
     bool files; /* "transport": "files": requests go through dir (files.h) */
-    char *dir;  /* the files transport's directory, else NULL */
+    bool batch; /* "transport": "batch": the vendor's batch API (batch.h) */
+    char *dir;  /* the files transport's directory; the batch transport's
+                   state directory (NULL: RUN/llm/batches); else NULL */
+    size_t batch_max_requests; /* requests in one batch at most */
+    double batch_gather_s;     /* a batch waits this long for more */
+    double poll_interval_s;    /* between two looks at a batch */
+    double batch_wait_s;       /* a batch this old waits on the vendor */
+    double batch_cost_factor;  /* batch price / interactive price */
 } llm_model;
 
 typedef struct llm_config {

@@ -1,0 +1,169 @@
+/*
+ * llm_search.c: what the tests of whole searches through the llm
+ * operator's transports share (llm_search.h).
+ */
+#include "config.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/kevo_private.h"
+#include "llm_search.h"
+#include "tap.h"
+
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* A fitness from the source alone: the same child scores the same. */
+static kevo_status score(const kevo_task *task, const kevo_candidate *c,
+                         double *fitness, double *desc, void *user,
+                         kevo_error *err)
+{
+    (void)task;
+    (void)err;
+    llm_scorer *sc = user;
+    uint64_t h = fnv(kevo_candidate_source(c));
+    *fitness = 0.1 + (double)(h % 800) / 1000.0;
+    desc[0] = 0;
+    desc[1] = 256;
+    char *line =
+        kevo__asprintf("%.3f %016llx\n", *fitness, (unsigned long long)h);
+    size_t n = strlen(line);
+    sc->trace = realloc(sc->trace, sc->len + n + 1);
+    memcpy(sc->trace + sc->len, line, n + 1);
+    sc->len += n;
+    sc->calls++;
+    free(line);
+    return KEVO_OK;
+}
+
+static const char *const kernels[] = {"saxpy-float4.cu", "saxpy-gridstride.cu",
+                                      "saxpy-shared.cu", "saxpy-warp.cu",
+                                      "saxpy-onethread.cu"};
+
+void llm_search_texts(loopback *srv)
+{
+    for (size_t i = 0; i < 5; i++) {
+        char *path = kevo__asprintf("%s/tests/data/llm-variants/%s",
+                                    tap_srcdir(), kernels[i]);
+        char *k = NULL;
+        size_t len;
+        if (kevo__read_file(path, true, &k, &len, NULL) != KEVO_OK)
+            bail_out("cannot read %s", path);
+        char *t = kevo__asprintf("Here it is.\n\n```cuda\n%s```\n", k);
+        char name[8];
+        snprintf(name, sizeof name, "k%zu", i);
+        loopback_set_text(srv, name, t);
+        free(path);
+        free(k);
+        free(t);
+    }
+}
+
+kevo_task *llm_search_task(void)
+{
+    char *path = kevo__asprintf("%s/examples/tasks/saxpy.json", tap_srcdir());
+    kevo_task *task = NULL;
+    if (kevo_task_load(path, &task, NULL) != KEVO_OK)
+        bail_out("cannot load %s", path);
+    free(path);
+    return task;
+}
+
+kevo_search *llm_search_new(const kevo_task *task, llm_scorer *sc,
+                            const char *models, const char *run, unsigned flags,
+                            long max_evals, long depth)
+{
+    kevo_search *s = NULL;
+    kevo_error e = KEVO__ERROR_INIT;
+    if (kevo_search_new(task, &s, &e) != KEVO_OK ||
+        kevo_search_set_score_fn(s, score, sc, &e) != KEVO_OK ||
+        kevo_search_set_int(s, KEVO_SEARCH_MAX_EVALS, max_evals, &e) !=
+            KEVO_OK ||
+        kevo_search_set_int(s, KEVO_SEARCH_DEPTH, depth, &e) != KEVO_OK ||
+        kevo_search_set_int(s, KEVO_SEARCH_SEED, 7, &e) != KEVO_OK ||
+        kevo_search_set_int(s, KEVO_SEARCH_INSPIRATIONS, 0, &e) != KEVO_OK ||
+        kevo_search_add_operator(s, "llm", NULL, models, 1.0, &e) != KEVO_OK)
+        bail_out("cannot set up a search: %s", e.text);
+    kevo_promptpool_set(kevo_search_prompts(s), KEVO_PROMPTPOOL_REVISE_EVERY, 0,
+                        NULL);
+    if (kevo_search_open_run(s, run, flags, "test-search", &e) != KEVO_OK)
+        bail_out("run directory %s: %s", run, e.text);
+    return s;
+}
+
+bool llm_search_exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+char *llm_search_failures(const char *run)
+{
+    char *path = kevo__path_join(run, "events.jsonl");
+    FILE *f = fopen(path, "r");
+    char line[65536];
+    char *all = strdup("");
+    while (f && fgets(line, sizeof line, f)) {
+        json_t *ev = json_loads(line, 0, NULL);
+        const char *t = json_string_value(json_object_get(ev, "type"));
+        if (t && strcmp(t, "failure") == 0) {
+            const char *k = json_string_value(json_object_get(ev, "kind"));
+            const char *r = json_string_value(json_object_get(ev, "reason"));
+            char *more =
+                kevo__asprintf("%s%s: %s\n", all, k ? k : "", r ? r : "");
+            free(all);
+            all = more;
+        }
+        json_decref(ev);
+    }
+    if (f)
+        fclose(f);
+    free(path);
+    return all;
+}
+
+char *llm_search_strip_runs(char *text)
+{
+    char *w = text;
+    for (char *l = text; *l;) {
+        char *nl = strchr(l, '\n');
+        size_t n = nl ? (size_t)(nl - l + 1) : strlen(l);
+        bool named = false;
+        for (size_t i = 0; i + 5 < n && !named; i++)
+            named = strncmp(l + i, "/run-", 5) == 0;
+        if (!named) {
+            memmove(w, l, n);
+            w += n;
+        }
+        l += n;
+    }
+    *w = '\0';
+    return text;
+}
+
+bool llm_search_same_best(const char *a, const char *b)
+{
+    char *ta = NULL, *tb = NULL;
+    size_t len;
+    char *p1 = kevo__path_join(a, "best.cu");
+    char *p2 = kevo__path_join(b, "best.cu");
+    kevo__read_file(p1, false, &ta, &len, NULL);
+    kevo__read_file(p2, false, &tb, &len, NULL);
+    bool same =
+        ta && tb &&
+        strcmp(llm_search_strip_runs(ta), llm_search_strip_runs(tb)) == 0;
+    free(p1);
+    free(p2);
+    free(ta);
+    free(tb);
+    return same;
+}
