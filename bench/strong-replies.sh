@@ -92,6 +92,13 @@ for e in events:
     reason = (e.get("reason") or (g or {}).get("reason") or "")[:110]
     print("%-4s %-10s %-8s %-9.4f %-8s %s" % (e["id"], e.get("operator"), e.get("verdict"),
                                              e.get("fitness") or 0, gate, reason))
+# The final pick times the finalists again, together: a finalist's
+# figure is its re-timed fitness ("retime" events) where it has one.
+retimed = {e["id"]: e["retimed"] for e in events
+           if e.get("type") == "retime" and e.get("retimed") is not None}
+for g in gates.values():
+    if g["id"] in retimed:
+        g["fitness"] = retimed[g["id"]]
 champ = s.get("champion") or {}
 passed = [g for g in gates.values() if g.get("passed")]
 best = max(passed, key=lambda g: (g.get("fitness") or 0, -g["id"])) if passed else None
