@@ -1,17 +1,19 @@
 // attention_bf16 on Hopper, in the manner of FlashAttention-3: TMA loads
 // of Q, K and V, wgmma for both products, a producer warpgroup and two
-// consumer warpgroups. A block takes 128 query rows of one batch and head;
-// each consumer owns 64 of them. For each tile of 128 keys the consumer
-// computes S = Q K^T with wgmma from shared memory (fp32), applies the mask
-// and an online softmax in registers (exp2 of the scores scaled by
-// log2(e) / sqrt(head_dim), the running maximum subtracted), rounds P to
-// bf16 and accumulates O += P V with wgmma, P coming from registers (the
-// accumulator layout of S is the operand layout of P). K and V go through a
-// ring of two stages fed by the producer. The maps are 3-D, (head_dim,
-// seq, batch x heads), so that keys and queries past seq are the TMA's
-// zero fill, never the next head's rows; masked and padded keys score
-// -infinity. Causal blocks skip the tiles past their diagonal and run
-// longest first.
+// consumer warpgroups. The kernel is persistent: each block walks work
+// items (128 query rows of one batch and head; with the causal mask the
+// items with the most keys first), and the producer loads the next item's
+// Q into a second buffer and its first K and V tiles while the consumers
+// finish this one. Each consumer owns 64 of the 128 rows. For each tile of
+// 128 keys it computes S = Q K^T with wgmma from shared memory (fp32),
+// applies the mask and an online softmax in registers (exp2 of the scores
+// scaled by log2(e) / sqrt(head_dim), the running maximum subtracted, in
+// one fused multiply-add), rounds P to bf16 and accumulates O += P V with
+// wgmma, P coming from registers (the accumulator layout of S is the
+// operand layout of P). K and V go through a ring of two stages. The maps
+// are 3-D, (head_dim, seq, batch x heads), so that keys and queries past
+// seq are the TMA's zero fill, never the next head's rows; masked and
+// padded keys score -infinity.
 //
 // head_dim 64 and 128 take this path (attn_hd64, attn_hd128); other head
 // dims take attention_any, the task's CUDA-core kernel.
@@ -22,10 +24,12 @@
  *   tensormap tmQ Q bf16 dims(head_dim, seq, batch * heads) box(64, 128, 1) swizzle(128)
  *   tensormap tmK K bf16 dims(head_dim, seq, batch * kv_heads) box(64, 128, 1) swizzle(128)
  *   tensormap tmV V bf16 dims(head_dim, seq, batch * kv_heads) box(64, 128, 1) swizzle(128)
- *   attn_hd128<<<dim3(ceil_div(seq, 128), heads, batch), 384, 164904>>>(
- *       tmQ, tmK, tmV, O, heads, kv_heads, seq, causal) if head_dim == 128
- *   attn_hd64<<<dim3(ceil_div(seq, 128), heads, batch), 384, 82984>>>(
- *       tmQ, tmK, tmV, O, heads, kv_heads, seq, causal) if head_dim == 64
+ *   attn_hd128<<<min(ceil_div(seq, 128) * heads * batch, sm_count), 384,
+ *                197696>>>(tmQ, tmK, tmV, O, batch, heads, kv_heads, seq,
+ *                          causal) if head_dim == 128
+ *   attn_hd64<<<min(ceil_div(seq, 128) * heads * batch, sm_count), 384,
+ *               99392>>>(tmQ, tmK, tmV, O, batch, heads, kv_heads, seq,
+ *                        causal) if head_dim == 64
  *   attention_any<<<dim3(ceil_div(seq, 8), heads, batch), 256,
  *                   256 * (head_dim + 2) + 32 * head_dim>>>(Q, K, V, O,
  *       heads, kv_heads, seq, head_dim,
@@ -195,46 +199,58 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi)
     return *(unsigned *)&v;
 }
 
-// Shared memory, for head dim HD: Q (BQ x HD), then STAGES x (K, V), each
-// BKV x HD, every tile stored as HD / 64 column chunks of 128-byte rows;
-// then the barriers. 1 KiB of slack aligns the tiles to 1024 bytes.
+// Shared memory, for head dim HD: two Q tiles (BQ x HD: the block's next
+// query tile loads while it works on this one), then STAGES x (K, V),
+// each BKV x HD, every tile stored as HD / 64 column chunks of 128-byte
+// rows; then the barriers. 1 KiB of slack aligns the tiles to 1024 bytes.
 template <int HD> struct Layout {
     static const int CHUNKS = HD / 64;
     static const int Q_BYTES = BQ * HD * 2;
     static const int KV_BYTES = BKV * HD * 2;
     static const int STAGE = 2 * KV_BYTES;
-    static const int BARS = Q_BYTES + STAGES * STAGE;
-    static const int SMEM = BARS + 8 * (1 + 2 * STAGES) + 1024;
+    static const int BARS = 2 * Q_BYTES + STAGES * STAGE;
+    // qfull[2], qempty[2], full[STAGES], empty[STAGES]
+    static const int SMEM = BARS + 8 * (4 + 2 * STAGES) + 1024;
 };
+
+// Work item i of the grid's walk: query tile qb of (batch, head) bh. With
+// the causal mask the tiles with the most keys come first, so that the
+// blocks end together.
+__device__ __forceinline__ void work_item(int i, int nqb, int nbh, int causal,
+                                          int &qb, int &bh)
+{
+    qb = i / nbh;
+    bh = i % nbh;
+    if (causal)
+        qb = nqb - 1 - qb;
+}
 
 template <int HD>
 __device__ __forceinline__ void attention(const TmaMap *tmQ, const TmaMap *tmK,
                                           const TmaMap *tmV, bf16 *O,
-                                          int heads, int kv_heads, int seq,
-                                          int causal)
+                                          int batch, int heads, int kv_heads,
+                                          int seq, int causal)
 {
     typedef Layout<HD> L;
     extern __shared__ unsigned char smem_raw[];
     const unsigned base = (smem_addr(smem_raw) + 1023) & ~1023u;
-    const unsigned qs = base, kvs = base + L::Q_BYTES;
-    const unsigned qbar = base + L::BARS;
-    // full[s] at qbar + 8 (1 + s), empty[s] at qbar + 8 (1 + STAGES + s)
+    const unsigned qs = base, kvs = base + 2 * L::Q_BYTES;
+    const unsigned bars = base + L::BARS;
+    const unsigned qfull = bars, qempty = bars + 16;
+    const unsigned full = bars + 32, empty = bars + 32 + 8 * STAGES;
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
-    const int nqb = gridDim.x;
-    // causal blocks with more keys first
-    const int qb = causal ? nqb - 1 - blockIdx.x : blockIdx.x;
-    const int q0 = qb * BQ;
-    const int h = blockIdx.y, b = blockIdx.z;
-    const int hk = h / (heads / kv_heads);
-    const int qrow = b * heads + h, kvrow = b * kv_heads + hk;
-    const int kend = causal ? min(q0 + BQ, seq) : seq;
-    const int tiles = (kend + BKV - 1) / BKV;
+    const int nqb = (seq + BQ - 1) / BQ, nbh = batch * heads;
+    const int items = nqb * nbh;
+    const int group = heads / kv_heads;
 
     if (threadIdx.x == 0) {
-        mbar_init(qbar, 1);
+        for (int i = 0; i < 2; i++) {
+            mbar_init(qfull + 8 * i, 1);
+            mbar_init(qempty + 8 * i, 2);
+        }
         for (int s = 0; s < STAGES; s++) {
-            mbar_init(qbar + 8 * (1 + s), 1);
-            mbar_init(qbar + 8 * (1 + STAGES + s), 2);
+            mbar_init(full + 8 * s, 1);
+            mbar_init(empty + 8 * s, 2);
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
@@ -243,20 +259,31 @@ __device__ __forceinline__ void attention(const TmaMap *tmQ, const TmaMap *tmK,
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
         if (tid == 0) {
-            mbar_expect(qbar, L::Q_BYTES);
-            for (int c = 0; c < L::CHUNKS; c++)
-                tma_load3(qs + c * BQ * 128, tmQ, qbar, 64 * c, q0, qrow);
-            for (int t = 0; t < tiles; t++) {
-                const int s = t % STAGES;
-                const unsigned full = qbar + 8 * (1 + s);
-                mbar_wait(qbar + 8 * (1 + STAGES + s), (t / STAGES & 1) ^ 1);
-                mbar_expect(full, L::STAGE);
-                const unsigned k = kvs + s * L::STAGE, v = k + L::KV_BYTES;
-                for (int c = 0; c < L::CHUNKS; c++) {
-                    tma_load3(k + c * BKV * 128, tmK, full, 64 * c, t * BKV,
-                              kvrow);
-                    tma_load3(v + c * BKV * 128, tmV, full, 64 * c, t * BKV,
-                              kvrow);
+            int it = 0; // K, V tiles loaded so far
+            for (int i = blockIdx.x, j = 0; i < items; i += gridDim.x, j++) {
+                int qb, bh;
+                work_item(i, nqb, nbh, causal, qb, bh);
+                const int q0 = qb * BQ;
+                const int kvrow = bh / heads * kv_heads + bh % heads / group;
+                const int kend = causal ? min(q0 + BQ, seq) : seq;
+                const int tiles = (kend + BKV - 1) / BKV;
+                const int qi = j & 1;
+                mbar_wait(qempty + 8 * qi, (j / 2 & 1) ^ 1);
+                mbar_expect(qfull + 8 * qi, L::Q_BYTES);
+                for (int c = 0; c < L::CHUNKS; c++)
+                    tma_load3(qs + qi * L::Q_BYTES + c * BQ * 128, tmQ,
+                              qfull + 8 * qi, 64 * c, q0, bh);
+                for (int t = 0; t < tiles; t++, it++) {
+                    const int s = it % STAGES;
+                    mbar_wait(empty + 8 * s, (it / STAGES & 1) ^ 1);
+                    mbar_expect(full + 8 * s, L::STAGE);
+                    const unsigned k = kvs + s * L::STAGE, v = k + L::KV_BYTES;
+                    for (int c = 0; c < L::CHUNKS; c++) {
+                        tma_load3(k + c * BKV * 128, tmK, full + 8 * s, 64 * c,
+                                  t * BKV, kvrow);
+                        tma_load3(v + c * BKV * 128, tmV, full + 8 * s, 64 * c,
+                                  t * BKV, kvrow);
+                    }
                 }
             }
         }
@@ -266,123 +293,135 @@ __device__ __forceinline__ void attention(const TmaMap *tmQ, const TmaMap *tmK,
 
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
     const int c = wg - 1, warp = tid / 32, lane = tid % 32;
-    // this thread's two rows of the tile, and of the sequence
-    const int r = c * 64 + warp * 16 + lane / 4;
-    const int qa = q0 + r, qb8 = qa + 8;
+    const int r = c * 64 + warp * 16 + lane / 4; // this thread's first row
     const float scale = 1.4426950408889634f * rsqrtf((float)HD);
-    float o[HD / 2], s[64];
-    float m0 = NEG_INF, m1 = NEG_INF, l0 = 0.0f, l1 = 0.0f;
+    int it = 0;
+    for (int i = blockIdx.x, j = 0; i < items; i += gridDim.x, j++) {
+        int qb, bh;
+        work_item(i, nqb, nbh, causal, qb, bh);
+        const int q0 = qb * BQ, qa = q0 + r, qb8 = qa + 8;
+        const int kend = causal ? min(q0 + BQ, seq) : seq;
+        const int tiles = (kend + BKV - 1) / BKV;
+        const int qi = j & 1;
+        float o[HD / 2], s[64];
+        float m0 = NEG_INF, m1 = NEG_INF, l0 = 0.0f, l1 = 0.0f;
 #pragma unroll
-    for (int i = 0; i < HD / 2; i++)
-        o[i] = 0.0f;
-    mbar_wait(qbar, 0);
-    const unsigned qc = qs + c * 64 * 128; // this consumer's 64 rows
-    for (int t = 0; t < tiles; t++) {
-        const int st = t % STAGES;
-        mbar_wait(qbar + 8 * (1 + st), t / STAGES & 1);
-        const unsigned k = kvs + st * L::STAGE, v = k + L::KV_BYTES;
-        wgmma_fence();
+        for (int e = 0; e < HD / 2; e++)
+            o[e] = 0.0f;
+        mbar_wait(qfull + 8 * qi, j / 2 & 1);
+        // this consumer's 64 rows of the query tile
+        const unsigned qc = qs + qi * L::Q_BYTES + c * 64 * 128;
+        for (int t = 0; t < tiles; t++, it++) {
+            const int st = it % STAGES;
+            mbar_wait(full + 8 * st, it / STAGES & 1);
+            const unsigned k = kvs + st * L::STAGE, v = k + L::KV_BYTES;
+            wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < HD / 16; kk++) {
-            const unsigned off = (kk % 4) * 32; // within a 128-byte row
-            wgmma_ss_n128(s,
-                          desc128(qc + (kk / 4) * BQ * 128 + off, 16, 1024),
-                          desc128(k + (kk / 4) * BKV * 128 + off, 16, 1024),
-                          kk > 0);
-        }
-        wgmma_commit();
-        wgmma_wait0();
-
-        // s[4 j + {0, 1}]: row r, keys t BKV + 8 j + 2 (lane % 4) + {0, 1};
-        // s[4 j + {2, 3}]: row r + 8.
-        const int key0 = t * BKV + 2 * (lane % 4);
-        const bool edge = t * BKV + BKV > seq ||
-                          (causal && t * BKV + BKV - 1 > q0 + c * 64);
-        float x0 = NEG_INF, x1 = NEG_INF;
-#pragma unroll
-        for (int j = 0; j < 16; j++) {
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                const int key = key0 + 8 * j + e;
-                float a = s[4 * j + e] * scale, bb = s[4 * j + 2 + e] * scale;
-                if (edge) {
-                    if (key >= seq || (causal && key > qa))
-                        a = NEG_INF;
-                    if (key >= seq || (causal && key > qb8))
-                        bb = NEG_INF;
-                }
-                s[4 * j + e] = a;
-                s[4 * j + 2 + e] = bb;
-                x0 = fmaxf(x0, a);
-                x1 = fmaxf(x1, bb);
+            for (int kk = 0; kk < HD / 16; kk++) {
+                const unsigned off = (kk % 4) * 32; // within a 128-byte row
+                wgmma_ss_n128(
+                    s, desc128(qc + (kk / 4) * BQ * 128 + off, 16, 1024),
+                    desc128(k + (kk / 4) * BKV * 128 + off, 16, 1024), kk > 0);
             }
-        }
-        x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 1));
-        x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 2));
-        x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 1));
-        x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 2));
-        const float n0 = fmaxf(m0, x0), n1 = fmaxf(m1, x1);
-        const float f0 = exp2f(m0 - n0), f1 = exp2f(m1 - n1);
-        m0 = n0;
-        m1 = n1;
-        float sum0 = 0.0f, sum1 = 0.0f;
-        unsigned p[32];
+            wgmma_commit();
+            wgmma_wait0();
+            if (t == tiles - 1 && tid == 0) // Q is no longer read
+                asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(
+                                 qempty + 8 * qi)
+                             : "memory");
+
+            // s[4 j + {0, 1}]: row r, keys t BKV + 8 j + 2 (lane % 4) +
+            // {0, 1}; s[4 j + {2, 3}]: row r + 8. Masked keys score -inf.
+            if (t * BKV + BKV > seq ||
+                (causal && t * BKV + BKV - 1 > q0 + c * 64)) {
+                const int key0 = t * BKV + 2 * (lane % 4);
 #pragma unroll
-        for (int j = 0; j < 16; j++) {
-            const float a0 = exp2f(s[4 * j] - n0), a1 = exp2f(s[4 * j + 1] - n0);
-            const float b0 = exp2f(s[4 * j + 2] - n1),
-                        b1 = exp2f(s[4 * j + 3] - n1);
-            sum0 += a0 + a1;
-            sum1 += b0 + b1;
-            p[2 * j] = pack_bf16(a0, a1);
-            p[2 * j + 1] = pack_bf16(b0, b1);
-        }
-        l0 = l0 * f0 + sum0;
-        l1 = l1 * f1 + sum1;
+                for (int n = 0; n < 16; n++) {
 #pragma unroll
-        for (int j = 0; j < HD / 8; j++) {
-            o[4 * j] *= f0;
-            o[4 * j + 1] *= f0;
-            o[4 * j + 2] *= f1;
-            o[4 * j + 3] *= f1;
+                    for (int e = 0; e < 2; e++) {
+                        const int key = key0 + 8 * n + e;
+                        if (key >= seq || (causal && key > qa))
+                            s[4 * n + e] = NEG_INF;
+                        if (key >= seq || (causal && key > qb8))
+                            s[4 * n + 2 + e] = NEG_INF;
+                    }
+                }
+            }
+            float x0 = NEG_INF, x1 = NEG_INF;
+#pragma unroll
+            for (int n = 0; n < 16; n++) {
+                x0 = fmaxf(x0, fmaxf(s[4 * n], s[4 * n + 1]));
+                x1 = fmaxf(x1, fmaxf(s[4 * n + 2], s[4 * n + 3]));
+            }
+            x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 1));
+            x0 = fmaxf(x0, __shfl_xor_sync(0xffffffffu, x0, 2));
+            x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 1));
+            x1 = fmaxf(x1, __shfl_xor_sync(0xffffffffu, x1, 2));
+            // the running maxima, in units of the scaled scores
+            const float n0 = fmaxf(m0, x0 * scale), n1 = fmaxf(m1, x1 * scale);
+            const float f0 = exp2f(m0 - n0), f1 = exp2f(m1 - n1);
+            m0 = n0;
+            m1 = n1;
+            float sum0 = 0.0f, sum1 = 0.0f;
+            unsigned p[32];
+#pragma unroll
+            for (int n = 0; n < 16; n++) {
+                const float a0 = exp2f(fmaf(s[4 * n], scale, -n0));
+                const float a1 = exp2f(fmaf(s[4 * n + 1], scale, -n0));
+                const float b0 = exp2f(fmaf(s[4 * n + 2], scale, -n1));
+                const float b1 = exp2f(fmaf(s[4 * n + 3], scale, -n1));
+                sum0 += a0 + a1;
+                sum1 += b0 + b1;
+                p[2 * n] = pack_bf16(a0, a1);
+                p[2 * n + 1] = pack_bf16(b0, b1);
+            }
+            l0 = l0 * f0 + sum0;
+            l1 = l1 * f1 + sum1;
+#pragma unroll
+            for (int n = 0; n < HD / 8; n++) {
+                o[4 * n] *= f0;
+                o[4 * n + 1] *= f0;
+                o[4 * n + 2] *= f1;
+                o[4 * n + 3] *= f1;
+            }
+
+            // P's 16-key chunk kc as the A operand: (row r, keys +0..1), (row
+            // r + 8, +0..1), (row r, +8..9), (row r + 8, +8..9) of the chunk:
+            // p[4 kc], p[4 kc + 1], p[4 kc + 2], p[4 kc + 3].
+            wgmma_fence();
+#pragma unroll
+            for (int kc = 0; kc < BKV / 16; kc++) {
+                const unsigned long long dv =
+                    desc128(v + kc * 16 * 128, BKV * 128, 1024);
+                if (HD == 128)
+                    wgmma_rs_n128(o, &p[4 * kc], dv, 1);
+                else
+                    wgmma_rs_n64(o, &p[4 * kc], dv, 1);
+            }
+            wgmma_commit();
+            wgmma_wait0();
+            if (tid == 0)
+                asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(
+                                 empty + 8 * st)
+                             : "memory");
         }
 
-        // P's 16-key chunk kc as the A operand: (row r, keys +0..1), (row
-        // r + 8, +0..1), (row r, +8..9), (row r + 8, +8..9) of the chunk:
-        // p[4 kc], p[4 kc + 1], p[4 kc + 2], p[4 kc + 3].
-        wgmma_fence();
+        l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+        l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+        l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+        l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+        const float i0 = 1.0f / l0, i1 = 1.0f / l1;
+        bf16 *out = O + (long long)bh * seq * HD;
 #pragma unroll
-        for (int kc = 0; kc < BKV / 16; kc++) {
-            const unsigned long long dv =
-                desc128(v + kc * 16 * 128, BKV * 128, 1024);
-            if (HD == 128)
-                wgmma_rs_n128(o, &p[4 * kc], dv, 1);
-            else
-                wgmma_rs_n64(o, &p[4 * kc], dv, 1);
+        for (int n = 0; n < HD / 8; n++) {
+            const int col = 8 * n + 2 * (lane % 4);
+            if (qa < seq)
+                *(unsigned *)&out[(long long)qa * HD + col] =
+                    pack_bf16(o[4 * n] * i0, o[4 * n + 1] * i0);
+            if (qb8 < seq)
+                *(unsigned *)&out[(long long)qb8 * HD + col] =
+                    pack_bf16(o[4 * n + 2] * i1, o[4 * n + 3] * i1);
         }
-        wgmma_commit();
-        wgmma_wait0();
-        if (tid == 0)
-            asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(
-                             qbar + 8 * (1 + STAGES + st))
-                         : "memory");
-    }
-
-    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
-    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
-    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
-    l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
-    const float i0 = 1.0f / l0, i1 = 1.0f / l1;
-    bf16 *out = O + (long long)qrow * seq * HD;
-#pragma unroll
-    for (int j = 0; j < HD / 8; j++) {
-        const int col = 8 * j + 2 * (lane % 4);
-        if (qa < seq)
-            *(unsigned *)&out[(long long)qa * HD + col] =
-                pack_bf16(o[4 * j] * i0, o[4 * j + 1] * i0);
-        if (qb8 < seq)
-            *(unsigned *)&out[(long long)qb8 * HD + col] =
-                pack_bf16(o[4 * j + 2] * i1, o[4 * j + 3] * i1);
     }
 }
 
@@ -390,18 +429,18 @@ extern "C" __global__ void __launch_bounds__(384, 1)
     attn_hd128(const __grid_constant__ TmaMap tmQ,
                const __grid_constant__ TmaMap tmK,
                const __grid_constant__ TmaMap tmV, bf16 *__restrict__ O,
-               int heads, int kv_heads, int seq, int causal)
+               int batch, int heads, int kv_heads, int seq, int causal)
 {
-    attention<128>(&tmQ, &tmK, &tmV, O, heads, kv_heads, seq, causal);
+    attention<128>(&tmQ, &tmK, &tmV, O, batch, heads, kv_heads, seq, causal);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1)
     attn_hd64(const __grid_constant__ TmaMap tmQ,
               const __grid_constant__ TmaMap tmK,
               const __grid_constant__ TmaMap tmV, bf16 *__restrict__ O,
-              int heads, int kv_heads, int seq, int causal)
+              int batch, int heads, int kv_heads, int seq, int causal)
 {
-    attention<64>(&tmQ, &tmK, &tmV, O, heads, kv_heads, seq, causal);
+    attention<64>(&tmQ, &tmK, &tmV, O, batch, heads, kv_heads, seq, causal);
 }
 
 // ---- attention_any: the general path for other head dims, the task's
