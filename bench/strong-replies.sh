@@ -58,8 +58,12 @@ JSON
   taskfile=$srcdir/examples/tasks/$task.json
   [ -f "$taskfile" ] || taskfile=$srcdir/tests/data/hopper/$task.json
   echo "== $task: $n replies from $dir"
+  # A corpus may ask for search options of its own (one line, such as
+  # "--set repair_turns=1" when a reply answers a repair turn).
+  extra=
+  [ -f "$dir/search-options" ] && extra=$(head -n 1 "$dir/search-options")
   "$kevo" search --no-params --llm "$tmp/llm.json" --set repair_turns=0 \
-    --evals $((n + 1)) "$taskfile" -o "$out/$task" \
+    $extra --evals $((n + 1)) "$taskfile" -o "$out/$task" \
     > "$out/$task.log" 2>&1
   rc=$?
   kill $server 2>/dev/null
