@@ -1,0 +1,211 @@
+#!/bin/sh
+# transports.sh: one llm search on the GPU through every transport of the
+# llm operator (kevo-llm(7)), each answered from the same reply list, in
+# the same order, by a fresh tests/loopback-serve:
+#
+#   http             the interactive endpoint (the baseline)
+#   batch-openai     OpenAI's batch API: files upload, batch, output file
+#   batch-anthropic  Anthropic's message batches
+#   files            the files transport, answered between the runs by
+#                    bench/files-replay.py: the search stops whenever it
+#                    waits (exit 4) and is resumed with --resume until it
+#                    ends
+#   relay            the files transport answered by `kevo relay` over
+#                    HTTP; the relay is stopped (SIGTERM) and started again
+#                    while the search waits
+#
+# Every run uses the same search options (--no-params, one request in
+# flight, the run seed) and prices (2 and 8 per million input and output
+# tokens). It prints, per evaluation, the candidate, its operator, its
+# verdict and whether parents, prompt, verdict and source equal the HTTP
+# run's; per run the suspensions, tokens and cost; and it exits 1 when a
+# run decides otherwise than the HTTP run, when a batch run costs other
+# than half of it, or when a request file was answered twice.
+#
+#   bench/transports.sh [OUT] [TASK.json] [REPLIES] [EVALS]
+#
+# From the build directory on a GPU machine. Defaults: OUT
+# runs/transports-YYYYmmdd-HHMMSS, TASK examples/tasks/saxpy.json, REPLIES
+# tests/data/llm-variants-styles (replies in the styles real models write,
+# some broken), EVALS 8.
+srcdir=${KEVO_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+out=${1:-runs/transports-$(date +%Y%m%d-%H%M%S)}
+task=${2:-$srcdir/examples/tasks/saxpy.json}
+replies=${3:-$srcdir/tests/data/llm-variants-styles}
+evals=${4:-8}
+kevo=./examples/kevo
+serve=./tests/loopback-serve
+for p in "$kevo" "$serve"; do
+  [ -x "$p" ] || { echo "transports.sh: $p not found: run from the build directory after make check" >&2; exit 1; }
+done
+KEVO_OPERATOR_PATH=${KEVO_OPERATOR_PATH:-./operators/.libs}
+export KEVO_OPERATOR_PATH
+mkdir -p "$out" || exit 1
+opts="--no-params --set depth=1 --seed 7 --evals $evals --quiet"
+prices='"input_cost_per_mtok": 2, "output_cost_per_mtok": 8'
+server=
+
+start_server() { # $1: run name; sets url
+  "$serve" "$replies" > "$out/$1.url" 2> "$out/$1.server.log" &
+  server=$!
+  i=0
+  while [ ! -s "$out/$1.url" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+  url=$(head -n 1 "$out/$1.url")
+}
+stop_server() {
+  kill $server 2>/dev/null
+  wait $server 2>/dev/null
+}
+config() { # $1: run name, $2: the model's JSON fields
+  printf '{"models": [{"model": "loopback", %s, %s}], "concurrency": 1}\n' \
+    "$2" "$prices" > "$out/$1.json"
+}
+search() { # $1: run name; the rest: more options
+  name=$1
+  shift
+  $kevo search $opts --llm "$out/$name.json" "$@" >> "$out/$name.log" 2>&1
+}
+waits() { # $1: run name; the search's exit status in rc
+  echo "$1: exit $rc after $2 suspensions" | tee "$out/$1.status"
+}
+
+for run in http batch-openai batch-anthropic; do
+  start_server $run
+  case $run in
+    http) config $run "\"api\": \"openai\", \"stream\": false, \"base_url\": \"$url/v1\"" ;;
+    batch-openai) config $run "\"api\": \"openai\", \"transport\": \"batch\", \"poll_interval_s\": 1, \"base_url\": \"$url/v1\"" ;;
+    batch-anthropic) config $run "\"api\": \"anthropic\", \"transport\": \"batch\", \"poll_interval_s\": 1, \"base_url\": \"$url\"" ;;
+  esac
+  search $run "$task" -o "$out/$run"
+  rc=$?
+  stop_server
+  waits $run 0
+done
+
+# files, answered between the runs by files-replay.py
+config files "\"api\": \"openai\", \"transport\": \"files\", \"dir\": \"$out/files.exchange\""
+search files "$task" -o "$out/files"
+rc=$?
+n=0
+while [ $rc -eq 4 ] && [ $n -lt 200 ]; do
+  n=$((n + 1))
+  python3 "$srcdir/bench/files-replay.py" "$out/files.exchange" "$replies" >> "$out/files.replay.log"
+  search files --resume "$out/files"
+  rc=$?
+done
+waits files $n
+
+# relay: kevo relay answers over HTTP; stopped and started again while the
+# search waits
+start_server relay
+printf '{"models": [{"model": "loopback", "api": "openai", "base_url": "%s/v1", %s}], "concurrency": 1}\n' \
+  "$url" "$prices" > "$out/relay.http.json"
+config relay "\"api\": \"openai\", \"transport\": \"files\", \"dir\": \"$out/relay.exchange\""
+search relay "$task" -o "$out/relay"
+rc=$?
+$kevo relay "$out/relay.exchange" --llm "$out/relay.http.json" >> "$out/relay.relay.log" 2>&1 &
+relay=$!
+n=0
+while [ $rc -eq 4 ] && [ $n -lt 200 ]; do
+  n=$((n + 1))
+  if [ $n -eq 2 ]; then # stop the relay while the search waits, then start it again
+    kill -TERM $relay 2>/dev/null
+    wait $relay
+    echo "relay stopped (exit $?) at suspension 2; started again" >> "$out/relay.relay.log"
+    $kevo relay "$out/relay.exchange" --llm "$out/relay.http.json" >> "$out/relay.relay.log" 2>&1 &
+    relay=$!
+  fi
+  i=0 # until every request has its reply
+  while [ $i -lt 300 ] && [ "$(ls "$out/relay.exchange/done" 2>/dev/null | grep -c '^[0-9]*\.json$')" -lt \
+         "$(ls "$out/relay.exchange/pending" | grep -c '^[0-9]*\.json$')" ]; do
+    sleep 0.1
+    i=$((i + 1))
+  done
+  search relay --resume "$out/relay"
+  rc=$?
+done
+kill -TERM $relay 2>/dev/null
+wait $relay
+stop_server
+waits relay $n
+
+python3 - "$out" <<'PY'
+import hashlib, json, os, sys
+
+out = sys.argv[1]
+runs = ["http", "batch-openai", "batch-anthropic", "files", "relay"]
+
+
+def evals(run):
+    rows = []
+    path = os.path.join(out, run, "events.jsonl")
+    if not os.path.exists(path):
+        return rows
+    for line in open(path):
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        if e.get("type") != "eval":
+            continue
+        src = os.path.join(out, run, "candidates", "%s.cu" % e["id"])
+        digest = hashlib.sha256(open(src, "rb").read()).hexdigest()[:12] \
+            if os.path.exists(src) else "-"
+        rows.append({"id": e["id"], "parents": e.get("parents"), "prompt": e.get("prompt"),
+                     "operator": e.get("operator"), "verdict": e.get("verdict"),
+                     "fitness": e.get("fitness") or 0.0, "source": digest})
+    return rows
+
+
+def summary(run):
+    try:
+        return json.load(open(os.path.join(out, run, "summary.json")))
+    except (OSError, ValueError):
+        return {}
+
+
+base = evals("http")
+key = ("id", "parents", "prompt", "operator", "verdict", "source")
+ok_all = bool(base)
+print("\n%-4s %-8s %-14s %s" % ("id", "operator", "http verdict", "  ".join(runs[1:])))
+table = {r: evals(r) for r in runs[1:]}
+for i, x in enumerate(base):
+    marks = []
+    for r in runs[1:]:
+        y = table[r][i] if i < len(table[r]) else None
+        same = y is not None and all(x[k] == y[k] for k in key)
+        marks.append(("same" if same else "DIFFERS").ljust(len(r)))
+    print("%-4s %-8s %-14s %s" % (x["id"], x["operator"], x["verdict"], "  ".join(marks)))
+cost0 = None
+for r in runs:
+    s = summary(r)
+    cost = s.get("cost")
+    tokens = (s.get("input_tokens"), s.get("output_tokens"))
+    champ = (s.get("champion") or {}).get("id")
+    st = open(os.path.join(out, r + ".status")).read().strip() if os.path.exists(
+        os.path.join(out, r + ".status")) else "?"
+    rows = table.get(r, base)
+    same = len(rows) == len(base) and all(
+        all(a[k] == b[k] for k in key) for a, b in zip(base, rows))
+    same = same and champ == (summary("http").get("champion") or {}).get("id")
+    if r == "http":
+        cost0 = cost
+    half = ""
+    if r.startswith("batch") and cost is not None and cost0:
+        ratio = cost / cost0
+        half = ", cost / http %.3f" % ratio
+        same = same and abs(ratio - 0.5) < 1e-6
+    print("%-16s %s; %d evaluations, champion %s, tokens %s, cost %s%s: %s" % (
+        r, st, len(rows), champ, tokens, cost, half,
+        "decides as http" if same else "DIFFERS"))
+    ok_all = ok_all and same
+for r in ("files", "relay"):
+    d = os.path.join(out, r + ".exchange")
+    if os.path.isdir(d):
+        pend = [n for n in os.listdir(os.path.join(d, "pending"))
+                if n.endswith(".json") and not n.endswith(".meta.json")]
+        done = [n for n in os.listdir(os.path.join(d, "done")) if n.endswith(".json")]
+        print("%s: %d request files, %d replies" % (r, len(pend), len(done)))
+        ok_all = ok_all and len(pend) == len(done)
+sys.exit(0 if ok_all else 1)
+PY
