@@ -568,13 +568,15 @@ static void test_params(void)
         kevo_ptx_param p;
         const char *text;
     } texts[] = {
-        {{KEVO_PTX_PARAM_INT, 8, ".u64"},
+        {{KEVO_PTX_PARAM_INT, 8, ".u64", 0},
          "a pointer or a 64-bit integer (.u64)"},
-        {{KEVO_PTX_PARAM_INT, 4, ".u32"}, "a 32-bit integer (.u32)"},
-        {{KEVO_PTX_PARAM_FLOAT, 4, ".f32"}, "a 32-bit float (.f32)"},
-        {{KEVO_PTX_PARAM_BYTES, 2, ".b8[2]"},
+        {{KEVO_PTX_PARAM_INT, 4, ".u32", 0}, "a 32-bit integer (.u32)"},
+        {{KEVO_PTX_PARAM_FLOAT, 4, ".f32", 0}, "a 32-bit float (.f32)"},
+        {{KEVO_PTX_PARAM_BYTES, 2, ".b8[2]", 0},
          "an object of 2 bytes passed by value (.b8[2])"},
-        {{KEVO_PTX_PARAM_OTHER, 0, ".texref"}, "a .texref parameter"},
+        {{KEVO_PTX_PARAM_OTHER, 0, ".texref", 0}, "a .texref parameter"},
+        {{KEVO_PTX_PARAM_BYTES, 128, ".b8[128]", 64},
+         "an object of 128 bytes aligned to 64 passed by value (.b8[128])"},
     };
     for (size_t i = 0; i < KEVO_ARRAY_SIZE(texts); i++)
         is_str(kevo__ptx_param_text(&texts[i].p, buf, sizeof buf),

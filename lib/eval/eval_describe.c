@@ -301,7 +301,8 @@ kevo_status kevo__eval_describe(kevo_eval_result *res, const kevo_task *task,
         f->wk = worker_kernel(res->cand, i, wk, nwk);
         f->geo.size = sizeof(f->geo);
         f->has_geometry = kevo_candidate_launch_geometry(
-                              res->cand, i, env, &f->geo, NULL) == KEVO_OK;
+                              res->cand, i, env, &f->geo, NULL) == KEVO_OK &&
+                          f->geo.runs;
         launch_facts_fill(f, &scan, device);
         if (f->total_threads > facts[main_launch].total_threads)
             main_launch = i;

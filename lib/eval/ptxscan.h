@@ -56,9 +56,10 @@ typedef enum kevo_ptx_param_kind {
 /* One parameter of a PTX entry. */
 typedef struct kevo_ptx_param {
     kevo_ptx_param_kind kind;
-    uint64_t size; /* bytes; 0 for KEVO_PTX_PARAM_OTHER */
-    char type[32]; /* the PTX type as written, with the array's count:
-                      ".u32", ".b8[2]" */
+    uint64_t size;  /* bytes; 0 for KEVO_PTX_PARAM_OTHER */
+    char type[32];  /* the PTX type as written, with the array's count:
+                       ".u32", ".b8[2]" */
+    uint64_t align; /* the .align N written before the type; 0 when none */
 } kevo_ptx_param;
 
 /* One function of the PTX (a kernel: .entry, or a .func) or of the log. */
