@@ -233,7 +233,11 @@ static json_t *launch_json(const launch_facts *f, bool main_launch)
         !put(o, "memory",
              f->memory >= 0 ? json_integer(f->memory) : json_null()) ||
         !put(o, "warp_ops",
-             f->warp_ops >= 0 ? json_boolean(f->warp_ops) : json_null()))
+             f->warp_ops >= 0 ? json_boolean(f->warp_ops) : json_null()) ||
+        !put(o, "runs", json_boolean(!w || w->runs)) ||
+        !put(o, "cluster", int_or_null(w ? w->cluster : -1)) ||
+        !put(o, "cluster_occupancy",
+             int_or_null(w ? w->cluster_occupancy : -1)))
         goto fail;
     return o;
 fail:

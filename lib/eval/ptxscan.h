@@ -30,7 +30,13 @@ typedef enum kevo_ptx_feature {
     KEVO_PTX_VOTES = 12,         /* vote */
     KEVO_PTX_REDUX = 13,         /* redux.sync */
     KEVO_PTX_MATCHES = 14,       /* match */
-    KEVO_PTX_FEATURE_COUNT = 15
+    KEVO_PTX_MULTICAST = 15,     /* any .multicast::cluster form (TMA
+                                    multicast to a cluster's blocks) */
+    KEVO_PTX_DSMEM = 16,         /* distributed shared memory: mapa, and
+                                    ld/st/atom/red on .shared::cluster */
+    KEVO_PTX_MBARRIER = 17,      /* mbarrier */
+    KEVO_PTX_SETMAXNREG = 18,    /* setmaxnreg */
+    KEVO_PTX_FEATURE_COUNT = 19
 } kevo_ptx_feature;
 
 /* The feature's name in JSON ("vector_loads", ...), or NULL. */
