@@ -39,6 +39,31 @@ static void dump_expr(kevo_buf *b, const char *label, kevo_expr *const e[3])
     kevo__buf_puts(b, ")\n");
 }
 
+static void dump_list(kevo_buf *b, const char *label, kevo_expr *const *e,
+                      size_t n)
+{
+    if (!e[0])
+        return;
+    kevo__buf_printf(b, "  %s:", label);
+    for (size_t k = 0; k < n; k++)
+        kevo__buf_printf(b, "%s %s", k ? " |" : "", kevo_expr_text(e[k]));
+    kevo__buf_puts(b, "\n");
+}
+
+static void dump_tensormap(kevo_buf *b, const kevo_tensormap *m)
+{
+    kevo__buf_printf(b, "tensormap %s over %s %s rank %zu (line %d)\n", m->name,
+                     m->buffer, kevo_dtype_name(m->type), m->rank, m->line);
+    dump_list(b, "dims", m->dims, m->rank);
+    dump_list(b, "box", m->box, m->rank);
+    dump_list(b, "strides", m->strides, m->rank - 1);
+    dump_list(b, "elementstrides", m->elemstrides, m->rank);
+    if (m->offset)
+        kevo__buf_printf(b, "  offset: %s\n", kevo_expr_text(m->offset));
+    kevo__buf_printf(b, "  swizzle %d interleave %d l2 %d oob %s\n", m->swizzle,
+                     m->interleave, m->l2, m->oob_nan ? "nan" : "zero");
+}
+
 /* A stable text form of everything the parser produced. */
 static char *dump(const kevo_blocks *bl)
 {
@@ -51,6 +76,8 @@ static char *dump(const kevo_blocks *bl)
                          kevo_dtype_name(s->type), kevo_expr_text(s->count),
                          s->zero ? " zero" : "", s->line);
     }
+    for (size_t i = 0; i < bl->ntensormaps; i++)
+        dump_tensormap(&b, &bl->tensormaps[i]);
     for (size_t i = 0; i < bl->nlaunches; i++) {
         const kevo_launch *l = &bl->launches[i];
         kevo__buf_printf(&b, "launch %s (line %d)\n", l->kernel, l->line);
@@ -65,6 +92,12 @@ static char *dump(const kevo_blocks *bl)
                              a->has_cast ? "cast" : "as",
                              kevo_dtype_name(a->cast), kevo_expr_text(a->expr));
         }
+        if (l->cluster[0])
+            dump_expr(&b, "cluster", l->cluster);
+        if (l->pdl)
+            kevo__buf_puts(&b, "  pdl\n");
+        if (l->cond)
+            kevo__buf_printf(&b, "  if: %s\n", kevo_expr_text(l->cond));
     }
     const kevo_paramspace *ps = bl->params;
     for (size_t i = 0; i < kevo_paramspace_count(ps); i++) {

@@ -665,8 +665,12 @@ static void test_target(void)
     like_str(system, "__cluster_dims__", "Hopper: clusters, and how");
     like_str(system, "cp.async.bulk, completing on an mbarrier",
              "Hopper: bulk copies");
-    like_str(system, "(CUtensorMap) that kevo does not pass to a kernel",
-             "Hopper: no tensor map from kevo");
+    like_str(system,
+             "through a tensor map that kevo encodes from a tensormap "
+             "line",
+             "Hopper: tensor maps from kevo");
+    like_str(system, "tensormap tmA a bf16 dims(k, m) box(64, 128)",
+             "the contract's tensormap example");
     ok(!strstr(system, "not available"), "Hopper: nothing said missing");
     free(system);
 

@@ -236,6 +236,46 @@ static void test_hopper(void)
     kevo__ptxscan_free(&scan);
 }
 
+/* The cluster features, from PTX as NVRTC writes these instructions. */
+static void test_cluster_features(void)
+{
+    static const char ptx[] =
+        ".version 8.5\n.target sm_90a\n.address_size 64\n"
+        ".visible .entry k(\n.param .align 64 .b8 k_param_0[128]\n)\n"
+        ".reqnctapercluster 2, 1, 1\n{\n"
+        ".reg .b32 %r<9>;\n.reg .b64 %rd<4>;\n"
+        "mbarrier.init.shared::cta.b64 [%r1], 1;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], 0;\n"
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_"
+        "tx::bytes.multicast::cluster [%r2], [%rd1, {%r3, %r4}], [%r1], "
+        "%rs1;\n"
+        "mapa.shared::cluster.u32 %r5, %r2, %r6;\n"
+        "ld.shared::cluster.u32 %r7, [%r5];\n"
+        "st.shared::cluster.u32 [%r5], %r7;\n"
+        "setmaxnreg.inc.sync.aligned.u32 240;\n"
+        "ret;\n}\n";
+    kevo_ptxscan scan;
+    kevo__ptxscan_init(&scan);
+    ok(kevo__ptxscan_ptx(&scan, ptx, strlen(ptx), NULL) == KEVO_OK,
+       "cluster features: scanned");
+    const kevo_ptx_kernel *k = kevo__ptxscan_find(&scan, "k");
+    ok(k != NULL, "cluster features: the kernel");
+    if (k) {
+        is_uint(k->count[KEVO_PTX_MULTICAST], 1, "... multicast");
+        is_uint(k->count[KEVO_PTX_DSMEM], 3,
+                "... distributed shared memory: mapa, ld and st");
+        is_uint(k->count[KEVO_PTX_MBARRIER], 2, "... mbarrier");
+        is_uint(k->count[KEVO_PTX_SETMAXNREG], 1, "... setmaxnreg");
+        is_uint(k->count[KEVO_PTX_TMA], 1, "... a TMA copy");
+        ok(k->has_params && k->nparams == 1 && k->params[0].size == 128 &&
+               k->params[0].align == 64 &&
+               k->params[0].kind == KEVO_PTX_PARAM_BYTES,
+           "... a 128-byte parameter aligned to 64");
+    }
+    is_str(kevo__ptx_feature_name(KEVO_PTX_DSMEM), "dsmem", "feature name");
+    kevo__ptxscan_free(&scan);
+}
+
 static void test_edge(void)
 {
     kevo_ptxscan scan;
@@ -568,13 +608,15 @@ static void test_params(void)
         kevo_ptx_param p;
         const char *text;
     } texts[] = {
-        {{KEVO_PTX_PARAM_INT, 8, ".u64"},
+        {{KEVO_PTX_PARAM_INT, 8, ".u64", 0},
          "a pointer or a 64-bit integer (.u64)"},
-        {{KEVO_PTX_PARAM_INT, 4, ".u32"}, "a 32-bit integer (.u32)"},
-        {{KEVO_PTX_PARAM_FLOAT, 4, ".f32"}, "a 32-bit float (.f32)"},
-        {{KEVO_PTX_PARAM_BYTES, 2, ".b8[2]"},
+        {{KEVO_PTX_PARAM_INT, 4, ".u32", 0}, "a 32-bit integer (.u32)"},
+        {{KEVO_PTX_PARAM_FLOAT, 4, ".f32", 0}, "a 32-bit float (.f32)"},
+        {{KEVO_PTX_PARAM_BYTES, 2, ".b8[2]", 0},
          "an object of 2 bytes passed by value (.b8[2])"},
-        {{KEVO_PTX_PARAM_OTHER, 0, ".texref"}, "a .texref parameter"},
+        {{KEVO_PTX_PARAM_OTHER, 0, ".texref", 0}, "a .texref parameter"},
+        {{KEVO_PTX_PARAM_BYTES, 128, ".b8[128]", 64},
+         "an object of 128 bytes aligned to 64 passed by value (.b8[128])"},
     };
     for (size_t i = 0; i < KEVO_ARRAY_SIZE(texts); i++)
         is_str(kevo__ptx_param_text(&texts[i].p, buf, sizeof buf),
@@ -587,6 +629,7 @@ int main(void)
     test_params();
     test_features();
     test_hopper();
+    test_cluster_features();
     test_edge();
     test_logs();
     test_errors();

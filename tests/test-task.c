@@ -749,8 +749,8 @@ static void test_new_for_task(const kevo_task *t)
            KEVO_EINVALID, "a bare name that is nothing");
     is_str(err.text,
            "cand.cu:2: kevo:launch: argument 'foo' of kernel 'softmax' names "
-           "no task argument, scratch buffer, dim, parameter or device "
-           "property",
+           "no task argument, scratch buffer, tensor map, dim, parameter or "
+           "device property",
            "... message");
     is_int(err.line, 2, "... line");
     is_str(err.source, "cand.cu", "... source");
@@ -776,7 +776,8 @@ static void test_new_for_task(const kevo_task *t)
            KEVO_EINVALID, "a buffer inside an expression");
     like_str(err.text,
              "names 'x', which is no dim, parameter or device property (task "
-             "arguments and scratch buffers are passed by their bare name",
+             "arguments, scratch buffers and tensor maps are passed by their "
+             "bare name",
              "... message");
 
     is_int(fit(t, "/* kevo:launch softmax<<<rows, 256>>>((i64)x, y, acc) */",
@@ -784,7 +785,7 @@ static void test_new_for_task(const kevo_task *t)
            KEVO_EINVALID, "a cast on a buffer");
     like_str(err.text,
              "argument '(i64)x' of kernel 'softmax' casts 'x' to i64, but a "
-             "task argument or scratch buffer is passed as it is",
+             "task argument, scratch buffer or tensor map is passed as it is",
              "... message");
 
     is_int(fit(t,

@@ -64,11 +64,16 @@
     X(cuGetErrorName)                                                          \
     X(cuGetErrorString)
 
-/* Functions of newer drivers (12.4): NULL where the driver lacks them. */
+/* Functions of newer drivers (12.0 for tensor maps, 11.8 for clusters and
+ * cuLaunchKernelEx, 12.4 for the rest): NULL where the driver lacks them. */
 #define KEVO__CU_OPTIONAL_FUNCTIONS(X)                                         \
     X(cuModuleGetFunctionCount)                                                \
     X(cuModuleEnumerateFunctions)                                              \
-    X(cuFuncGetName)
+    X(cuFuncGetName)                                                           \
+    X(cuTensorMapEncodeTiled)                                                  \
+    X(cuLaunchKernelEx)                                                        \
+    X(cuOccupancyMaxActiveClusters)                                            \
+    X(cuOccupancyMaxPotentialClusterSize)
 
 #define KEVO__CU_FIELD(name) __typeof__(name) *name;
 

@@ -234,12 +234,24 @@ void kevo__program_unload(kevo__program *p);
  * valid when kevo__shape_draw draws new ones; the shape must outlive it. */
 typedef struct kevo__plan {
     const kevo__program *prog;
-    kevo_launch_geometry *geom; /* per launch */
+    const kevo__shape *shape;
+    kevo_launch_geometry *geom; /* per launch; geom[l].runs 0 where the
+                                 * launch's "if" is 0 at the shape */
     kevo__value **store;        /* per launch: argument values */
     void ***params;             /* per launch: pointers into store */
+    bool *cluster_attr; /* per launch: launched with the cluster attribute */
+    int *cluster_occ;   /* per launch: cuOccupancyMaxActiveClusters; -1 */
     size_t nscratch;
     CUdeviceptr *scratch;
     size_t *scratch_bytes;
+    /* Tensor maps (tmap.c), per tensormap line: the encoded map (64-byte
+     * aligned), its arguments at the shape, whether a launch that runs
+     * names it, and the address it was encoded with (0 until then). */
+    size_t nmaps;
+    CUtensorMap *maps;
+    kevo__tmap_args *margs;
+    bool *map_used;
+    CUdeviceptr *map_addr;
 } kevo__plan;
 
 /*
@@ -270,13 +282,36 @@ kevo_status kevo__plan_zero_scratch(const kevo__plan *plan, kevo_error *err);
 kevo_status kevo__plan_prepare(kevo__gpu *g, const kevo__plan *plan, bool flush,
                                kevo_error *err);
 
-/* kevo__plan_launch: every launch in order on the default stream, without
- * waiting; the CUDA error of a launch the driver refuses, naming the
- * kernel. */
+/* kevo__plan_launch: every launch that runs at the plan's shape, in order
+ * on the default stream, without waiting: with cuLaunchKernelEx where it
+ * has a cluster or is pdl (not the first that runs), else cuLaunchKernel.
+ * Tensor maps whose buffer moved are encoded again first. The CUDA error
+ * of a launch the driver refuses, naming the kernel. */
 kevo_status kevo__plan_launch(const kevo__plan *plan, kevo_error *err);
+
+/* kevo__plan_runs: how many of the plan's launches run at its shape. */
+size_t kevo__plan_runs(const kevo__plan *plan);
 
 /* kevo__gpu_sync: cuCtxSynchronize, its error naming what. */
 kevo_status kevo__gpu_sync(const char *what, kevo_error *err);
+
+/* ---- tensor maps (tmap.c) ---------------------------------------------- */
+
+/* kevo__plan_maps_alloc: the plan's tensor map arrays, for nmaps maps. */
+kevo_status kevo__plan_maps_alloc(kevo__plan *plan, size_t nmaps,
+                                  kevo_error *err);
+void kevo__plan_maps_free(kevo__plan *plan);
+
+/* kevo__plan_maps_encode: every used map whose address (its buffer's plus
+ * its offset) differs from the one it was encoded with encoded with
+ * cuTensorMapEncodeTiled from plan->margs. Errors: KEVO_EEXTERNAL with the
+ * CUDA error, naming the map and its line; KEVO_EINVALID when the driver
+ * has no cuTensorMapEncodeTiled. */
+kevo_status kevo__plan_maps_encode(const kevo__plan *plan, kevo_error *err);
+
+/* kevo__tmap_encode: cuTensorMapEncodeTiled of a at address into *map. */
+CUresult kevo__tmap_encode(CUtensorMap *map, const kevo__tmap_args *a,
+                           CUdeviceptr address);
 
 /* kevo__program_kernels: per launch {"name", "registers", "local_bytes",
  * "static_smem", "max_threads", "block", "dyn_smem", "occupancy"} at the

@@ -178,6 +178,123 @@ static kevo_status fit_device(kevo__gpu *g, const kevo__program *p, size_t l,
     return KEVO_OK;
 }
 
+/* The launch configuration of geo, with the cluster attribute (cluster)
+ * and the programmatic serialisation one (pdl), in cfg and attrs (2). */
+static void launch_config(const kevo_launch_geometry *geo, bool cluster,
+                          bool pdl, CUlaunchConfig *cfg,
+                          CUlaunchAttribute *attrs)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    memset(attrs, 0, 2 * sizeof(*attrs));
+    cfg->gridDimX = geo->grid[0];
+    cfg->gridDimY = geo->grid[1];
+    cfg->gridDimZ = geo->grid[2];
+    cfg->blockDimX = geo->block[0];
+    cfg->blockDimY = geo->block[1];
+    cfg->blockDimZ = geo->block[2];
+    cfg->sharedMemBytes = (unsigned)geo->shared_bytes;
+    cfg->hStream = NULL;
+    cfg->attrs = attrs;
+    if (cluster) {
+        CUlaunchAttribute *a = &attrs[cfg->numAttrs++];
+        a->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        a->value.clusterDim.x = geo->cluster[0];
+        a->value.clusterDim.y = geo->cluster[1];
+        a->value.clusterDim.z = geo->cluster[2];
+    }
+    if (pdl) {
+        CUlaunchAttribute *a = &attrs[cfg->numAttrs++];
+        a->id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        a->value.programmaticStreamSerializationAllowed = 1;
+    }
+}
+
+/* One attribute of f, or -1 when the driver does not say. */
+static int func_attr(CUfunction f, CUfunction_attribute a)
+{
+    int v = -1;
+    if (kevo__cu.cuFuncGetAttribute(&v, a, f) != CUDA_SUCCESS)
+        v = -1;
+    return v;
+}
+
+/* Launch l's cluster: against dims compiled into the kernel
+ * (__cluster_dims__), the non-portable opt-in above 8 blocks, and
+ * cuOccupancyMaxActiveClusters, which must find room for one. */
+static kevo_status fit_cluster(kevo__gpu *g, kevo__plan *plan, size_t l,
+                               kevo_error *err)
+{
+    const kevo__program *p = plan->prog;
+    const kevo_launch_geometry *geo = &plan->geom[l];
+    const char *kernel = kevo_candidate_launch_kernel(p->cand, l);
+    const char *label = plan->shape->label;
+    CUfunction f = p->fn[l];
+    unsigned size = geo->cluster[0] * geo->cluster[1] * geo->cluster[2];
+    int cw = func_attr(f, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH),
+        ch = func_attr(f, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT),
+        cd = func_attr(f, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH);
+    if (cw > 0) {
+        if ((unsigned)cw != geo->cluster[0] ||
+            (unsigned)(ch > 0 ? ch : 1) != geo->cluster[1] ||
+            (unsigned)(cd > 0 ? cd : 1) != geo->cluster[2])
+            return kevo__error_set(
+                err, KEVO_EINVALID,
+                "kernel '%s' is compiled with cluster dims (%d, %d, %d) "
+                "(__cluster_dims__) and its launch asks for cluster(%u, %u, "
+                "%u) at %s: they must agree, or leave cluster() out",
+                kernel, cw, ch, cd, geo->cluster[0], geo->cluster[1],
+                geo->cluster[2], label);
+    } else {
+        plan->cluster_attr[l] = true;
+    }
+    if (!kevo__cu.cuLaunchKernelEx || !kevo__cu.cuOccupancyMaxActiveClusters)
+        return kevo__error_set(err, KEVO_EINVALID,
+                               "kernel '%s' is launched in clusters and the "
+                               "CUDA driver has no cuLaunchKernelEx",
+                               kernel);
+    if (size > 8 && cw <= 0) {
+        char what[160];
+        snprintf(what, sizeof(what),
+                 "allowing kernel '%s' clusters of %u blocks "
+                 "(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)",
+                 kernel, size);
+        kevo_status rc = kevo__cu_check(
+            kevo__cu.cuFuncSetAttribute(
+                f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+            what, err);
+        if (rc != KEVO_OK)
+            return rc;
+    }
+    CUlaunchAttribute attrs[2];
+    CUlaunchConfig cfg;
+    launch_config(geo, true, false, &cfg, attrs);
+    int clusters = 0, most = 0;
+    CUresult r = kevo__cu.cuOccupancyMaxActiveClusters(&clusters, f, &cfg);
+    if (r != CUDA_SUCCESS || clusters <= 0) {
+        if (kevo__cu.cuOccupancyMaxPotentialClusterSize &&
+            kevo__cu.cuOccupancyMaxPotentialClusterSize(&most, f, &cfg) !=
+                CUDA_SUCCESS)
+            most = 0;
+        const char *name = NULL;
+        if (r != CUDA_SUCCESS)
+            kevo__cu.cuGetErrorName(r, &name);
+        return kevo__error_set(
+            err, KEVO_EINVALID,
+            "kernel '%s' cannot run in clusters of %u blocks (%u x %u x %u) "
+            "at %s with %u threads and %" PRIu64
+            " bytes of dynamic shared memory per block: "
+            "cuOccupancyMaxActiveClusters %s%s%s; the largest cluster that "
+            "fits is %d blocks (device %s, 8 portable, 16 with the "
+            "non-portable opt-in)",
+            kernel, size, geo->cluster[0], geo->cluster[1], geo->cluster[2],
+            label, geo->block[0] * geo->block[1] * geo->block[2],
+            geo->shared_bytes, r != CUDA_SUCCESS ? "fails with " : "gives 0",
+            name ? name : "", "", most, g->name);
+    }
+    plan->cluster_occ[l] = clusters;
+    return KEVO_OK;
+}
+
 /* The argument values of launch l at shape s. */
 static kevo_status bind_args(kevo__plan *plan, size_t l, const kevo__shape *s,
                              kevo_error *err)
@@ -209,6 +326,9 @@ static kevo_status bind_args(kevo__plan *plan, size_t l, const kevo__shape *s,
             /* little-endian: the low bytes are the value at the cast */
             memcpy(v->bytes, &args[a].value, args[a].size);
             break;
+        case KEVO__ARG_TENSORMAP:
+            plan->params[l][a] = &plan->maps[args[a].index];
+            break;
         }
     }
     free(args);
@@ -230,9 +350,15 @@ kevo_status kevo__plan_make(kevo__gpu *g, const kevo__program *p,
     plan->params = calloc(n + 1, sizeof(*plan->params));
     plan->scratch = calloc(b->nscratch + 1, sizeof(*plan->scratch));
     plan->scratch_bytes = calloc(b->nscratch + 1, sizeof(*plan->scratch_bytes));
+    plan->cluster_attr = calloc(n + 1, sizeof(*plan->cluster_attr));
+    plan->cluster_occ = calloc(n + 1, sizeof(*plan->cluster_occ));
+    plan->shape = s;
     if (!plan->geom || !plan->store || !plan->params || !plan->scratch ||
-        !plan->scratch_bytes)
+        !plan->scratch_bytes || !plan->cluster_attr || !plan->cluster_occ)
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    rc = kevo__plan_maps_alloc(plan, b->ntensormaps, err);
+    if (rc != KEVO_OK)
+        return rc;
     for (size_t k = 0; k < b->nscratch && rc == KEVO_OK; k++) {
         uint64_t count = 0;
         kevo_error e = KEVO__ERROR_INIT;
@@ -248,17 +374,27 @@ kevo_status kevo__plan_make(kevo__gpu *g, const kevo__program *p,
         plan->scratch_bytes[k] = (size_t)count * es;
         rc = kevo__gpu_alloc(g, &plan->scratch[k], plan->scratch_bytes[k], err);
     }
+    if (rc != KEVO_OK)
+        return rc;
+    /* the geometry, the arguments and the tensor maps, checked as the core
+     * checked them before anything ran */
+    kevo_error e = KEVO__ERROR_INIT;
+    rc = kevo__launches_at(s->task, p->cand, s->env, plan->geom, plan->margs,
+                           plan->map_used, &e);
+    if (rc != KEVO_OK)
+        return kevo__error_wrap(err, &e, "%s", s->label);
     for (size_t l = 0; l < n && rc == KEVO_OK; l++) {
-        kevo_error e = KEVO__ERROR_INIT;
-        plan->geom[l].size = sizeof(plan->geom[l]);
-        rc = kevo_candidate_launch_geometry(p->cand, l, s->env, &plan->geom[l],
-                                            &e);
-        if (rc != KEVO_OK)
-            return kevo__error_wrap(err, &e, "%s", s->label);
+        plan->cluster_occ[l] = -1;
+        if (!plan->geom[l].runs)
+            continue;
         rc = fit_device(g, p, l, &plan->geom[l], s, err);
+        if (rc == KEVO_OK && plan->geom[l].cluster[0])
+            rc = fit_cluster(g, plan, l, err);
         if (rc == KEVO_OK)
             rc = bind_args(plan, l, s, err);
     }
+    if (rc == KEVO_OK)
+        rc = kevo__plan_maps_encode(plan, err);
     return rc;
 }
 
@@ -278,6 +414,9 @@ void kevo__plan_free(kevo__gpu *g, kevo__plan *plan)
     free(plan->params);
     free(plan->scratch);
     free(plan->scratch_bytes);
+    free(plan->cluster_attr);
+    free(plan->cluster_occ);
+    kevo__plan_maps_free(plan);
     memset(plan, 0, sizeof(*plan));
 }
 
@@ -321,32 +460,50 @@ kevo_status kevo__plan_prepare(kevo__gpu *g, const kevo__plan *plan, bool flush,
     return rc;
 }
 
+size_t kevo__plan_runs(const kevo__plan *plan)
+{
+    size_t n = 0;
+    for (size_t l = 0; l < plan->prog->nlaunches; l++)
+        n += plan->geom[l].runs ? 1 : 0;
+    return n;
+}
+
 kevo_status kevo__plan_launch(const kevo__plan *plan, kevo_error *err)
 {
     const kevo__program *p = plan->prog;
-    for (size_t l = 0; l < p->nlaunches; l++) {
+    kevo_status rc = kevo__plan_maps_encode(plan, err);
+    bool first = true;
+    for (size_t l = 0; l < p->nlaunches && rc == KEVO_OK; l++) {
         const kevo_launch_geometry *geo = &plan->geom[l];
         char what[160];
-        CUresult r = kevo__cu.cuLaunchKernel(
-            p->fn[l], geo->grid[0], geo->grid[1], geo->grid[2], geo->block[0],
-            geo->block[1], geo->block[2], (unsigned)geo->shared_bytes, NULL,
-            plan->params[l], NULL);
+        if (!geo->runs)
+            continue;
+        /* the first launch that runs waits for what came before it (the
+         * inputs, the L2 flush): never programmatic */
+        bool pdl = geo->pdl && !first;
+        first = false;
+        CUresult r;
+        if (pdl || plan->cluster_attr[l]) {
+            CUlaunchAttribute attrs[2];
+            CUlaunchConfig cfg;
+            launch_config(geo, plan->cluster_attr[l], pdl, &cfg, attrs);
+            r = kevo__cu.cuLaunchKernelEx
+                    ? kevo__cu.cuLaunchKernelEx(&cfg, p->fn[l], plan->params[l],
+                                                NULL)
+                    : CUDA_ERROR_NOT_SUPPORTED;
+        } else {
+            r = kevo__cu.cuLaunchKernel(
+                p->fn[l], geo->grid[0], geo->grid[1], geo->grid[2],
+                geo->block[0], geo->block[1], geo->block[2],
+                (unsigned)geo->shared_bytes, NULL, plan->params[l], NULL);
+        }
         if (r != CUDA_SUCCESS) {
             snprintf(what, sizeof(what), "launching kernel '%s'",
                      kevo_candidate_launch_kernel(p->cand, l));
             return kevo__cu_check(r, what, err);
         }
     }
-    return KEVO_OK;
-}
-
-/* One attribute of f, or -1 when the driver does not say. */
-static int func_attr(CUfunction f, CUfunction_attribute a)
-{
-    int v = -1;
-    if (kevo__cu.cuFuncGetAttribute(&v, a, f) != CUDA_SUCCESS)
-        v = -1;
-    return v;
+    return rc;
 }
 
 json_t *kevo__program_kernels(kevo__gpu *g, const kevo__plan *plan,
@@ -357,6 +514,17 @@ json_t *kevo__program_kernels(kevo__gpu *g, const kevo__plan *plan,
     for (size_t l = 0; all && l < p->nlaunches; l++) {
         const kevo_launch_geometry *geo = &plan->geom[l];
         CUfunction f = p->fn[l];
+        if (!geo->runs) {
+            /* its "if" is 0 at this shape: named, in its place */
+            json_t *k =
+                json_pack("{s:s, s:b}", "name",
+                          kevo_candidate_launch_kernel(p->cand, l), "runs", 0);
+            if (!k || json_array_append_new(all, k) != 0) {
+                json_decref(all);
+                all = NULL;
+            }
+            continue;
+        }
         int threads = (int)(geo->block[0] * geo->block[1] * geo->block[2]);
         int blocks = 0;
         double occupancy = 0.0;
@@ -377,6 +545,16 @@ json_t *kevo__program_kernels(kevo__gpu *g, const kevo__plan *plan,
             (json_int_t)geo->block[2], "dyn_smem",
             (json_int_t)geo->shared_bytes, "occupancy",
             occupancy > 1.0 ? 1.0 : occupancy);
+        if (k && geo->cluster[0] &&
+            (json_object_set_new(
+                 k, "cluster",
+                 json_integer((json_int_t)geo->cluster[0] * geo->cluster[1] *
+                              geo->cluster[2])) != 0 ||
+             json_object_set_new(k, "cluster_occupancy",
+                                 json_integer(plan->cluster_occ[l])) != 0)) {
+            json_decref(k);
+            k = NULL;
+        }
         if (!k || json_array_append_new(all, k) != 0) {
             json_decref(all);
             all = NULL;

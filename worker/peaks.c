@@ -154,10 +154,16 @@ static kevo_status time_launch(kevo__gpu *g, const char *name, CUfunction f,
     if (rc != KEVO_OK)
         return rc;
     kevo__program prog = {cand, NULL, 1, &f, NULL};
-    kevo_launch_geometry geom = {
-        sizeof geom, {grid, 1, 1}, {block, 1, 1}, 0, {0}};
+    kevo_launch_geometry geom = {.size = sizeof geom,
+                                 .grid = {grid, 1, 1},
+                                 .block = {block, 1, 1},
+                                 .runs = 1};
     void **launch_params[1] = {params};
-    kevo__plan plan = {&prog, &geom, NULL, launch_params, 0, NULL, NULL};
+    bool cluster_attr[1] = {false};
+    kevo__plan plan = {.prog = &prog,
+                       .geom = &geom,
+                       .params = launch_params,
+                       .cluster_attr = cluster_attr};
     kevo__times t;
     rc = kevo__time_plan(g, &plan, cfg, &t, err);
     if (rc == KEVO_OK && t.median > 0)

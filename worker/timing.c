@@ -452,7 +452,7 @@ static kevo_status time_batches(kevo__gpu *g, const kevo__plan *const *plans,
         /* CUPTI for every repetition or events for every one, never a mix */
         for (size_t k = 0; k < n; k++) {
             out[k].kernels_per_rep =
-                cupti ? most[k] : plans[k]->prog->nlaunches;
+                cupti ? most[k] : kevo__plan_runs(plans[k]);
             take_samples(&out[k], (cupti ? cupti_t : event_t) + k * max_reps,
                          reps, stats);
         }
@@ -552,7 +552,7 @@ static kevo_status time_each(kevo__gpu *g, const kevo__plan *const *plans,
                 plan_t[i] = src[i * n + k];
                 most = cnt[i * n + k] > most ? cnt[i * n + k] : most;
             }
-            out[k].kernels_per_rep = cupti ? most : plans[k]->prog->nlaunches;
+            out[k].kernels_per_rep = cupti ? most : kevo__plan_runs(plans[k]);
             take_samples(&out[k], plan_t, reps, stats);
         }
         if (enough(out, n, reps, min_reps, cfg, t0))
@@ -562,7 +562,7 @@ static kevo_status time_each(kevo__gpu *g, const kevo__plan *const *plans,
         for (size_t k = 0; k < n; k++) {
             for (size_t i = 0; i < reps; i++)
                 plan_t[i] = event_t[i * n + k];
-            out[k].kernels_per_rep = plans[k]->prog->nlaunches;
+            out[k].kernels_per_rep = kevo__plan_runs(plans[k]);
             take_samples(&out[k], plan_t, reps, stats);
         }
         cupti = false;

@@ -43,7 +43,13 @@ typedef struct kevo_launch_geometry {
     uint32_t grid[3];      /* blocks in x, y, z */
     uint32_t block[3];     /* threads per block in x, y, z */
     uint64_t shared_bytes; /* dynamic shared memory per block */
-    unsigned char reserved[32];
+    uint32_t cluster[3];   /* blocks per cluster in x, y, z; all 0 for a
+                            * launch without cluster() */
+    unsigned char runs;    /* 1 when the launch runs at this shape; 0 when
+                            * its "if" condition is 0 (the other fields are
+                            * then 0) */
+    unsigned char pdl;     /* 1 for a programmatic dependent launch */
+    unsigned char reserved[18];
 } kevo_launch_geometry;
 
 /*
@@ -141,13 +147,16 @@ KEVO_API const char *kevo_candidate_launch_kernel(const kevo_candidate *cand,
                                                   size_t i);
 
 /*
- * kevo_candidate_launch_geometry: evaluates launch i's grid, block and
- * dynamic shared memory over env (dims and device properties) with the
- * candidate's assignment on top, and fills *geometry. Returns KEVO_OK; an
- * expression error naming the line and the expression; KEVO_ERANGE when a
- * value is not positive or does not fit the CUDA limits (grid x < 2^31,
- * grid y and z <= 65535, block x and y <= 1024, block z <= 64, threads per
- * block <= 1024); KEVO_EINVAL when i is out of range.
+ * kevo_candidate_launch_geometry: evaluates launch i's grid, block,
+ * dynamic shared memory and cluster over env (dims and device properties)
+ * with the candidate's assignment on top, and fills *geometry. A launch
+ * whose "if" condition is 0 at env does not run there: runs is 0 and
+ * nothing else is evaluated. Returns KEVO_OK; an expression error naming
+ * the line and the expression; KEVO_ERANGE when a value is not positive or
+ * does not fit the CUDA limits (grid x < 2^31, grid y and z <= 65535, block
+ * x and y <= 1024, block z <= 64, threads per block <= 1024, at most 16
+ * blocks per cluster) or a grid dimension is not a multiple of the
+ * cluster's; KEVO_EINVAL when i is out of range.
  */
 KEVO_API kevo_status kevo_candidate_launch_geometry(
     const kevo_candidate *cand, size_t i, const kevo_vars *env,

@@ -233,7 +233,11 @@ static json_t *launch_json(const launch_facts *f, bool main_launch)
         !put(o, "memory",
              f->memory >= 0 ? json_integer(f->memory) : json_null()) ||
         !put(o, "warp_ops",
-             f->warp_ops >= 0 ? json_boolean(f->warp_ops) : json_null()))
+             f->warp_ops >= 0 ? json_boolean(f->warp_ops) : json_null()) ||
+        !put(o, "runs", json_boolean(!w || w->runs)) ||
+        !put(o, "cluster", int_or_null(w ? w->cluster : -1)) ||
+        !put(o, "cluster_occupancy",
+             int_or_null(w ? w->cluster_occupancy : -1)))
         goto fail;
     return o;
 fail:
@@ -301,7 +305,8 @@ kevo_status kevo__eval_describe(kevo_eval_result *res, const kevo_task *task,
         f->wk = worker_kernel(res->cand, i, wk, nwk);
         f->geo.size = sizeof(f->geo);
         f->has_geometry = kevo_candidate_launch_geometry(
-                              res->cand, i, env, &f->geo, NULL) == KEVO_OK;
+                              res->cand, i, env, &f->geo, NULL) == KEVO_OK &&
+                          f->geo.runs;
         launch_facts_fill(f, &scan, device);
         if (f->total_threads > facts[main_launch].total_threads)
             main_launch = i;

@@ -183,6 +183,11 @@ typedef struct kevo_worker_kernel {
     int64_t block[3];
     bool has_block;
     double occupancy;
+    /* Blocks per cluster and cuOccupancyMaxActiveClusters, for a launch in
+     * clusters (-1 otherwise); runs false for a launch whose "if" was 0 at
+     * the shape. */
+    int64_t cluster, cluster_occupancy;
+    bool runs;
 } kevo_worker_kernel;
 
 struct kevo_eval_result {

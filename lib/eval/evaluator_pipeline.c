@@ -61,15 +61,22 @@ static char *launch_problem(kevo_evaluator *ev, const kevo_task *task,
         kevo_error_init(&e);
         if (kevo_candidate_check(cand, env, &e) != KEVO_OK)
             why = kevo__asprintf("shape %zu: %s", s, e.text);
-        for (size_t l = 0; !why && l < kevo_candidate_launch_count(cand); l++) {
-            kevo_launch_geometry g = {.size = sizeof g};
-            kevo__resolved_arg *args = NULL;
-            size_t nargs = 0;
-            kevo_error_init(&e);
-            if (kevo_candidate_launch_geometry(cand, l, env, &g, &e) != KEVO_OK)
-                why = kevo__asprintf("shape %zu: %s", s, e.text);
-            else if ((int64_t)g.block[0] * g.block[1] * g.block[2] >
-                     max_threads)
+        size_t nl = kevo_candidate_launch_count(cand);
+        kevo_launch_geometry *geom = calloc(nl + 1, sizeof *geom);
+        if (!geom) {
+            kevo_vars_free(env);
+            *nomem = true;
+            return NULL;
+        }
+        kevo_error_init(&e);
+        if (!why &&
+            kevo__launches_at(task, cand, env, geom, NULL, NULL, &e) != KEVO_OK)
+            why = kevo__asprintf("shape %zu: %s", s, e.text);
+        for (size_t l = 0; !why && l < nl; l++) {
+            const kevo_launch_geometry g = geom[l];
+            if (!g.runs)
+                continue;
+            if ((int64_t)g.block[0] * g.block[1] * g.block[2] > max_threads)
                 why = kevo__asprintf(
                     "shape %zu: launch %zu (%s) asks for %u threads per "
                     "block; the device allows %" PRId64,
@@ -82,11 +89,8 @@ static char *launch_problem(kevo_evaluator *ev, const kevo_task *task,
                     "allows %" PRId64,
                     s, l + 1, kevo_candidate_launch_kernel(cand, l),
                     g.shared_bytes, max_smem);
-            else if (kevo__launch_args(task, cand, l, env, &args, &nargs, &e) !=
-                     KEVO_OK)
-                why = kevo__asprintf("shape %zu: %s", s, e.text);
-            free(args);
         }
+        free(geom);
         kevo_vars_free(env);
     }
     if (!why && nshapes == 0 && set == KEVO_SHAPES_HELD_OUT)

@@ -33,29 +33,13 @@ static const char *c_type(kevo_dtype type)
     return "?";
 }
 
-/* Records "<place>message" at launch l. */
-static kevo_status fail(const kevo_candidate *cand, const kevo_launch *l,
-                        kevo_error *err, const char *fmt, ...)
-    KEVO_PRINTF(4, 5);
-
-static kevo_status fail(const kevo_candidate *cand, const kevo_launch *l,
-                        kevo_error *err, const char *fmt, ...)
-{
-    char where[512], msg[KEVO_ERROR_TEXT_SIZE];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return kevo__error_set_at(
-        err, KEVO_EINVALID, cand->origin, l->line, 0, "%s%s",
-        kevo__launch_place(cand, l->line, where, sizeof where), msg);
-}
-
 /* Whether parameter p can receive what arg passes. */
 static bool fits(const kevo__resolved_arg *arg, const kevo_ptx_param *p)
 {
     if (p->kind == KEVO_PTX_PARAM_OTHER || p->size != arg->size)
         return false;
+    if (arg->kind == KEVO__ARG_TENSORMAP)
+        return p->kind == KEVO_PTX_PARAM_BYTES && p->align >= KEVO__TMAP_ALIGN;
     if (p->kind == KEVO_PTX_PARAM_BYTES)
         return true;
     if (arg->kind == KEVO__ARG_BUFFER || arg->kind == KEVO__ARG_SCRATCH)
@@ -92,6 +76,13 @@ static const char *passed_text(const kevo_launch *l,
         snprintf(buf, size, "'%s' (%s, received as %s)", text,
                  kevo_dtype_name(arg->type), c);
         break;
+    case KEVO__ARG_TENSORMAP:
+        snprintf(buf, size,
+                 "tensor map '%s' (received as a 128-byte object aligned to "
+                 "64, such as 'const __grid_constant__ CUtensorMap' or a "
+                 "struct alignas(64) of 16 unsigned long long)",
+                 text);
+        break;
     }
     return buf;
 }
@@ -127,15 +118,17 @@ static kevo_status check_launch(const kevo_task *task,
     const kevo_launch *l = &cand->blocks.launches[i];
     char what[256], param[160], list[256];
     if (!k)
-        return fail(cand, l, err,
-                    "kernel '%s' (launch %zu) is not in the compiled code: "
-                    "no __global__ function of that name",
-                    l->kernel, i + 1);
+        return kevo__launch_error(
+            cand, l->line, KEVO_EINVALID, err,
+            "kernel '%s' (launch %zu) is not in the compiled code: "
+            "no __global__ function of that name",
+            l->kernel, i + 1);
     if (!k->entry)
-        return fail(cand, l, err,
-                    "'%s' (launch %zu) is a __device__ function, not a "
-                    "kernel: declare it __global__",
-                    l->kernel, i + 1);
+        return kevo__launch_error(
+            cand, l->line, KEVO_EINVALID, err,
+            "'%s' (launch %zu) is a __device__ function, not a "
+            "kernel: declare it __global__",
+            l->kernel, i + 1);
     if (!k->has_params)
         return KEVO_OK;
     kevo__resolved_arg *args = NULL;
@@ -144,11 +137,12 @@ static kevo_status check_launch(const kevo_task *task,
     if (rc != KEVO_OK)
         return rc;
     if (nargs != k->nparams) {
-        rc = fail(cand, l, err,
-                  "kernel '%s' takes %zu parameter%s and the launch passes "
-                  "%zu (%s)",
-                  l->kernel, k->nparams, k->nparams == 1 ? "" : "s", nargs,
-                  nargs ? arg_list(l, list, sizeof list) : "none");
+        rc = kevo__launch_error(
+            cand, l->line, KEVO_EINVALID, err,
+            "kernel '%s' takes %zu parameter%s and the launch passes "
+            "%zu (%s)",
+            l->kernel, k->nparams, k->nparams == 1 ? "" : "s", nargs,
+            nargs ? arg_list(l, list, sizeof list) : "none");
         goto done;
     }
     for (size_t a = 0; a < nargs; a++) {
@@ -162,12 +156,12 @@ static kevo_status check_launch(const kevo_task *task,
                    : p->size == 4 ? "; cast it, (i32) or (u32), for a 32-bit "
                                     "parameter"
                                   : "";
-        rc =
-            fail(cand, l, err,
-                 "parameter %zu of kernel '%s' is %s and the launch passes "
-                 "%s%s",
-                 a + 1, l->kernel, kevo__ptx_param_text(p, param, sizeof param),
-                 passed_text(l, &args[a], a, what, sizeof what), hint);
+        rc = kevo__launch_error(
+            cand, l->line, KEVO_EINVALID, err,
+            "parameter %zu of kernel '%s' is %s and the launch passes "
+            "%s%s",
+            a + 1, l->kernel, kevo__ptx_param_text(p, param, sizeof param),
+            passed_text(l, &args[a], a, what, sizeof what), hint);
         goto done;
     }
 done:

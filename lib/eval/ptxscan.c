@@ -42,6 +42,10 @@ static const char *const feature_names[KEVO_PTX_FEATURE_COUNT] = {
     "votes",
     "redux",
     "matches",
+    "multicast",
+    "dsmem",
+    "mbarrier",
+    "setmaxnreg",
 };
 
 const char *kevo__ptx_feature_name(kevo_ptx_feature f)
@@ -540,7 +544,18 @@ static void count_opcode(kevo_ptx_kernel *k, const char *op, size_t len)
     const char *b = parts[0];
     size_t bl = lens[0];
     uint32_t *c = k->own;
-    if (part_is(b, bl, "ld") || part_is(b, bl, "ldu")) {
+    if (has_part(parts, lens, n, "multicast::cluster"))
+        c[KEVO_PTX_MULTICAST]++;
+    if (part_is(b, bl, "mapa") ||
+        ((part_is(b, bl, "ld") || part_is(b, bl, "st") ||
+          part_is(b, bl, "atom") || part_is(b, bl, "red")) &&
+         has_part(parts, lens, n, "shared::cluster")))
+        c[KEVO_PTX_DSMEM]++;
+    if (part_is(b, bl, "mbarrier")) {
+        c[KEVO_PTX_MBARRIER]++;
+    } else if (part_is(b, bl, "setmaxnreg")) {
+        c[KEVO_PTX_SETMAXNREG]++;
+    } else if (part_is(b, bl, "ld") || part_is(b, bl, "ldu")) {
         if (has_shared_part(parts, lens, n))
             c[KEVO_PTX_SHARED_LOADS]++;
         else if (has_vector_part(parts, lens, n) &&

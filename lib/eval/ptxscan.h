@@ -30,7 +30,13 @@ typedef enum kevo_ptx_feature {
     KEVO_PTX_VOTES = 12,         /* vote */
     KEVO_PTX_REDUX = 13,         /* redux.sync */
     KEVO_PTX_MATCHES = 14,       /* match */
-    KEVO_PTX_FEATURE_COUNT = 15
+    KEVO_PTX_MULTICAST = 15,     /* any .multicast::cluster form (TMA
+                                    multicast to a cluster's blocks) */
+    KEVO_PTX_DSMEM = 16,         /* distributed shared memory: mapa, and
+                                    ld/st/atom/red on .shared::cluster */
+    KEVO_PTX_MBARRIER = 17,      /* mbarrier */
+    KEVO_PTX_SETMAXNREG = 18,    /* setmaxnreg */
+    KEVO_PTX_FEATURE_COUNT = 19
 } kevo_ptx_feature;
 
 /* The feature's name in JSON ("vector_loads", ...), or NULL. */
@@ -56,9 +62,10 @@ typedef enum kevo_ptx_param_kind {
 /* One parameter of a PTX entry. */
 typedef struct kevo_ptx_param {
     kevo_ptx_param_kind kind;
-    uint64_t size; /* bytes; 0 for KEVO_PTX_PARAM_OTHER */
-    char type[32]; /* the PTX type as written, with the array's count:
-                      ".u32", ".b8[2]" */
+    uint64_t size;  /* bytes; 0 for KEVO_PTX_PARAM_OTHER */
+    char type[32];  /* the PTX type as written, with the array's count:
+                       ".u32", ".b8[2]" */
+    uint64_t align; /* the .align N written before the type; 0 when none */
 } kevo_ptx_param;
 
 /* One function of the PTX (a kernel: .entry, or a .func) or of the log. */

@@ -105,8 +105,13 @@ static bool read_param(const char *s, const char *end, kevo_ptx_param *out)
         } else if (n == 6 && memcmp(t, ".align", 6) == 0) {
             while (p < end && isspace((unsigned char)*p))
                 p++;
+            uint64_t align = 0;
+            for (; p < end && isdigit((unsigned char)*p) && align < 1u << 20;
+                 p++)
+                align = align * 10 + (uint64_t)(*p - '0');
             while (p < end && !isspace((unsigned char)*p))
                 p++;
+            out->align = align;
         } else if (t[0] == '.' && !type_text && !name && !is_attribute(t, n)) {
             type = find_type(t, n);
             type_text = t;
@@ -203,8 +208,16 @@ const char *kevo__ptx_param_text(const kevo_ptx_param *p, char *buf,
                  (unsigned long long)p->size * 8, p->type);
         break;
     case KEVO_PTX_PARAM_BYTES:
-        snprintf(buf, size, "an object of %llu byte%s passed by value (%s)",
-                 (unsigned long long)p->size, p->size == 1 ? "" : "s", p->type);
+        if (p->align > 1)
+            snprintf(buf, size,
+                     "an object of %llu byte%s aligned to %llu passed by "
+                     "value (%s)",
+                     (unsigned long long)p->size, p->size == 1 ? "" : "s",
+                     (unsigned long long)p->align, p->type);
+        else
+            snprintf(buf, size, "an object of %llu byte%s passed by value (%s)",
+                     (unsigned long long)p->size, p->size == 1 ? "" : "s",
+                     p->type);
         break;
     default: snprintf(buf, size, "a %s parameter", p->type); break;
     }

@@ -334,8 +334,12 @@ static kevo_status read_kernel(reader *rd, const json_t *o,
             KEVO_OK ||
         (rc = opt_attr(rd, o, "dyn_smem", INT64_MAX, &k->dyn_smem)) !=
             KEVO_OK ||
-        (rc = opt_number(rd, o, "occupancy", &k->occupancy)) != KEVO_OK)
+        (rc = opt_number(rd, o, "occupancy", &k->occupancy)) != KEVO_OK ||
+        (rc = opt_attr(rd, o, "cluster", 16, &k->cluster)) != KEVO_OK ||
+        (rc = opt_attr(rd, o, "cluster_occupancy", INT64_MAX,
+                       &k->cluster_occupancy)) != KEVO_OK)
         return rc;
+    k->runs = !json_is_false(member(o, "runs"));
     if ((v = member(o, "block")) != NULL) {
         size_t mark = kevo__jpath_key(&rd->path, "block");
         rc = kevo__json_array(v, ORIGIN, &rd->path, rd->err);
@@ -438,7 +442,9 @@ static kevo_status read_message(reader *rd, const json_t *msg,
             kevo_worker_kernel *k = &(*wk)[i];
             k->registers = k->local_bytes = k->static_smem = -1;
             k->max_threads = k->dyn_smem = -1;
+            k->cluster = k->cluster_occupancy = -1;
             k->occupancy = NAN;
+            k->runs = true;
             size_t m2 = kevo__jpath_index(&rd->path, i);
             rc = read_kernel(rd, json_array_get(v, i), k);
             kevo__jpath_pop(&rd->path, m2);

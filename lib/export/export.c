@@ -307,6 +307,36 @@ done:
 
 /* Everything but the run's own lines: the name, the variants, the
  * table. */
+kevo_status kevo__export_supported(const kevo_candidate *cand, kevo_error *err)
+{
+    const kevo_blocks *b = &cand->blocks;
+    char where[512];
+    if (b->ntensormaps > 0)
+        return kevo__error_set_at(
+            err, KEVO_EINVALID, cand->origin, b->tensormaps[0].line, 0,
+            "%stensormap '%s': kevo export does not yet encode tensor maps in "
+            "the launchers it writes, so it cannot export this kernel",
+            kevo__launch_place(cand, b->tensormaps[0].line, where,
+                               sizeof where),
+            b->tensormaps[0].name);
+    for (size_t i = 0; i < b->nlaunches; i++) {
+        const kevo_launch *l = &b->launches[i];
+        const char *what = l->cluster[0] ? "cluster()"
+                           : l->pdl      ? "pdl"
+                           : l->cond     ? "if"
+                                         : NULL;
+        if (what)
+            return kevo__error_set_at(
+                err, KEVO_EINVALID, cand->origin, l->line, 0,
+                "%slaunch of '%s' has %s: kevo export does not yet write "
+                "launchers for cluster, pdl or conditional launches, so it "
+                "cannot export this kernel",
+                kevo__launch_place(cand, l->line, where, sizeof where),
+                l->kernel, what);
+    }
+    return KEVO_OK;
+}
+
 static kevo_status pkg_init(kevo__export_pkg *p, const kevo_task *task,
                             const kevo_candidate *champion,
                             const char *dispatch, const char *name,
@@ -326,6 +356,9 @@ static kevo_status pkg_init(kevo__export_pkg *p, const kevo_task *task,
         !(p->variants[0] = kevo_candidate_copy(champion)))
         return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
     p->nvariants = 1;
+    rc = kevo__export_supported(champion, err);
+    if (rc != KEVO_OK)
+        return rc;
     /* The launch block must still resolve against the task. */
     for (size_t i = 0; i < kevo_candidate_launch_count(champion); i++) {
         kevo__resolved_arg *args = NULL;

@@ -46,6 +46,11 @@ const char *kevo__export_ident(const char *name, char *buf, size_t size);
 
 /* Appends the launch function's parameters but the workspace and the
  * stream: "const float *x,\n    float *y,\n    int64_t n". (export_cuda.c) */
+/* KEVO_OK when export can write launchers for cand's launch block; else
+ * KEVO_EINVALID naming the line of the first tensormap, cluster(), pdl or
+ * if, which the generated launchers do not implement yet. */
+kevo_status kevo__export_supported(const kevo_candidate *cand, kevo_error *err);
+
 kevo_status kevo__export_params(const kevo__export_pkg *p, kevo_buf *b,
                                 kevo_error *err);
 

@@ -133,8 +133,7 @@ kevo_status kevo__blocks_fail_inner(ctx *c, const kevo_error *inner,
                           *what ? ": " : "", inner->text);
 }
 
-/* Parses the expression text t into *out; what names it in messages. */
-static kevo_status parse_expr(ctx *c, span t, int line, const char *what,
+kevo_status kevo__blocks_expr(ctx *c, span t, int line, const char *what,
                               kevo_expr **out)
 {
     *out = NULL;
@@ -159,6 +158,9 @@ static void launch_free(kevo_launch *l)
         kevo_expr_free(l->block[k]);
     }
     kevo_expr_free(l->smem);
+    for (int k = 0; k < 3; k++)
+        kevo_expr_free(l->cluster[k]);
+    kevo_expr_free(l->cond);
     for (size_t k = 0; k < l->nargs; k++) {
         free(l->args[k].text);
         kevo_expr_free(l->args[k].expr);
@@ -174,9 +176,7 @@ static void scratch_free(kevo_scratch *sc)
     memset(sc, 0, sizeof *sc);
 }
 
-/* Splits t at the commas outside parentheses and brackets into trimmed
- * items (none for an all-blank t). */
-static kevo_status split_items(ctx *c, span t, span **items, size_t *count)
+kevo_status kevo__blocks_split(ctx *c, span t, span **items, size_t *count)
 {
     *items = NULL;
     *count = 0;
@@ -215,8 +215,7 @@ static kevo_status split_items(ctx *c, span t, span **items, size_t *count)
     return KEVO_OK;
 }
 
-/* Index of the ')' that closes the '(' at t.s[open], or t.n. */
-static size_t matching_paren(span t, size_t open)
+size_t kevo__blocks_close_paren(span t, size_t open)
 {
     long depth = 0;
     for (size_t i = open; i < t.n; i++) {
@@ -238,9 +237,9 @@ static kevo_status parse_dims(ctx *c, span t, int line, const char *what,
     span after = trim((span){t.s + word.n, t.n - word.n});
     if (!span_is(word, "dim3") || after.n == 0 || after.s[0] != '(') {
         snprintf(label, sizeof label, "%s of '%s'", what, kernel);
-        return parse_expr(c, t, line, label, &dims[0]);
+        return kevo__blocks_expr(c, t, line, label, &dims[0]);
     }
-    size_t close = matching_paren(after, 0);
+    size_t close = kevo__blocks_close_paren(after, 0);
     if (close != after.n - 1)
         return kevo__blocks_fail(
             c, KEVO_EPARSE, line,
@@ -250,7 +249,7 @@ static kevo_status parse_dims(ctx *c, span t, int line, const char *what,
     span *items;
     size_t n;
     kevo_status rc =
-        split_items(c, (span){after.s + 1, after.n - 2}, &items, &n);
+        kevo__blocks_split(c, (span){after.s + 1, after.n - 2}, &items, &n);
     if (rc != KEVO_OK)
         return rc;
     if (n == 0 || n > 3) {
@@ -266,7 +265,7 @@ static kevo_status parse_dims(ctx *c, span t, int line, const char *what,
             rc = kevo__blocks_fail(c, KEVO_EPARSE, line, "%s is empty", label);
             goto done;
         }
-        rc = parse_expr(c, items[k], line, label, &dims[k]);
+        rc = kevo__blocks_expr(c, items[k], line, label, &dims[k]);
         if (rc != KEVO_OK)
             goto done;
     }
@@ -369,7 +368,7 @@ static kevo_status parse_arg(ctx *c, span t, int line, const char *kernel,
         return kevo__error_set(c->err, KEVO_ENOMEM, "out of memory");
     span ident = leading_ident(rest);
     arg->is_name = ident.n == rest.n && ident.n <= KEVO__IDENT_MAX;
-    return parse_expr(c, rest, line, label, &arg->expr);
+    return kevo__blocks_expr(c, rest, line, label, &arg->expr);
 }
 
 static kevo_status push_launch(ctx *c, kevo_launch *l)
@@ -390,6 +389,8 @@ static kevo_status push_launch(ctx *c, kevo_launch *l)
 
 static const char launch_form[] = "KERNEL<<<GRID, BLOCK[, SMEM]>>>(ARGS)";
 static const char scratch_form[] = "scratch NAME TYPE[COUNT] [zero]";
+static const char tensormap_form[] = "tensormap NAME BUFFER TYPE dims(...) "
+                                     "box(...) [...]";
 
 /* KERNEL<<<GRID, BLOCK[, SMEM]>>>(ARG, ...), as one joined statement. */
 static kevo_status parse_launch(ctx *c, span t, int line)
@@ -403,9 +404,10 @@ static kevo_status parse_launch(ctx *c, span t, int line)
     if (name.n == 0) {
         rc = kevo__blocks_fail(
             c, KEVO_EPARSE, line,
-            "unknown statement '%.*s%s': expected a launch '%s' or "
-            "'%s'",
-            quote_len(t), t.s, quote_more(t), launch_form, scratch_form);
+            "unknown statement '%.*s%s': expected a launch '%s', "
+            "'%s' or '%s'",
+            quote_len(t), t.s, quote_more(t), launch_form, scratch_form,
+            tensormap_form);
         goto done;
     }
     l.kernel = kevo__strndup(name.s, name.n);
@@ -425,9 +427,10 @@ static kevo_status parse_launch(ctx *c, span t, int line)
         else if (after.n > 0 && is_ident_start(after.s[0]))
             rc = kevo__blocks_fail(
                 c, KEVO_EPARSE, line,
-                "unknown statement '%.*s%s': expected a launch '%s' "
-                "or '%s'",
-                quote_len(t), t.s, quote_more(t), launch_form, scratch_form);
+                "unknown statement '%.*s%s': expected a launch '%s', "
+                "'%s' or '%s'",
+                quote_len(t), t.s, quote_more(t), launch_form, scratch_form,
+                tensormap_form);
         else
             rc = kevo__blocks_fail(
                 c, KEVO_EPARSE, line,
@@ -451,8 +454,8 @@ static kevo_status parse_launch(ctx *c, span t, int line)
             l.kernel);
         goto done;
     }
-    rc =
-        split_items(c, (span){inner.s, (size_t)(close - inner.s)}, &cfg, &ncfg);
+    rc = kevo__blocks_split(c, (span){inner.s, (size_t)(close - inner.s)}, &cfg,
+                            &ncfg);
     if (rc != KEVO_OK)
         goto done;
     if (ncfg < 2 || ncfg > 4) {
@@ -487,7 +490,7 @@ static kevo_status parse_launch(ctx *c, span t, int line)
     if (rc == KEVO_OK && ncfg == 3) {
         char label[128];
         snprintf(label, sizeof label, "shared memory size of '%s'", l.kernel);
-        rc = parse_expr(c, cfg[2], line, label, &l.smem);
+        rc = kevo__blocks_expr(c, cfg[2], line, label, &l.smem);
     }
     if (rc != KEVO_OK)
         goto done;
@@ -498,7 +501,7 @@ static kevo_status parse_launch(ctx *c, span t, int line)
             "expected '(' and the arguments of '%s' after '>>>'", l.kernel);
         goto done;
     }
-    size_t rparen = matching_paren(tail, 0);
+    size_t rparen = kevo__blocks_close_paren(tail, 0);
     if (rparen == tail.n) {
         rc = kevo__blocks_fail(
             c, KEVO_EPARSE, line,
@@ -508,14 +511,18 @@ static kevo_status parse_launch(ctx *c, span t, int line)
     span end = trim((span){tail.s + rparen + 1, tail.n - rparen - 1});
     if (end.n > 0 && end.s[0] == ';')
         end = trim((span){end.s + 1, end.n - 1});
-    if (end.n > 0) {
-        rc =
-            kevo__blocks_fail(c, KEVO_EPARSE, line,
-                              "unexpected '%.*s%s' after the launch of '%s'",
-                              quote_len(end), end.s, quote_more(end), l.kernel);
+    rc = kevo__launch_suffix_parse(c, end, line, &l);
+    if (rc != KEVO_OK)
+        goto done;
+    if (l.pdl && c->b->nlaunches == 0) {
+        rc = kevo__blocks_fail(
+            c, KEVO_EINVALID, line,
+            "the first launch ('%s') cannot be pdl: a programmatic "
+            "dependent launch overlaps the launch before it in the block",
+            l.kernel);
         goto done;
     }
-    rc = split_items(c, (span){tail.s + 1, rparen - 1}, &args, &nargs);
+    rc = kevo__blocks_split(c, (span){tail.s + 1, rparen - 1}, &args, &nargs);
     if (rc != KEVO_OK)
         goto done;
     if (nargs > 0) {
@@ -624,7 +631,7 @@ static kevo_status parse_scratch(ctx *c, span t, int line)
     char label[128];
     snprintf(label, sizeof label, "element count of scratch buffer '%s'",
              sc.name);
-    rc = parse_expr(c, count, line, label, &sc.count);
+    rc = kevo__blocks_expr(c, count, line, label, &sc.count);
     if (rc != KEVO_OK)
         goto done;
     span tail = trim((span){open.s + close + 1, open.n - close - 1});
@@ -638,16 +645,9 @@ static kevo_status parse_scratch(ctx *c, span t, int line)
             quote_len(tail), tail.s, quote_more(tail), sc.name);
         goto done;
     }
-    for (size_t k = 0; k < b->nscratch; k++) {
-        if (strcmp(b->scratch[k].name, sc.name) == 0) {
-            rc = kevo__blocks_fail(
-                c, KEVO_EINVALID, line,
-                "scratch buffer '%s' is declared twice (first at line "
-                "%d)",
-                sc.name, b->scratch[k].line);
-            goto done;
-        }
-    }
+    rc = kevo__blocks_name_free(c, "scratch buffer", sc.name, line);
+    if (rc != KEVO_OK)
+        goto done;
     if (b->nscratch == c->scratch_cap) {
         size_t cap = c->scratch_cap ? c->scratch_cap * 2 : 4;
         kevo_scratch *grown = realloc(b->scratch, cap * sizeof *grown);
@@ -683,6 +683,17 @@ static bool launch_continues(span t, long depth)
                         memcmp(t.s + t.n - 3, ">>>", 3) == 0);
 }
 
+/* Whether the line after line k of bk continues the statement above it
+ * without an open parenthesis or a trailing comma: a launch suffix
+ * (cluster, pdl, if) after a launch, a clause after a tensormap line. */
+static bool next_continues(const block *bk, size_t k, bool tmap)
+{
+    if (k + 1 >= bk->n)
+        return false;
+    span nx = bk->lines[k + 1].text;
+    return tmap ? kevo__tmapline_continues(nx) : kevo__launch_suffix_starts(nx);
+}
+
 static long paren_balance(span t)
 {
     long d = 0;
@@ -703,16 +714,19 @@ static kevo_status parse_launch_block(ctx *c, const block *bk)
             rc = parse_scratch(c, t, line);
             continue;
         }
+        bool tmap = kevo__tmapline_is(t);
         long depth = paren_balance(t);
-        if (launch_continues(t, depth) && k + 1 < bk->n) {
+        bool more = launch_continues(t, depth);
+        if ((more || next_continues(bk, k, tmap)) && k + 1 < bk->n) {
             kevo__buf_append(&joined, t.s, t.n);
             while (k + 1 < bk->n) {
+                if (!more && !next_continues(bk, k, tmap))
+                    break;
                 span nx = bk->lines[++k].text;
                 kevo__buf_append(&joined, " ", 1);
                 kevo__buf_append(&joined, nx.s, nx.n);
                 depth += paren_balance(nx);
-                if (!launch_continues(nx, depth))
-                    break;
+                more = launch_continues(nx, depth);
             }
             if (joined.failed) {
                 rc = kevo__error_set(c->err, KEVO_ENOMEM, "out of memory");
@@ -720,7 +734,7 @@ static kevo_status parse_launch_block(ctx *c, const block *bk)
             }
             t = (span){joined.data, joined.len};
         }
-        rc = parse_launch(c, t, line);
+        rc = tmap ? kevo__tmapline_parse(c, t, line) : parse_launch(c, t, line);
         joined.len = 0;
     }
     kevo__buf_free(&joined);
@@ -733,22 +747,57 @@ static kevo_status parse_launch_block(ctx *c, const block *bk)
 
 /* ---- the whole source ---------------------------------------------------- */
 
-/* Names that would clash once parameters become -D macros. */
+kevo_status kevo__blocks_name_free(ctx *c, const char *kind, const char *name,
+                                   int line)
+{
+    const kevo_blocks *b = c->b;
+    const char *kinds[2] = {"scratch buffer", "tensormap"};
+    for (size_t k = 0; k < b->nscratch + b->ntensormaps; k++) {
+        bool scratch = k < b->nscratch;
+        const char *other =
+            scratch ? b->scratch[k].name : b->tensormaps[k - b->nscratch].name;
+        int at =
+            scratch ? b->scratch[k].line : b->tensormaps[k - b->nscratch].line;
+        if (strcmp(other, name) != 0)
+            continue;
+        if (strcmp(kind, kinds[!scratch]) == 0)
+            return kevo__blocks_fail(c, KEVO_EINVALID, line,
+                                     "%s '%s' is declared twice (first at "
+                                     "line %d)",
+                                     kind, name, at);
+        return kevo__blocks_fail(c, KEVO_EINVALID, line,
+                                 "%s '%s' has the name of %s '%s' (line %d)",
+                                 kind, name, kinds[!scratch], name, at);
+    }
+    return KEVO_OK;
+}
+
+/* A name that is not a parameter's: they would clash once parameters
+ * become -D macros. */
+static kevo_status check_name(ctx *c, const char *kind, const char *name,
+                              int line)
+{
+    size_t index;
+    if (kevo_paramspace_find(c->b->params, name, &index) == KEVO_OK)
+        return kevo__blocks_fail(c, KEVO_EINVALID, line,
+                                 "%s '%s' has the name of a parameter "
+                                 "(kevo:param, line %d)",
+                                 kind, name, c->param_lines[index]);
+    return KEVO_OK;
+}
+
 static kevo_status check_names(ctx *c)
 {
     const kevo_blocks *b = c->b;
+    kevo_status rc = KEVO_OK;
     c->tag = TAG_LAUNCH;
-    for (size_t k = 0; k < b->nscratch; k++) {
-        size_t index;
-        if (kevo_paramspace_find(b->params, b->scratch[k].name, &index) ==
-            KEVO_OK)
-            return kevo__blocks_fail(
-                c, KEVO_EINVALID, b->scratch[k].line,
-                "scratch buffer '%s' has the name of a parameter "
-                "(kevo:param, line %d)",
-                b->scratch[k].name, c->param_lines[index]);
-    }
-    return KEVO_OK;
+    for (size_t k = 0; k < b->nscratch && rc == KEVO_OK; k++)
+        rc = check_name(c, "scratch buffer", b->scratch[k].name,
+                        b->scratch[k].line);
+    for (size_t k = 0; k < b->ntensormaps && rc == KEVO_OK; k++)
+        rc = check_name(c, "tensormap", b->tensormaps[k].name,
+                        b->tensormaps[k].line);
+    return rc;
 }
 
 kevo_status kevo__blocks_parse(const char *source, const char *origin,
@@ -822,11 +871,14 @@ void kevo__blocks_free(kevo_blocks *b)
     for (size_t k = 0; k < b->nscratch; k++)
         scratch_free(&b->scratch[k]);
     free(b->scratch);
+    for (size_t k = 0; k < b->ntensormaps; k++)
+        kevo__tensormap_free(&b->tensormaps[k]);
+    free(b->tensormaps);
     kevo_paramspace_free(b->params);
     memset(b, 0, sizeof *b);
 }
 
-static bool copy_expr(const kevo_expr *src, kevo_expr **dst)
+bool kevo__blocks_copy_expr(const kevo_expr *src, kevo_expr **dst)
 {
     *dst = src ? kevo__expr_copy(src) : NULL;
     return !src || *dst;
@@ -838,12 +890,18 @@ static bool copy_launch(const kevo_launch *src, kevo_launch *dst)
     if (!(dst->kernel = kevo__strdup(src->kernel)))
         return false;
     for (int k = 0; k < 3; k++) {
-        if (!copy_expr(src->grid[k], &dst->grid[k]) ||
-            !copy_expr(src->block[k], &dst->block[k]))
+        if (!kevo__blocks_copy_expr(src->grid[k], &dst->grid[k]) ||
+            !kevo__blocks_copy_expr(src->block[k], &dst->block[k]))
             return false;
     }
-    if (!copy_expr(src->smem, &dst->smem))
+    if (!kevo__blocks_copy_expr(src->smem, &dst->smem) ||
+        !kevo__blocks_copy_expr(src->cond, &dst->cond))
         return false;
+    for (int k = 0; k < 3; k++) {
+        if (!kevo__blocks_copy_expr(src->cluster[k], &dst->cluster[k]))
+            return false;
+    }
+    dst->pdl = src->pdl;
     if (src->nargs == 0)
         return true;
     if (!(dst->args = calloc(src->nargs, sizeof *dst->args)))
@@ -855,7 +913,8 @@ static bool copy_launch(const kevo_launch *src, kevo_launch *dst)
         d->is_name = a->is_name;
         d->has_cast = a->has_cast;
         d->cast = a->cast;
-        if (!(d->text = kevo__strdup(a->text)) || !copy_expr(a->expr, &d->expr))
+        if (!(d->text = kevo__strdup(a->text)) ||
+            !kevo__blocks_copy_expr(a->expr, &d->expr))
             return false;
     }
     return true;
@@ -889,7 +948,16 @@ kevo_status kevo__blocks_copy(const kevo_blocks *src, kevo_blocks *dst)
             d->zero = s->zero;
             d->line = s->line;
             if (!(d->name = kevo__strdup(s->name)) ||
-                !copy_expr(s->count, &d->count))
+                !kevo__blocks_copy_expr(s->count, &d->count))
+                goto fail;
+        }
+    }
+    if (src->ntensormaps > 0) {
+        if (!(b.tensormaps = calloc(src->ntensormaps, sizeof *b.tensormaps)))
+            goto fail;
+        for (size_t k = 0; k < src->ntensormaps; k++) {
+            b.ntensormaps = k + 1;
+            if (!kevo__tensormap_copy(&src->tensormaps[k], &b.tensormaps[k]))
                 goto fail;
         }
     }

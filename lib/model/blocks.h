@@ -28,6 +28,13 @@ typedef struct kevo_launch {
     kevo_expr *smem;     /* dynamic shared memory in bytes; NULL for 0 */
     kevo_launch_arg *args;
     size_t nargs;
+    /* The suffixes after the argument list (launch_suffix.c). */
+    kevo_expr *cluster[3]; /* cluster(X[, Y[, Z]]): blocks per cluster in
+                            * x, y, z (NULL for an omitted one: 1); all NULL
+                            * without a cluster() */
+    bool pdl;              /* pdl: programmatic dependent launch */
+    kevo_expr *cond;       /* if EXPR: runs where EXPR is non-zero; NULL for
+                            * a launch that always runs */
 } kevo_launch;
 
 /* One scratch buffer: "scratch NAME TYPE[COUNT] [zero]". */
@@ -39,11 +46,36 @@ typedef struct kevo_scratch {
     int line;
 } kevo_scratch;
 
+/* The most dimensions a tensor map has (cuTensorMapEncodeTiled's). */
+#define KEVO__TMAP_RANK_MAX 5
+
+/* One tensor map: "tensormap NAME BUFFER TYPE dims(...) box(...) ..."
+ * (tmapline.c parses it; tensormap.c computes its encoding at a shape). */
+typedef struct kevo_tensormap {
+    char *name;
+    char *buffer; /* a task buffer or a scratch buffer */
+    kevo_dtype type;
+    int line;
+    size_t rank;                                 /* 1 to 5 */
+    kevo_expr *dims[KEVO__TMAP_RANK_MAX];        /* elements, innermost first */
+    kevo_expr *box[KEVO__TMAP_RANK_MAX];         /* elements */
+    kevo_expr *strides[KEVO__TMAP_RANK_MAX];     /* bytes, of dims 1..rank-1;
+                                                  * all NULL: densely packed */
+    kevo_expr *elemstrides[KEVO__TMAP_RANK_MAX]; /* all NULL: 1 */
+    kevo_expr *offset; /* elements from the buffer's start; NULL: 0 */
+    int swizzle;       /* bytes of the swizzle span: 0 (none), 32, 64, 128 */
+    int interleave;    /* 0 (none), 16, 32 */
+    int l2;            /* L2 promotion bytes: 0 (none), 64, 128, 256 */
+    bool oob_nan;      /* oob(nan) rather than oob(zero) */
+} kevo_tensormap;
+
 typedef struct kevo_blocks {
     kevo_launch *launches;
     size_t nlaunches;
     kevo_scratch *scratch;
     size_t nscratch;
+    kevo_tensormap *tensormaps;
+    size_t ntensormaps;
     kevo_paramspace *params; /* from kevo:param; empty when there is none */
     int launch_line;         /* line of "kevo:launch"; 0 when absent */
     int param_line;          /* line of "kevo:param"; 0 when absent */

@@ -100,7 +100,7 @@ typedef struct ctx {
     kevo_error *err;
     const char *tag; /* the block being parsed, for messages */
     kevo_blocks *b;
-    size_t launch_cap, scratch_cap;
+    size_t launch_cap, scratch_cap, tensormap_cap;
     int *param_lines; /* the line of each parameter of b->params */
     size_t param_lines_cap;
     /* Locating blocks rather than parsing them (kevo__blocks_locate): a
@@ -147,6 +147,60 @@ kevo_status kevo__blocks_fail_block(ctx *c, kevo_status code, int line,
  * KEVO_EINVALID, and KEVO_ENOMEM stays KEVO_ENOMEM. */
 kevo_status kevo__blocks_fail_inner(ctx *c, const kevo_error *inner,
                                     bool syntax, int line, const char *what);
+
+/* ---- pieces of a statement (blocks.c) ------------------------------------ */
+
+/* Parses the expression text t into *out; what names it in messages. */
+kevo_status kevo__blocks_expr(ctx *c, span t, int line, const char *what,
+                              kevo_expr **out);
+
+/* Splits t at the commas outside parentheses and brackets into trimmed
+ * items (none for an all-blank t): a new array (free()) in *items. */
+kevo_status kevo__blocks_split(ctx *c, span t, span **items, size_t *count);
+
+/* A copy of src (NULL for NULL) in *dst; false on no memory. */
+bool kevo__blocks_copy_expr(const kevo_expr *src, kevo_expr **dst);
+
+/* KEVO_OK when no scratch buffer or tensormap is called name yet; else
+ * KEVO_EINVALID at line: "<kind> 'NAME' is declared twice (first at line
+ * N)" or "<kind> 'NAME' has the name of <other kind> 'NAME' (line N)".
+ * kind is "scratch buffer" or "tensormap". */
+kevo_status kevo__blocks_name_free(ctx *c, const char *kind, const char *name,
+                                   int line);
+
+/* Index of the ')' that closes the '(' at t.s[open], or t.n. */
+size_t kevo__blocks_close_paren(span t, size_t open);
+
+/* ---- tensormap lines (tmapline.c) ---------------------------------------- */
+
+/* Whether t is a tensormap statement (starts with the word). */
+bool kevo__tmapline_is(span t);
+
+/* Whether t starts with a tensormap clause (dims(, box(, ...), so that a
+ * line holding one continues the tensormap line above it. */
+bool kevo__tmapline_continues(span t);
+
+/* Parses "tensormap NAME BUFFER TYPE dims(...) box(...) [...]" at line and
+ * appends it to c->b->tensormaps; a name already taken by a scratch buffer
+ * or another tensor map is an error. */
+kevo_status kevo__tmapline_parse(ctx *c, span t, int line);
+
+void kevo__tensormap_free(kevo_tensormap *m);
+
+/* Deep copy into *dst (zeroed first); false on no memory (*dst then holds
+ * what was copied, for kevo__tensormap_free). */
+bool kevo__tensormap_copy(const kevo_tensormap *src, kevo_tensormap *dst);
+
+/* ---- launch suffixes (launch_suffix.c) ----------------------------------- */
+
+/* Whether t starts with a launch suffix (cluster(, pdl, if), so that a
+ * line holding one continues the launch above it. */
+bool kevo__launch_suffix_starts(span t);
+
+/* Parses what follows a launch's argument list: any of "cluster(X[, Y[,
+ * Z]])", "pdl" and "if EXPR", in any order, each at most once, into l. An
+ * empty t is fine. */
+kevo_status kevo__launch_suffix_parse(ctx *c, span t, int line, kevo_launch *l);
 
 /* ---- the blocks of a source (srcscan.c) ---------------------------------- */
 

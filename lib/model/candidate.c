@@ -373,6 +373,41 @@ static kevo_status eval_dims(const kevo_candidate *cand, const kevo_launch *l,
     return KEVO_OK;
 }
 
+/* The most blocks a cluster may have: 8 is portable, up to 16 with the
+ * non-portable opt-in (which the worker sets). */
+#define CLUSTER_MAX 16
+
+/* cluster(X, Y, Z): each positive, the product at most CLUSTER_MAX, and
+ * each grid dimension a multiple of the cluster's. */
+static kevo_status eval_cluster(const kevo_candidate *cand,
+                                const kevo_launch *l, const kevo_vars *vars,
+                                kevo_launch_geometry *g, kevo_error *err)
+{
+    static const int64_t limits[3] = {CLUSTER_MAX, CLUSTER_MAX, CLUSTER_MAX};
+    kevo_status rc = eval_dims(cand, l, l->cluster, vars, "cluster", limits,
+                               g->cluster, err);
+    if (rc != KEVO_OK)
+        return rc;
+    uint64_t size = (uint64_t)g->cluster[0] * g->cluster[1] * g->cluster[2];
+    if (size > CLUSTER_MAX)
+        return geometry_fail(
+            cand, l, KEVO_ERANGE, 0, err,
+            "cluster of '%s' has %" PRIu64 " blocks (%" PRIu32 " x %" PRIu32
+            " x %" PRIu32 "): at most 8 are portable and 16 the most with "
+            "the non-portable opt-in",
+            l->kernel, size, g->cluster[0], g->cluster[1], g->cluster[2]);
+    for (int k = 0; k < 3; k++) {
+        if (g->grid[k] % g->cluster[k] != 0)
+            return geometry_fail(cand, l, KEVO_ERANGE, 0, err,
+                                 "grid.%c of '%s' is %" PRIu32
+                                 ", not a multiple of cluster.%c (%" PRIu32
+                                 "): a grid is made of whole clusters",
+                                 "xyz"[k], l -> kernel, g -> grid[k], "xyz"[k],
+                                 g -> cluster[k]);
+    }
+    return KEVO_OK;
+}
+
 kevo_status kevo_candidate_launch_geometry(const kevo_candidate *cand, size_t i,
                                            const kevo_vars *env,
                                            kevo_launch_geometry *geometry,
@@ -401,6 +436,18 @@ kevo_status kevo_candidate_launch_geometry(const kevo_candidate *cand, size_t i,
         rc = kevo__error_set(err, KEVO_ENOMEM, "out of memory");
         goto done;
     }
+    if (l->cond) {
+        int64_t runs;
+        rc = eval_item(cand, l, l->cond, 1, vars, "condition", &runs, err);
+        if (rc != KEVO_OK)
+            goto done;
+        if (runs == 0) {
+            *geometry = g;
+            goto done;
+        }
+    }
+    g.runs = 1;
+    g.pdl = l->pdl;
     rc = eval_dims(cand, l, l->grid, vars, "grid", grid_limits, g.grid, err);
     if (rc == KEVO_OK)
         rc = eval_dims(cand, l, l->block, vars, "block", block_limits, g.block,
@@ -428,6 +475,11 @@ kevo_status kevo_candidate_launch_geometry(const kevo_candidate *cand, size_t i,
         goto done;
     }
     g.shared_bytes = (uint64_t)smem;
+    if (l->cluster[0]) {
+        rc = eval_cluster(cand, l, vars, &g, err);
+        if (rc != KEVO_OK)
+            goto done;
+    }
     *geometry = g;
 done:
     kevo_vars_free(vars);

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,20 @@ const char *kevo__launch_place(const kevo_candidate *cand, int line, char *buf,
     else
         snprintf(buf, size, "line %d: kevo:launch: ", line);
     return buf;
+}
+
+kevo_status kevo__launch_error(const kevo_candidate *cand, int line,
+                               kevo_status code, kevo_error *err,
+                               const char *fmt, ...)
+{
+    char where[512], msg[KEVO_ERROR_TEXT_SIZE];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return kevo__error_set_at(
+        err, code, cand->origin, line, 0, "%s%s",
+        kevo__launch_place(cand, line, where, sizeof where), msg);
 }
 
 /* Whether type (i32, u32, i64 or u64: the casts of a launch expression)
@@ -131,6 +146,13 @@ kevo_status kevo__launch_args(const kevo_task *task, const kevo_candidate *cand,
         }
         if (scratch)
             continue;
+        long m = la->is_name ? kevo__tensormap_find(cand, la->text) : -1;
+        if (m >= 0) {
+            v[a] = (kevo__resolved_arg){KEVO__ARG_TENSORMAP, (size_t)m,
+                                        b->tensormaps[m].type, KEVO__TMAP_BYTES,
+                                        0};
+            continue;
+        }
         v[a].kind = KEVO__ARG_VALUE;
         v[a].type = la->has_cast ? la->cast : KEVO_DTYPE_I32;
         v[a].size = kevo_dtype_size(v[a].type);
@@ -176,5 +198,52 @@ kevo_status kevo__scratch_count(const kevo_candidate *cand, size_t s,
                              b->scratch[s].name, c);
     if (rc == KEVO_OK)
         *count = (uint64_t)c;
+    return rc;
+}
+
+kevo_status kevo__launches_at(const kevo_task *task, const kevo_candidate *cand,
+                              const kevo_vars *env, kevo_launch_geometry *geom,
+                              kevo__tmap_args *maps, bool *used,
+                              kevo_error *err)
+{
+    const kevo_blocks *b = &cand->blocks;
+    size_t nmaps = b->ntensormaps;
+    bool *named = calloc(nmaps + 1, sizeof *named);
+    if (!named)
+        return kevo__error_set(err, KEVO_ENOMEM, "out of memory");
+    kevo_status rc = KEVO_OK;
+    size_t runs = 0;
+    for (size_t i = 0; i < b->nlaunches && rc == KEVO_OK; i++) {
+        geom[i] = (kevo_launch_geometry){.size = sizeof geom[i]};
+        rc = kevo_candidate_launch_geometry(cand, i, env, &geom[i], err);
+        if (rc != KEVO_OK || !geom[i].runs)
+            continue;
+        runs++;
+        kevo__resolved_arg *args = NULL;
+        size_t nargs = 0;
+        rc = kevo__launch_args(task, cand, i, env, &args, &nargs, err);
+        for (size_t a = 0; a < nargs && rc == KEVO_OK; a++) {
+            if (args[a].kind == KEVO__ARG_TENSORMAP)
+                named[args[a].index] = true;
+        }
+        free(args);
+    }
+    if (rc == KEVO_OK && runs == 0 && b->nlaunches > 0) {
+        char where[512];
+        rc = kevo__error_set_at(
+            err, KEVO_EINVALID, cand->origin, b->launch_line, 0,
+            "%sno launch runs at this shape: the 'if' condition of every "
+            "launch is 0, and at least one launch must run",
+            kevo__launch_place(cand, b->launch_line, where, sizeof where));
+    }
+    for (size_t m = 0; m < nmaps && rc == KEVO_OK; m++) {
+        kevo__tmap_args one;
+        if (used)
+            used[m] = named[m];
+        if (named[m])
+            rc = kevo__tensormap_args(task, cand, m, env,
+                                      maps ? &maps[m] : &one, err);
+    }
+    free(named);
     return rc;
 }

@@ -10,20 +10,25 @@
 
 #include "candidate_private.h"
 #include "core/kevo_private.h"
+#include "tensormap.h"
 
 /* What one launch argument passes. */
 typedef enum kevo__arg_kind {
-    KEVO__ARG_BUFFER = 0,  /* a task buffer: index is the task argument */
-    KEVO__ARG_SCALAR = 1,  /* a task scalar: index is the task argument */
-    KEVO__ARG_SCRATCH = 2, /* a scratch buffer: index into blocks.scratch */
-    KEVO__ARG_VALUE = 3    /* an integer expression: value, of type */
+    KEVO__ARG_BUFFER = 0,   /* a task buffer: index is the task argument */
+    KEVO__ARG_SCALAR = 1,   /* a task scalar: index is the task argument */
+    KEVO__ARG_SCRATCH = 2,  /* a scratch buffer: index into blocks.scratch */
+    KEVO__ARG_VALUE = 3,    /* an integer expression: value, of type */
+    KEVO__ARG_TENSORMAP = 4 /* a tensor map: index into blocks.tensormaps;
+                             * 128 bytes (KEVO__TMAP_BYTES) */
 } kevo__arg_kind;
 
 typedef struct kevo__resolved_arg {
     kevo__arg_kind kind;
     size_t index;
-    kevo_dtype type; /* SCALAR: the argument's type; VALUE: the cast */
-    size_t size;     /* bytes passed: 8 for a pointer, else the type's */
+    kevo_dtype type; /* SCALAR: the argument's type; VALUE: the cast;
+                      * TENSORMAP: the map's element type */
+    size_t size;     /* bytes passed: 8 for a pointer, 128 for a tensor
+                      * map, else the type's */
     int64_t value;   /* VALUE: evaluated over env (0 when env is NULL) */
 } kevo__resolved_arg;
 
@@ -44,10 +49,33 @@ kevo_status kevo__launch_args(const kevo_task *task, const kevo_candidate *cand,
                               kevo__resolved_arg **args, size_t *nargs,
                               kevo_error *err);
 
+/*
+ * kevo__launches_at: every launch of cand at env (dims and device
+ * properties): its geometry in geom[i] (nlaunches of them; geom[i].runs 0
+ * for a launch whose "if" is 0 there), the arguments of every launch that
+ * runs resolved and their values checked, and each tensor map that a
+ * launch that runs names encoded and checked (kevo__tensormap_args) into
+ * maps[m], with used[m] set (maps and used: ntensormaps each; both may be
+ * NULL together, and then maps are checked only). Errors: those of
+ * kevo_candidate_launch_geometry, kevo__launch_args and
+ * kevo__tensormap_args, and KEVO_EINVALID when no launch runs at env
+ * ("<place>no launch runs at this shape: ...").
+ */
+kevo_status kevo__launches_at(const kevo_task *task, const kevo_candidate *cand,
+                              const kevo_vars *env, kevo_launch_geometry *geom,
+                              kevo__tmap_args *maps, bool *used,
+                              kevo_error *err);
+
 /* "seed.cu:3: kevo:launch: " for a message about the launch at line (or
  * "line 3: kevo:launch: " for a source without a name), in buf. */
 const char *kevo__launch_place(const kevo_candidate *cand, int line, char *buf,
                                size_t size);
+
+/* Records "<place>message" (kevo__launch_place) with code, cand's origin
+ * and line in err; returns code. */
+kevo_status kevo__launch_error(const kevo_candidate *cand, int line,
+                               kevo_status code, kevo_error *err,
+                               const char *fmt, ...) KEVO_PRINTF(5, 6);
 
 /* env (may be NULL) with cand's assignment on top, in a new set; NULL on no
  * memory. */

@@ -11,6 +11,7 @@
 #include "candidate_private.h"
 #include "devprops.h"
 #include "task_private.h"
+#include "tensormap.h"
 
 /* Records "<origin>:<line>: <block>: <message>" (origin or line left out
  * when unknown) with the line in err. */
@@ -71,15 +72,15 @@ static kevo_status check_expr_names(const kevo_task *task,
         const char *name = kevo_expr_var_name(expr, k);
         if (is_variable(task, c, name))
             continue;
-        bool buffer =
-            kevo__task_find_arg(task, name) >= 0 || is_scratch(c, name);
+        bool buffer = kevo__task_find_arg(task, name) >= 0 ||
+                      is_scratch(c, name) || kevo__tensormap_find(c, name) >= 0;
         return launch_fail(err, c, line, "kevo:launch",
                            "%s names '%s', which is no dim, parameter or "
                            "device property%s",
                            what, name,
-                           buffer ? " (task arguments and scratch buffers are "
-                                    "passed by their bare name, never inside "
-                                    "an expression)"
+                           buffer ? " (task arguments, scratch buffers and "
+                                    "tensor maps are passed by their bare "
+                                    "name, never inside an expression)"
                                   : "");
     }
     return KEVO_OK;
@@ -91,20 +92,25 @@ static kevo_status check_collisions(const kevo_task *task,
                                     const kevo_candidate *c, kevo_error *err)
 {
     size_t index;
-    for (size_t i = 0; i < c->blocks.nscratch; i++) {
-        const kevo_scratch *s = &c->blocks.scratch[i];
+    const kevo_blocks *b = &c->blocks;
+    for (size_t i = 0; i < b->nscratch + b->ntensormaps; i++) {
+        bool scratch = i < b->nscratch;
+        const char *name =
+            scratch ? b->scratch[i].name : b->tensormaps[i - b->nscratch].name;
+        int line =
+            scratch ? b->scratch[i].line : b->tensormaps[i - b->nscratch].line;
         const char *what =
-            kevo__task_find_arg(task, s->name) >= 0   ? "a task argument"
-            : kevo__task_find_dim(task, s->name) >= 0 ? "a dim"
-            : kevo_paramspace_find(c->blocks.params, s->name, &index) == KEVO_OK
+            kevo__task_find_arg(task, name) >= 0   ? "a task argument"
+            : kevo__task_find_dim(task, name) >= 0 ? "a dim"
+            : kevo_paramspace_find(b->params, name, &index) == KEVO_OK
                 ? "a parameter"
-            : kevo__devprop_is_name(s->name) ? "a device property"
-                                             : NULL;
+            : kevo__devprop_is_name(name) ? "a device property"
+                                          : NULL;
         if (what)
-            return launch_fail(err, c, s->line, "kevo:launch",
-                               "scratch buffer '%s' has the name of %s; "
-                               "rename it",
-                               s->name, what);
+            return launch_fail(err, c, line, "kevo:launch",
+                               "%s '%s' has the name of %s; rename it",
+                               scratch ? "scratch buffer" : "tensormap", name,
+                               what);
     }
     const kevo_paramspace *ps = c->blocks.params;
     for (size_t i = 0; i < kevo_paramspace_count(ps); i++) {
@@ -151,16 +157,26 @@ static kevo_status check_launch(const kevo_task *task, const kevo_candidate *c,
         return rc;
     snprintf(what, sizeof what, "shared memory size of kernel '%s'", l->kernel);
     rc = check_expr_names(task, c, l->smem, l->line, what, err);
+    for (int d = 0; d < 3 && rc == KEVO_OK; d++) {
+        snprintf(what, sizeof what, "cluster %s of kernel '%s'", axis[d],
+                 l->kernel);
+        rc = check_expr_names(task, c, l->cluster[d], l->line, what, err);
+    }
+    snprintf(what, sizeof what, "condition of kernel '%s'", l->kernel);
+    if (rc == KEVO_OK)
+        rc = check_expr_names(task, c, l->cond, l->line, what, err);
     for (size_t k = 0; k < l->nargs && rc == KEVO_OK; k++) {
         const kevo_launch_arg *a = &l->args[k];
         const char *name = arg_name(a);
         if (name &&
-            (kevo__task_find_arg(task, name) >= 0 || is_scratch(c, name))) {
+            (kevo__task_find_arg(task, name) >= 0 || is_scratch(c, name) ||
+             kevo__tensormap_find(c, name) >= 0)) {
             if (a->has_cast)
                 return launch_fail(err, c, l->line, "kevo:launch",
                                    "argument '%s' of kernel '%s' casts '%s' to "
-                                   "%s, but a task argument or scratch buffer "
-                                   "is passed as it is: drop the cast",
+                                   "%s, but a task argument, scratch buffer "
+                                   "or tensor map is passed as it is: drop "
+                                   "the cast",
                                    a->text, l->kernel, name,
                                    kevo_dtype_name(a->cast));
             continue;
@@ -169,8 +185,8 @@ static kevo_status check_launch(const kevo_task *task, const kevo_candidate *c,
             if (!is_variable(task, c, name))
                 return launch_fail(err, c, l->line, "kevo:launch",
                                    "argument '%s' of kernel '%s' names no task "
-                                   "argument, scratch buffer, dim, parameter "
-                                   "or device property",
+                                   "argument, scratch buffer, tensor map, "
+                                   "dim, parameter or device property",
                                    name, l->kernel);
             continue;
         }
@@ -181,17 +197,48 @@ static kevo_status check_launch(const kevo_task *task, const kevo_candidate *c,
     return rc;
 }
 
+/* Whether a launch passes the buffer called name, itself or through a
+ * tensor map over it. */
 static bool passed_to_a_launch(const kevo_candidate *c, const char *name)
 {
     for (size_t i = 0; i < c->blocks.nlaunches; i++) {
         const kevo_launch *l = &c->blocks.launches[i];
         for (size_t k = 0; k < l->nargs; k++) {
             const char *passed = arg_name(&l->args[k]);
-            if (passed && strcmp(passed, name) == 0)
+            long m = passed ? kevo__tensormap_find(c, passed) : -1;
+            if (passed &&
+                (strcmp(passed, name) == 0 ||
+                 (m >= 0 && strcmp(c->blocks.tensormaps[m].buffer, name) == 0)))
                 return true;
         }
     }
     return false;
+}
+
+/* A tensor map's buffer and the names of its expressions. */
+static kevo_status check_tensormap(const kevo_task *task,
+                                   const kevo_candidate *c, size_t i,
+                                   kevo_error *err)
+{
+    const kevo_tensormap *m = &c->blocks.tensormaps[i];
+    bool scratch;
+    size_t index;
+    kevo_status rc = kevo__tensormap_buffer(task, c, i, &scratch, &index, err);
+    char what[160];
+    static const char *const lists[] = {"dims", "box", "strides",
+                                        "elementstrides"};
+    kevo_expr *const *exprs[] = {m->dims, m->box, m->strides, m->elemstrides};
+    for (size_t k = 0; k < KEVO_ARRAY_SIZE(lists) && rc == KEVO_OK; k++) {
+        for (size_t j = 0; j < KEVO__TMAP_RANK_MAX && rc == KEVO_OK; j++) {
+            snprintf(what, sizeof what, "%s[%zu] of tensormap '%s'", lists[k],
+                     j, m->name);
+            rc = check_expr_names(task, c, exprs[k][j], m->line, what, err);
+        }
+    }
+    snprintf(what, sizeof what, "offset of tensormap '%s'", m->name);
+    if (rc == KEVO_OK)
+        rc = check_expr_names(task, c, m->offset, m->line, what, err);
+    return rc;
 }
 
 /* The launch checks on a candidate whose parameters already hold the
@@ -207,6 +254,8 @@ static kevo_status check_launches(const kevo_task *task,
         snprintf(what, sizeof what, "count of scratch buffer '%s'", s->name);
         rc = check_expr_names(task, cand, s->count, s->line, what, err);
     }
+    for (size_t i = 0; i < cand->blocks.ntensormaps && rc == KEVO_OK; i++)
+        rc = check_tensormap(task, cand, i, err);
     for (size_t i = 0; i < cand->blocks.nlaunches && rc == KEVO_OK; i++)
         rc = check_launch(task, cand, &cand->blocks.launches[i], err);
     for (size_t i = 0; i < task->nargs && rc == KEVO_OK; i++) {

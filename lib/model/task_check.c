@@ -553,12 +553,23 @@ static kevo_status check_kernel(checker *c, int k)
         return kernel_fail(c, k, &e);
     int64_t smem_max = 0;
     kevo_vars_get(c->env, "max_smem_per_block", &smem_max);
+    /* Every launch's geometry, every launch expression's value fits its
+     * type, as every integer scalar's does (check_scalars), and every
+     * tensor map a launch that runs names keeps the rules. */
+    kevo_launch_geometry *geom =
+        calloc(cand->blocks.nlaunches + 1, sizeof *geom);
+    if (!geom)
+        return kevo__error_set(c->err, KEVO_ENOMEM, "out of memory");
+    if (kevo__launches_at(c->task, cand, c->env, geom, NULL, NULL, &e) !=
+        KEVO_OK) {
+        free(geom);
+        return kernel_fail(c, k, &e);
+    }
     for (size_t i = 0; i < cand->blocks.nlaunches; i++) {
         const kevo_launch *l = &cand->blocks.launches[i];
-        kevo_launch_geometry g = {.size = sizeof g};
-        if (kevo_candidate_launch_geometry(cand, i, c->env, &g, &e) != KEVO_OK)
-            return kernel_fail(c, k, &e);
+        kevo_launch_geometry g = geom[i];
         if (g.shared_bytes > (uint64_t)smem_max) {
+            free(geom);
             kevo__error_set_at(&e, KEVO_ELIMIT, cand->origin, l->line, 0,
                                "%s%s%d: kevo:launch: kernel '%s' asks for "
                                "%llu bytes of dynamic shared memory, more "
@@ -569,15 +580,8 @@ static kevo_status check_kernel(checker *c, int k)
                                (long long)smem_max);
             return kernel_fail(c, k, &e);
         }
-        /* Every launch expression's value fits its type, as every integer
-         * scalar's does (check_scalars). */
-        kevo__resolved_arg *args = NULL;
-        size_t nargs = 0;
-        if (kevo__launch_args(c->task, cand, i, c->env, &args, &nargs, &e) !=
-            KEVO_OK)
-            return kernel_fail(c, k, &e);
-        free(args);
     }
+    free(geom);
     kevo_vars_clear(c->scratch);
     if (kevo_vars_update(c->scratch, c->env) != KEVO_OK ||
         kevo_vars_update(c->scratch, kevo_candidate_assignment(cand)) !=

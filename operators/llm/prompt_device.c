@@ -206,13 +206,15 @@ static const struct {
 
 /* What every target from compute capability 9.0 on has. */
 static const char since_hopper[] =
-    "thread-block clusters (give the kernel __cluster_dims__(X, Y, Z): the "
-    "kevo:launch block has no cluster item, and the grid must be a "
-    "multiple of the cluster; distributed shared memory across the "
-    "cluster's blocks), bulk copies between global and shared memory "
-    "(cp.async.bulk, completing on an mbarrier with a transaction count), "
-    "and tensor copies (cp.async.bulk.tensor), which need a tensor map "
-    "(CUtensorMap) that kevo does not pass to a kernel";
+    "thread-block clusters (a launch line ends with cluster(X[, Y[, Z]]), "
+    "or the kernel has __cluster_dims__(X, Y, Z); the grid must be a "
+    "multiple of the cluster, up to 16 blocks; distributed shared memory "
+    "across the cluster's blocks and multicast), bulk copies between "
+    "global and shared memory (cp.async.bulk, completing on an mbarrier "
+    "with a transaction count), tensor copies (cp.async.bulk.tensor) "
+    "through a tensor map that kevo encodes from a tensormap line of the "
+    "kevo:launch block, and programmatic dependent launch (pdl after a "
+    "launch line; the kernel calls cudaGridDependencySynchronize())";
 
 /* "sm_90a", "sm_100", ... as the compute capability it names (90, 100),
  * and whether it is architecture-specific; 0 when arch is no such name. */

@@ -1,0 +1,3 @@
+/* kevo:launch
+ *   k1<<<8, 32>>>(x) cluster(2 +)
+ */

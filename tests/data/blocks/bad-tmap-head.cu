@@ -1,0 +1,4 @@
+/* kevo:launch
+ *   tensormap tmA a
+ *   k1<<<1, 32>>>(tmA)
+ */

@@ -1,0 +1,4 @@
+/* kevo:launch
+ *   tensormap tmA a bf16 dims(k) box(64) swizzle(256)
+ *   k1<<<1, 32>>>(tmA)
+ */
