@@ -9,7 +9,8 @@
  * same order, the same scores, the same champion) as the same search over
  * HTTP with the same replies and seed, and writes no request twice. A done
  * file that is not JSON fails its request with an error naming the file;
- * a done file for a number never written is ignored; the search goes on.
+ * a done file for a number never written is ignored; a failure written by
+ * a relay fails its request as over HTTP; the search goes on.
  */
 #include "config.h"
 
@@ -25,48 +26,11 @@
 #include <unistd.h>
 
 #include "core/kevo_private.h"
+#include "llm_search.h"
 #include "loopback-server.h"
 #include "tap.h"
 
 static loopback *srv;
-
-/* What the scoring function saw, in order: "fitness source-hash" lines. */
-typedef struct scorer {
-    char *trace;
-    size_t len;
-    unsigned calls;
-} scorer;
-
-static uint64_t fnv(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-/* A fitness from the source alone: the same child scores the same. */
-static kevo_status score(const kevo_task *task, const kevo_candidate *c,
-                         double *fitness, double *desc, void *user,
-                         kevo_error *err)
-{
-    (void)task;
-    (void)err;
-    scorer *sc = user;
-    uint64_t h = fnv(kevo_candidate_source(c));
-    *fitness = 0.1 + (double)(h % 800) / 1000.0;
-    desc[0] = 0;
-    desc[1] = 256;
-    char *line =
-        kevo__asprintf("%.3f %016llx\n", *fitness, (unsigned long long)h);
-    size_t n = strlen(line);
-    sc->trace = realloc(sc->trace, sc->len + n + 1);
-    memcpy(sc->trace + sc->len, line, n + 1);
-    sc->len += n;
-    sc->calls++;
-    free(line);
-    return KEVO_OK;
-}
 
 static char *slurp(const char *dir, const char *name)
 {
@@ -79,24 +43,14 @@ static char *slurp(const char *dir, const char *name)
     return text;
 }
 
-static kevo_search *make_search(const kevo_task *task, scorer *sc,
+static kevo_search *make_search(const kevo_task *task, llm_trace *tr,
                                 const char *models, const char *run,
                                 unsigned flags)
 {
-    kevo_search *s = NULL;
     kevo_error e = KEVO__ERROR_INIT;
-    if (kevo_search_new(task, &s, &e) != KEVO_OK ||
-        kevo_search_set_score_fn(s, score, sc, &e) != KEVO_OK ||
-        kevo_search_set_int(s, KEVO_SEARCH_MAX_EVALS, 6, &e) != KEVO_OK ||
-        kevo_search_set_int(s, KEVO_SEARCH_DEPTH, 1, &e) != KEVO_OK ||
-        kevo_search_set_int(s, KEVO_SEARCH_SEED, 7, &e) != KEVO_OK ||
-        kevo_search_set_int(s, KEVO_SEARCH_INSPIRATIONS, 0, &e) != KEVO_OK ||
-        kevo_search_add_operator(s, "llm", NULL, models, 1.0, &e) != KEVO_OK)
-        bail_out("cannot set up a search: %s", e.text);
-    kevo_promptpool_set(kevo_search_prompts(s), KEVO_PROMPTPOOL_REVISE_EVERY, 0,
-                        NULL);
-    if (kevo_search_open_run(s, run, flags, "test-search-files", &e) != KEVO_OK)
-        bail_out("run directory %s: %s", run, e.text);
+    kevo_search *s = llm_search_new(task, tr, models, 6, NULL, run, flags, &e);
+    if (!s)
+        bail_out("cannot set up a search in %s: %s", run, e.text);
     return s;
 }
 
@@ -282,7 +236,7 @@ int main(void)
         "\"%s/v1\", \"stream\": false}], \"max_retries\": 0}",
         loopback_url(srv));
     set_script();
-    scorer sh = {0};
+    llm_trace sh = {0};
     kevo_search *s = make_search(task, &sh, http, run_http, 0);
     is_int(kevo_search_run(s, &e), KEVO_OK, "the search over HTTP runs");
     kevo_search_stats st = {.size = sizeof st};
@@ -302,7 +256,7 @@ int main(void)
         "\"max_retries\": 0}",
         loopback_url(srv), fdir);
     set_script();
-    scorer sf = {0};
+    llm_trace sf = {0};
     unsigned waits = 0, runs = 0;
     bool rewritten = false;
     for (;;) {
@@ -344,7 +298,7 @@ int main(void)
     is_uint(count_files(fdir, "pending", ".meta.json"), 5,
             "each with its sidecar");
     is_uint(loopback_count(srv), 5, "five requests were relayed");
-    is_str(sf.trace ? sf.trace : "", sh.trace ? sh.trace : "",
+    is_str(sf.text ? sf.text : "", sh.text ? sh.text : "",
            "the same children, scored the same, in the same order");
     ok(st.best_fitness == http_best, "the same best fitness (%g, %g)",
        st.best_fitness, http_best);
@@ -370,7 +324,7 @@ int main(void)
                        "\"transport\": \"files\", \"dir\": \"%s\"}]}",
                        bdir);
     set_script();
-    scorer sb = {0};
+    llm_trace sb = {0};
     s = make_search(task, &sb, bad, run_bad, 0);
     is_int(kevo_search_run(s, &e), KEVO_OK, "a search through files runs");
     st = (kevo_search_stats){.size = sizeof st};
@@ -412,12 +366,33 @@ int main(void)
        "the next request is 000100, after the largest number there");
     free(p100);
     free(fails);
+    /* A failure, as kevo relay writes it after its retries: the request
+     * fails as it would have over HTTP. */
+    char *d100 = kevo__asprintf("%s/done/000100.json", bdir);
+    f = fopen(d100, "w");
+    fputs("{\"type\": \"error\", \"error\": {\"type\": \"kevo_relay\", "
+          "\"message\": \"HTTP 429 after 3 attempts\"}, \"kevo_relay\": "
+          "{\"outcome\": \"http_error\", \"status\": 429, \"attempts\": 3, "
+          "\"body\": \"{\\\"error\\\": {\\\"type\\\": \\\"rate_limit\\\", "
+          "\\\"message\\\": \\\"slow down\\\"}}\"}}",
+          f);
+    fclose(f);
+    s = make_search(task, &sb, bad, run_bad, KEVO_SEARCH_RUN_RESUME);
+    is_int(kevo_search_run(s, &e), KEVO_OK, "resumed again, it runs");
+    kevo_search_free(s);
+    fails = failures(run_bad);
+    like_str(fails,
+             "http_error: HTTP 429: rate_limit: slow down (after 3 "
+             "attempts)",
+             "a relayed failure fails its request as over HTTP");
+    free(fails);
+    free(d100);
     free(d1);
     free(d9);
 
-    free(sh.trace);
-    free(sf.trace);
-    free(sb.trace);
+    llm_trace_free(&sh);
+    llm_trace_free(&sf);
+    llm_trace_free(&sb);
     free(run_http);
     free(run_files);
     free(run_bad);
