@@ -729,7 +729,12 @@ int cmd_search(int argc, char **argv)
                     err.text);
             goto done;
         }
-        status = EXIT_OK;
+        /* Rank 0 stopped to wait for replies: every rank says so. */
+        kevo_search_stats mst = {.size = sizeof mst};
+        status = kevo_search_get_stats(search, &mst) == KEVO_OK &&
+                         mst.stop == KEVO_STOP_WAITING
+                     ? EXIT_WAITING
+                     : EXIT_OK;
         goto done;
     }
     if (farm && !cli.quiet && !cli.json)
