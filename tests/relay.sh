@@ -15,7 +15,8 @@
 #    again; two signals end a relay at once, the request in flight
 #    answered with a failure; malformed requests and sidecars are named,
 #    with the field, and left while the others go on; a body that asks
-#    for a stream gets the whole reply.
+#    for a stream gets the whole reply; two relays on one directory send
+#    each request once between them.
 srcdir=${KEVO_SRCDIR:-.}
 builddir=${KEVO_BUILDDIR:-.}
 KEVO_SRCDIR=$srcdir
@@ -241,8 +242,19 @@ fi
 "$kevo" relay "$hand" --llm "$tmp/relay.json" --once > /dev/null 2> "$tmp/relay.err"
 check "a relay started again tells the problems again (they may be fixed)" \
   [ "$(grep -c 'left waiting' "$tmp/relay.err")" -eq 4 ]
+# Two relays on one directory at once: each request goes out once.
+for i in 9 10 11 12; do request $i "[[kevo-loopback:two$i:slow:300]] go"; done
+"$kevo" relay "$hand" --llm "$tmp/relay.json" --once > /dev/null 2> "$tmp/relay1.err" &
+one=$!
+"$kevo" relay "$hand" --llm "$tmp/relay.json" --once > /dev/null 2> "$tmp/relay2.err"
+wait $one
+answered=0
+for i in 9 10 11 12; do grep -q '"choices"' "$(reply $i)" 2>/dev/null && answered=$((answered + 1)); done
+sent=$(cat "$tmp/relay1.err" "$tmp/relay2.err" | grep -c ': sent to m')
+check "two relays at once: 4 requests answered ($answered), 4 sent between them ($sent)" \
+  [ $answered -eq 4 -a "$sent" -eq 4 ]
 stop_server hand
-check "the server got each request sent once: 4 ($served)" [ "$served" -eq 4 ]
+check "the server got each request sent once: 8 ($served)" [ "$served" -eq 8 ]
 
 # ---- the command line -------------------------------------------------------
 "$kevo" relay "$hand" > "$tmp/out" 2>&1; rc=$?

@@ -374,10 +374,8 @@ static void on_done(void *ud, const llm_http_result *res)
         } else {
             r->stats.failed++;
             say(r, true,
-                "%06" PRIu64 ": failed: %s: %s (after %d attempt%s): the "
-                "failure is its reply",
-                j->number, outcome, res->reason, res->attempts,
-                res->attempts == 1 ? "" : "s");
+                "%06" PRIu64 ": failed: %s: %s: the failure is its reply",
+                j->number, outcome, res->reason);
         }
     }
     free(text);
