@@ -1,6 +1,7 @@
 /*
  * kevo.c: the kevo driver program. Built on the public API only (it links
- * libkevo.so like any other program would).
+ * libkevo.so like any other program would); kevo relay also builds in the
+ * llm operator's request engine from the plugin's sources.
  *
  *   kevo search [OPTIONS] TASK.json        search for a kernel on the GPU
  *   kevo search --resume DIR [OPTIONS]     continue a search
@@ -9,6 +10,7 @@
  *   kevo eval TASK KERNEL [--held-out]     evaluate one kernel on the GPU
  *   kevo peaks [--json]                    the GPU's measured ceilings
  *   kevo export RUN [-o DIR]               the champion as a package
+ *   kevo relay DIR --llm CONFIG            answer request files over HTTP
  *   kevo --version | --help
  */
 #include <stdio.h>
@@ -36,6 +38,8 @@ static void usage(FILE *out)
         "  peaks                     the GPU's measured bandwidth and peaks\n"
         "  export RUN [-o DIR]       the champion of a run as C, C++ and\n"
         "                            PyTorch launch functions\n"
+        "  relay DIR --llm CONFIG    answer the llm request files in DIR\n"
+        "                            through HTTP (on a login node)\n"
         "\n"
         "options:\n"
         "  -h, --help     this help (also after a command)\n"
@@ -48,8 +52,8 @@ static void usage(FILE *out)
         "stopped to wait for replies, 130 and 143 a search interrupted by\n"
         "SIGINT and SIGTERM.\n"
         "See kevo(1), kevo-search(1), kevo-report(1), kevo-eval(1),\n"
-        "kevo-peaks(1), kevo-tasks(1), kevo-export(1), kevo-task(5) and\n"
-        "kevo-blocks(5).\n",
+        "kevo-peaks(1), kevo-tasks(1), kevo-export(1), kevo-relay(1),\n"
+        "kevo-task(5) and kevo-blocks(5).\n",
         program, KEVO_TASKS_DIR);
 }
 
@@ -82,6 +86,8 @@ int main(int argc, char **argv)
         return cmd_peaks(argc - 1, argv + 1);
     if (strcmp(cmd, "export") == 0)
         return cmd_export(argc - 1, argv + 1);
+    if (strcmp(cmd, "relay") == 0)
+        return cmd_relay(argc - 1, argv + 1);
     fprintf(stderr, "%s: unknown command '%s'\n\n", program, cmd);
     usage(stderr);
     return EXIT_USAGE;

@@ -70,6 +70,10 @@ bool cli_start_evaluator(kevo_evaluator *ev, const char *worker);
  */
 bool cli_print_summary(const char *dir, bool json, bool *champion);
 
+/* cli_on_signals: handler (or SIG_DFL) for SIGINT and SIGTERM, with
+ * sigaction(2)'s flags. */
+void cli_on_signals(void (*handler)(int), int flags);
+
 /* The commands: each takes its own argv (argv[0] is the command's name)
  * and returns the exit status. */
 int cmd_tasks(int argc, char **argv);
@@ -78,5 +82,6 @@ int cmd_peaks(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_relay(int argc, char **argv);
 
 #endif

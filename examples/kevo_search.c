@@ -535,24 +535,13 @@ static void on_signal(int sig)
  * to the default action, so a second signal kills. */
 static void catch_signals(kevo_search *search)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND | SA_RESTART;
     signalled_search = search;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    cli_on_signals(on_signal, SA_RESETHAND | SA_RESTART);
 }
 
 static void release_signals(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    cli_on_signals(SIG_DFL, 0);
     signalled_search = NULL;
 }
 
@@ -740,7 +729,12 @@ int cmd_search(int argc, char **argv)
                     err.text);
             goto done;
         }
-        status = EXIT_OK;
+        /* Rank 0 stopped to wait for replies: every rank says so. */
+        kevo_search_stats mst = {.size = sizeof mst};
+        status = kevo_search_get_stats(search, &mst) == KEVO_OK &&
+                         mst.stop == KEVO_STOP_WAITING
+                     ? EXIT_WAITING
+                     : EXIT_OK;
         goto done;
     }
     if (farm && !cli.quiet && !cli.json)

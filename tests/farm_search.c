@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/kevo_private.h"
 #include "farm_search.h"
 
 static long long param(const kevo_candidate *c, const char *name)
@@ -108,6 +109,23 @@ kevo_search *farm_search_new(kevo_task *task, kevo_farm *farm, farm_scoring *sc,
         return NULL;
     }
     return s;
+}
+
+kevo_status farm_search_saxpy(kevo_task **task, kevo_error *err)
+{
+    const char *b = getenv("KEVO_BUILDDIR");
+    char *path = kevo__asprintf("%s/operators/.libs", b && *b ? b : ".");
+    const char *src = getenv("KEVO_SRCDIR");
+    char *tpath =
+        kevo__asprintf("%s/examples/tasks/saxpy.json", src && *src ? src : ".");
+    kevo_status rc = KEVO_ENOMEM;
+    if (path && tpath) {
+        setenv(KEVO_OPERATOR_PATH_ENV, path, 1);
+        rc = kevo_task_load(tpath, task, err);
+    }
+    free(path);
+    free(tpath);
+    return rc;
 }
 
 void farm_trace_free(farm_trace *tr)

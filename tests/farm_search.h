@@ -40,4 +40,9 @@ kevo_search *farm_search_new(kevo_task *task, kevo_farm *farm, farm_scoring *sc,
 
 void farm_trace_free(farm_trace *tr);
 
+/* For a test program: the build tree's plugins ($KEVO_BUILDDIR/operators)
+ * on the operator path, and saxpy ($KEVO_SRCDIR/examples/tasks/saxpy.json)
+ * loaded into *task. */
+kevo_status farm_search_saxpy(kevo_task **task, kevo_error *err);
+
 #endif

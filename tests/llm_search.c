@@ -1,16 +1,18 @@
 /*
- * llm_search.c: what the tests of whole searches through the llm
- * operator's transports share (llm_search.h).
+ * llm_search.c: the scored search of llm_search.h and what the tests that
+ * run it share.
  */
 #include "config.h"
 
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "core/kevo_private.h"
+#include "farm_search.h"
 #include "llm_search.h"
 #include "tap.h"
 
@@ -28,21 +30,76 @@ static kevo_status score(const kevo_task *task, const kevo_candidate *c,
                          kevo_error *err)
 {
     (void)task;
+    (void)user;
     (void)err;
-    llm_scorer *sc = user;
     uint64_t h = fnv(kevo_candidate_source(c));
     *fitness = 0.1 + (double)(h % 800) / 1000.0;
     desc[0] = 0;
     desc[1] = 256;
-    char *line =
-        kevo__asprintf("%.3f %016llx\n", *fitness, (unsigned long long)h);
-    size_t n = strlen(line);
-    sc->trace = realloc(sc->trace, sc->len + n + 1);
-    memcpy(sc->trace + sc->len, line, n + 1);
-    sc->len += n;
-    sc->calls++;
-    free(line);
     return KEVO_OK;
+}
+
+static void on_event(kevo_search *s, const kevo_search_event *ev, void *user)
+{
+    (void)s;
+    llm_trace *tr = user;
+    if (ev->type != KEVO_SEARCH_EVALUATED)
+        return;
+    char line[64];
+    int n =
+        snprintf(line, sizeof line, "%.3f %016llx\n", ev->fitness,
+                 (unsigned long long)fnv(kevo_candidate_source(ev->candidate)));
+    char *t = realloc(tr->text, tr->len + (size_t)n + 1);
+    if (!t)
+        abort();
+    memcpy(t + tr->len, line, (size_t)n + 1);
+    tr->text = t;
+    tr->len += (size_t)n;
+    tr->judged++;
+}
+
+kevo_search *llm_search_new(const kevo_task *task, llm_trace *tr,
+                            const char *models, long evals, long depth,
+                            kevo_farm *farm, const char *run, unsigned flags,
+                            kevo_error *err)
+{
+    kevo_search *s = NULL;
+    if (kevo_search_new(task, &s, err) != KEVO_OK)
+        return NULL;
+    if (kevo_search_set_score_fn(s, score, NULL, err) != KEVO_OK ||
+        kevo_search_set_int(s, KEVO_SEARCH_MAX_EVALS, evals, err) != KEVO_OK ||
+        kevo_search_set_int(s, KEVO_SEARCH_DEPTH, depth, err) != KEVO_OK ||
+        kevo_search_set_int(s, KEVO_SEARCH_SEED, 7, err) != KEVO_OK ||
+        kevo_search_set_int(s, KEVO_SEARCH_INSPIRATIONS, 0, err) != KEVO_OK ||
+        kevo_search_add_operator(s, "llm", NULL, models, 1.0, err) != KEVO_OK ||
+        kevo_promptpool_set(kevo_search_prompts(s),
+                            KEVO_PROMPTPOOL_REVISE_EVERY, 0, err) != KEVO_OK ||
+        kevo_search_set_callback(s, on_event, tr, err) != KEVO_OK ||
+        (farm && kevo_search_set_farm(s, farm, err) != KEVO_OK) ||
+        (run && kevo_farm_rank(farm) == 0 &&
+         kevo_search_open_run(s, run, flags, "llm search", err) != KEVO_OK)) {
+        kevo_search_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+kevo_search *llm_search_open(const kevo_task *task, llm_trace *tr,
+                             const char *models, long evals, long depth,
+                             const char *run, unsigned flags)
+{
+    kevo_error e = KEVO__ERROR_INIT;
+    kevo_search *s =
+        llm_search_new(task, tr, models, evals, depth, NULL, run, flags, &e);
+    if (!s)
+        bail_out("cannot set up a search in %s: %s", run, e.text);
+    return s;
+}
+
+void llm_trace_free(llm_trace *tr)
+{
+    free(tr->text);
+    memset(tr, 0, sizeof *tr);
 }
 
 static const char *const kernels[] = {"saxpy-float4.cu", "saxpy-gridstride.cu",
@@ -70,34 +127,11 @@ void llm_search_texts(loopback *srv)
 
 kevo_task *llm_search_task(void)
 {
-    char *path = kevo__asprintf("%s/examples/tasks/saxpy.json", tap_srcdir());
     kevo_task *task = NULL;
-    if (kevo_task_load(path, &task, NULL) != KEVO_OK)
-        bail_out("cannot load %s", path);
-    free(path);
-    return task;
-}
-
-kevo_search *llm_search_new(const kevo_task *task, llm_scorer *sc,
-                            const char *models, const char *run, unsigned flags,
-                            long max_evals, long depth)
-{
-    kevo_search *s = NULL;
     kevo_error e = KEVO__ERROR_INIT;
-    if (kevo_search_new(task, &s, &e) != KEVO_OK ||
-        kevo_search_set_score_fn(s, score, sc, &e) != KEVO_OK ||
-        kevo_search_set_int(s, KEVO_SEARCH_MAX_EVALS, max_evals, &e) !=
-            KEVO_OK ||
-        kevo_search_set_int(s, KEVO_SEARCH_DEPTH, depth, &e) != KEVO_OK ||
-        kevo_search_set_int(s, KEVO_SEARCH_SEED, 7, &e) != KEVO_OK ||
-        kevo_search_set_int(s, KEVO_SEARCH_INSPIRATIONS, 0, &e) != KEVO_OK ||
-        kevo_search_add_operator(s, "llm", NULL, models, 1.0, &e) != KEVO_OK)
-        bail_out("cannot set up a search: %s", e.text);
-    kevo_promptpool_set(kevo_search_prompts(s), KEVO_PROMPTPOOL_REVISE_EVERY, 0,
-                        NULL);
-    if (kevo_search_open_run(s, run, flags, "test-search", &e) != KEVO_OK)
-        bail_out("run directory %s: %s", run, e.text);
-    return s;
+    if (farm_search_saxpy(&task, &e) != KEVO_OK)
+        bail_out("cannot load saxpy: %s", e.text);
+    return task;
 }
 
 bool llm_search_exists(const char *path)

@@ -1,11 +1,13 @@
 /*
- * llm_search.h: what the tests of whole searches through the llm
- * operator's transports (test-search-files, test-search-batch) share: a
- * scoring function that scores a child by its source alone and keeps the
- * trace of what it saw, the search they run (saxpy's task, six
- * evaluations, seed 7, one request at a time unless said otherwise), the
- * five kernels the loopback server answers with, and what a run's
- * events.jsonl says of failures.
+ * llm_search.h: the scored search with the llm operator that the tests of
+ * whole searches through its transports run (test-search-files,
+ * test-search-batch, and relay-search for tests/relay.sh and
+ * tests/mpi-relay.sh): saxpy, seed 7, no inspirations, no prompt
+ * revisions, a score that is a function of the child's source alone (so
+ * that a child scores the same on any rank and in any run), and the trace
+ * of the children judged, in order; with what those tests share besides:
+ * the five kernels the loopback server answers with, and what a run's
+ * files say.
  */
 #ifndef KEVO_TEST_LLM_SEARCH_H
 #define KEVO_TEST_LLM_SEARCH_H
@@ -16,27 +18,41 @@
 
 #include "loopback-server.h"
 
-/* What the scoring function saw, in order: "fitness source-hash" lines. */
-typedef struct llm_scorer {
-    char *trace;
+/* "fitness source-hash" lines, one a judged child, in order. */
+typedef struct llm_trace {
+    char *text;
     size_t len;
-    unsigned calls;
-} llm_scorer;
+    unsigned judged;
+} llm_trace;
+
+/*
+ * A search of task with the llm operator configured by models (JSON), at
+ * most evals evaluations with depth requests in flight at most, the
+ * scoring above and the trace in tr; over farm's ranks when farm is not
+ * NULL; with the run directory run (flags: kevo_search_open_run's,
+ * KEVO_SEARCH_RUN_RESUME to go on), opened on rank 0 only. Returns the
+ * search, or NULL with err set.
+ */
+kevo_search *llm_search_new(const kevo_task *task, llm_trace *tr,
+                            const char *models, long evals, long depth,
+                            kevo_farm *farm, const char *run, unsigned flags,
+                            kevo_error *err);
+
+/* llm_search_new() in one process for a TAP test: bails out when the
+ * search cannot be set up. */
+kevo_search *llm_search_open(const kevo_task *task, llm_trace *tr,
+                             const char *models, long evals, long depth,
+                             const char *run, unsigned flags);
+
+void llm_trace_free(llm_trace *tr);
 
 /* Registers the texts k0 ... k4 with srv: the kernels of
  * tests/data/llm-variants in a reply's ```cuda fence. */
 void llm_search_texts(loopback *srv);
 
-/* Loads examples/tasks/saxpy.json (bails out when it cannot). */
+/* saxpy, with the build tree's plugins on the operator path
+ * (farm_search_saxpy()); bails out when it cannot be loaded. */
 kevo_task *llm_search_task(void);
-
-/* A search of task scored into sc, with the llm operator configured by
- * models, max_evals evaluations, depth requests in flight at most, seed 7,
- * no inspirations and no prompt revisions, opened in run with flags;
- * bails out when it cannot be set up. */
-kevo_search *llm_search_new(const kevo_task *task, llm_scorer *sc,
-                            const char *models, const char *run, unsigned flags,
-                            long max_evals, long depth);
 
 /* Whether path exists. */
 bool llm_search_exists(const char *path);

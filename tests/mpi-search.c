@@ -37,27 +37,17 @@ int main(int argc, char **argv)
     const char *run = a + 1 < argc ? argv[a + 1] : NULL;
     int resume = a + 2 < argc && strcmp(argv[a + 2], "resume") == 0;
 
-    const char *b = getenv("KEVO_BUILDDIR");
-    char *path = kevo__asprintf("%s/operators/.libs", b && *b ? b : ".");
-    setenv(KEVO_OPERATOR_PATH_ENV, path, 1);
-    free(path);
-    const char *src = getenv("KEVO_SRCDIR");
-    char *tpath =
-        kevo__asprintf("%s/examples/tasks/saxpy.json", src && *src ? src : ".");
-
     kevo_error e = KEVO__ERROR_INIT;
     kevo_farm *farm = NULL;
     if (kevo_farm_mpi(&farm, &e) != KEVO_OK) {
         fprintf(stderr, "mpi-search: %s\n", e.text);
-        free(tpath);
         return 77;
     }
     sc.rank = kevo_farm_rank(farm);
     kevo_task *task = NULL;
     farm_trace tr = {0};
     kevo_search *s = NULL;
-    kevo_status rc = kevo_task_load(tpath, &task, &e);
-    free(tpath);
+    kevo_status rc = farm_search_saxpy(&task, &e);
     if (rc == KEVO_OK &&
         !(s = farm_search_new(task, farm, &sc, &tr, evals, run, resume, &e)))
         rc = e.code;

@@ -6,26 +6,13 @@
 # that dies (Open MPI then ends the whole job) loses only the work since
 # the last checkpoint, and --resume finishes the run. Skips where kevo was
 # built without MPI or there is no mpirun.
-srcdir=${KEVO_SRCDIR:-.}
-builddir=${KEVO_BUILDDIR:-.}
+. "${KEVO_SRCDIR:-.}/tests/tap.sh"
 prog="$builddir/tests/mpi-search"
 if [ -z "$MPIRUN" ] || [ ! -x "$prog" ]; then
   echo "1..0 # SKIP kevo was built without MPI (configure --with-mpi)"
   exit 77
 fi
-KEVO_SRCDIR=$srcdir
-KEVO_BUILDDIR=$builddir
-export KEVO_SRCDIR KEVO_BUILDDIR
-# Open MPI: more ranks than cores, as root in a container, shared memory
-# without cross-process mappings.
-flags=""
-if "$MPIRUN" --version 2>/dev/null | grep -q "Open MPI"; then
-  flags="--oversubscribe"
-  [ "$(id -u)" = 0 ] && flags="$flags --allow-run-as-root"
-  OMPI_MCA_btl_vader_single_copy_mechanism=none
-  OMPI_MCA_rmaps_base_oversubscribe=1
-  export OMPI_MCA_btl_vader_single_copy_mechanism OMPI_MCA_rmaps_base_oversubscribe
-fi
+mpi_flags
 mpi() { # NP ARGS...: mpirun with NP ranks, 120 s at most
   np=$1
   shift
@@ -34,17 +21,6 @@ mpi() { # NP ARGS...: mpirun with NP ranks, 120 s at most
 
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-n=0
-status=0
-say() { # ok|fail TEXT
-  n=$((n + 1))
-  if [ "$1" = ok ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; status=1; fi
-}
-check() { # TEXT COMMAND...
-  text=$1
-  shift
-  if "$@"; then say ok "$text"; else say fail "$text"; fi
-}
 field() { # FILE WORD: the word after WORD on the first line
   awk -v w="$2" '{ for (i = 1; i < NF; i++) if ($i == w) { print $(i + 1); exit } }' "$1"
 }

@@ -11,7 +11,9 @@
  * malformed data, over the cap, or answered whole. Then through the
  * plugin: the failure kinds refused, context and no_answer reach
  * api->fail, token usage is counted for replies without an answer and
- * for streams that failed, and no secret reaches the run directory.
+ * for streams that failed, and no secret reaches the run directory. A
+ * streamed reply written whole, as kevo relay writes it, reads back the
+ * same.
  */
 #include "config.h"
 
@@ -49,8 +51,7 @@ static const char *fake_env(const char *name)
 
 typedef struct call {
     llm_api api;
-    llm_stream stream;
-    llm_wire_reply wire;
+    llm_intake in; /* the engine's reply: whole, or assembled */
     bool done;
     llm_outcome outcome;
     int attempts, streamed;
@@ -60,35 +61,6 @@ typedef struct call {
     char *body; /* the last attempt's body */
     size_t body_len;
 } call;
-
-static void c_begin(void *ud)
-{
-    call *c = ud;
-    kevo__llm_stream_reset(&c->stream);
-}
-
-static llm_outcome c_event(void *ud, const char *type, const char *data,
-                           size_t len, char *why, size_t n)
-{
-    call *c = ud;
-    return kevo__llm_stream_event(&c->stream, type, data, len, why, n);
-}
-
-static llm_outcome c_end(void *ud, char *why, size_t n)
-{
-    call *c = ud;
-    kevo__llm_wire_reply_free(&c->wire);
-    return kevo__llm_stream_finish(&c->stream, &c->wire, why, n);
-}
-
-static const llm_http_sink sink = {c_begin, c_event, c_end};
-
-static bool c_validate(void *ud, json_t *root, char *why, size_t n)
-{
-    call *c = ud;
-    kevo__llm_wire_reply_free(&c->wire);
-    return kevo__llm_wire_parse(c->api, root, &c->wire, why, n);
-}
 
 static void c_attempt(void *ud, const llm_http_attempt *a)
 {
@@ -111,8 +83,7 @@ static void c_done(void *ud, const llm_http_result *r)
 
 static void call_free(call *c)
 {
-    kevo__llm_stream_free(&c->stream);
-    kevo__llm_wire_reply_free(&c->wire);
+    kevo__llm_intake_free(&c->in);
     free(c->body);
     memset(c, 0, sizeof(*c));
 }
@@ -123,7 +94,7 @@ static void ask(llm_http *h, const llm_model *m, const char *b, call *c)
 {
     memset(c, 0, sizeof(*c));
     c->api = m->api;
-    kevo__llm_stream_init(&c->stream, m->api, 1 << 20);
+    kevo__llm_intake_init(&c->in, m->api, 1 << 20, 0);
     char user[256];
     snprintf(user, sizeof(user), "Improve it. [[kevo-loopback:s%d:%s]]",
              serial++, b);
@@ -131,8 +102,9 @@ static void ask(llm_http *h, const llm_model *m, const char *b, call *c)
     if (!kevo__llm_wire_build(m, "You write CUDA.", user, &w))
         bail_out("out of memory");
     llm_http_request req = kevo__llm_wire_http(m, &w);
-    req.sink = w.stream ? &sink : NULL;
-    req.validate = c_validate;
+    req.sink = w.stream ? &kevo__llm_intake_sink : NULL;
+    req.validate = kevo__llm_intake_validate;
+    req.reply_ud = &c->in;
     req.attempt = c_attempt;
     req.done = c_done;
     req.ud = c;
@@ -235,7 +207,7 @@ static void test_examples(void)
 
     ask(h, &cfg.models[0], "ok", &c);
     is_int(c.outcome, LLM_OK, "o3 with the settings kevo-llm(7) gives: ok");
-    is_str(c.wire.text, DEFAULT, "o3: the text");
+    is_str(c.in.wire.text, DEFAULT, "o3: the text");
     ok(last()->stream && strstr(last()->body, "\"max_completion_tokens\"") &&
            !strstr(last()->body, "temperature"),
        "o3: streamed, max_completion_tokens, no temperature");
@@ -261,8 +233,8 @@ static void test_examples(void)
 
     ask(h, &cfg.models[3], "think", &c);
     is_int(c.outcome, LLM_OK, "Anthropic extended thinking: ok");
-    is_str(c.wire.text, DEFAULT, "thinking: the text without the thinking");
-    like_str(c.wire.reasoning, "draft", "thinking: the thinking kept apart");
+    is_str(c.in.wire.text, DEFAULT, "thinking: the text without the thinking");
+    like_str(c.in.wire.reasoning, "draft", "thinking: the thinking kept apart");
     char *beta = loopback_header(last(), "anthropic-beta");
     is_str(beta, "interleaved-thinking-2025-05-14", "the beta header sent");
     free(beta);
@@ -273,7 +245,7 @@ static void test_examples(void)
 
     ask(h, &cfg.models[4], "reasoning", &c);
     is_int(c.outcome, LLM_OK, "vLLM: ok");
-    like_str(c.wire.reasoning, "draft", "vLLM: the reasoning field apart");
+    like_str(c.in.wire.reasoning, "draft", "vLLM: the reasoning field apart");
     ok(strstr(last()->body, "\"chat_template_kwargs\":{\"enable_thinking\":"
                             "true}") != NULL,
        "vLLM: chat_template_kwargs sent");
@@ -284,7 +256,7 @@ static void test_examples(void)
 
     ask(h, &cfg.models[5], "ok", &c);
     is_int(c.outcome, LLM_OK, "llama.cpp, not streamed: ok");
-    ok(!last()->stream && !c.wire.streamed, "llama.cpp: a whole reply");
+    ok(!last()->stream && !c.in.wire.streamed, "llama.cpp: a whole reply");
     call_free(&c);
 
     ask(h, &cfg.models[6], "ok", &c);
@@ -315,6 +287,39 @@ static void test_examples(void)
 
 /* ---- streamed replies --------------------------------------------------- */
 
+/* A streamed reply, written whole as kevo relay writes it
+ * (kevo__llm_stream_whole) and read back as the search reads a reply
+ * file, gives the same reply. */
+static void round_trip(const call *c, const char *what)
+{
+    const llm_wire_reply *w = &c->in.wire;
+    if (c->outcome != LLM_OK || !w->streamed)
+        return;
+    json_t *whole = kevo__llm_stream_whole(c->api, "m", w);
+    llm_wire_reply r;
+    char why[256] = "";
+    bool parsed =
+        whole && kevo__llm_wire_parse(c->api, whole, &r, why, sizeof(why));
+    ok(parsed && r.text_len == w->text_len &&
+           memcmp(r.text, w->text, w->text_len) == 0 &&
+           r.has_text == w->has_text && r.reasoning_len == w->reasoning_len &&
+           memcmp(r.reasoning, w->reasoning, w->reasoning_len) == 0 &&
+           !r.refusal == !w->refusal &&
+           (!r.refusal || strcmp(r.refusal, w->refusal) == 0) &&
+           strcmp(r.finish, w->finish) == 0 && r.cut_off == w->cut_off &&
+           r.has_usage == w->has_usage && r.input_tokens == w->input_tokens &&
+           r.output_tokens == w->output_tokens &&
+           r.reasoning_tokens == w->reasoning_tokens &&
+           r.redacted_thinking == w->redacted_thinking &&
+           !r.fail_kind == !w->fail_kind &&
+           (!r.fail_kind || strcmp(r.fail_kind, w->fail_kind) == 0),
+       "%s (%s): written whole and read back, the same reply%s%s", what,
+       w->finish, parsed ? "" : ": ", why);
+    if (parsed)
+        kevo__llm_wire_reply_free(&r);
+    json_decref(whole);
+}
+
 static void test_streams(void)
 {
     const char *members[] = {
@@ -337,17 +342,18 @@ static void test_streams(void)
 
         ask(h, m, "ok", &c);
         is_int(c.outcome, LLM_OK, "%s ok", what);
-        is_str(c.wire.text, DEFAULT, "%s: the text", what);
-        is_int(c.wire.streamed, m->stream, "%s: streamed or not", what);
+        is_str(c.in.wire.text, DEFAULT, "%s: the text", what);
+        is_int(c.in.wire.streamed, m->stream, "%s: streamed or not", what);
         is_int(c.streamed, m->stream, "%s: the engine saw a stream", what);
-        ok(!m->stream || c.wire.events > 5, "%s: events (%zu)", what,
-           c.wire.events);
-        is_str(c.wire.finish, stop, "%s: the finish reason", what);
-        ok(c.wire.has_usage, "%s: usage reported", what);
-        is_int(c.wire.input_tokens, last()->input_tokens,
+        ok(!m->stream || c.in.wire.events > 5, "%s: events (%zu)", what,
+           c.in.wire.events);
+        is_str(c.in.wire.finish, stop, "%s: the finish reason", what);
+        ok(c.in.wire.has_usage, "%s: usage reported", what);
+        is_int(c.in.wire.input_tokens, last()->input_tokens,
                "%s: the input tokens the server counted", what);
-        is_int(c.wire.output_tokens, last()->output_tokens,
+        is_int(c.in.wire.output_tokens, last()->output_tokens,
                "%s: the output tokens the server counted", what);
+        round_trip(&c, what);
         call_free(&c);
 
         for (int k = 0; k < 3; k++) {
@@ -355,51 +361,57 @@ static void test_streams(void)
                             : k == 1 ? "reasoning"
                                      : "redacted";
             ask(h, m, b, &c);
-            is_str(c.wire.text, DEFAULT, "%s %s: the answer alone", what, b);
-            like_str(c.wire.reasoning, "```cuda",
+            is_str(c.in.wire.text, DEFAULT, "%s %s: the answer alone", what, b);
+            like_str(c.in.wire.reasoning, "```cuda",
                      "%s %s: the reasoning (and its draft) apart", what, b);
-            ok(!c.wire.fail_kind, "%s %s: no failure", what, b);
-            is_int(c.wire.output_tokens, last()->output_tokens,
+            ok(!c.in.wire.fail_kind, "%s %s: no failure", what, b);
+            is_int(c.in.wire.output_tokens, last()->output_tokens,
                    "%s %s: output tokens with the reasoning", what, b);
             if (k == 2)
-                is_int(c.wire.redacted_thinking,
+                is_int(c.in.wire.redacted_thinking,
                        m->api == LLM_API_ANTHROPIC ? 1 : 0,
                        "%s redacted: counted", what);
+            round_trip(&c, what);
             call_free(&c);
         }
 
         ask(h, m, "nullcontent", &c);
         is_int(c.outcome, LLM_OK, "%s nullcontent: a reply", what);
-        is_str(c.wire.fail_kind, LLM_FAIL_NO_ANSWER, "%s nullcontent: kind",
+        is_str(c.in.wire.fail_kind, LLM_FAIL_NO_ANSWER, "%s nullcontent: kind",
                what);
-        like_str(c.wire.fail_reason, "stopped at max_tokens",
+        like_str(c.in.wire.fail_reason, "stopped at max_tokens",
                  "%s nullcontent: why", what);
-        ok(c.wire.output_tokens > 0 &&
-               c.wire.output_tokens == (uint64_t)last()->output_tokens,
+        ok(c.in.wire.output_tokens > 0 &&
+               c.in.wire.output_tokens == (uint64_t)last()->output_tokens,
            "%s nullcontent: its usage kept (%llu)", what,
-           (unsigned long long)c.wire.output_tokens);
+           (unsigned long long)c.in.wire.output_tokens);
+        round_trip(&c, what);
         call_free(&c);
 
         ask(h, m, "length", &c);
-        ok(c.wire.cut_off && !c.wire.fail_kind && c.wire.text_len > 0,
+        ok(c.in.wire.cut_off && !c.in.wire.fail_kind && c.in.wire.text_len > 0,
            "%s length: cut off, text kept for the parser", what);
-        is_str(c.wire.finish, cut, "%s length: the finish reason", what);
+        is_str(c.in.wire.finish, cut, "%s length: the finish reason", what);
+        round_trip(&c, what);
         call_free(&c);
 
         ask(h, m, "refusal", &c);
-        is_str(c.wire.fail_kind, LLM_FAIL_REFUSED, "%s refusal: refused", what);
-        like_str(c.wire.fail_reason, "can't help", "%s refusal: its text",
+        is_str(c.in.wire.fail_kind, LLM_FAIL_REFUSED, "%s refusal: refused",
+               what);
+        like_str(c.in.wire.fail_reason, "can't help", "%s refusal: its text",
                  what);
+        round_trip(&c, what);
         call_free(&c);
 
         ask(h, m, "content_filter", &c);
-        is_str(c.wire.fail_kind, LLM_FAIL_REFUSED, "%s content_filter: refused",
-               what);
+        is_str(c.in.wire.fail_kind, LLM_FAIL_REFUSED,
+               "%s content_filter: refused", what);
+        round_trip(&c, what);
         call_free(&c);
 
         ask(h, m, "context", &c);
         if (m->api == LLM_API_ANTHROPIC) {
-            is_str(c.wire.fail_kind, LLM_FAIL_CONTEXT,
+            is_str(c.in.wire.fail_kind, LLM_FAIL_CONTEXT,
                    "%s context: model_context_window_exceeded", what);
         } else {
             is_int(c.status, 400, "%s context: 400", what);
@@ -407,11 +419,13 @@ static void test_streams(void)
                    LLM_FAIL_CONTEXT, "%s context: the kind from the body",
                    what);
         }
+        round_trip(&c, what);
         call_free(&c);
 
         ask(h, m, "nousage", &c);
-        is_int(c.wire.has_usage, m->api == LLM_API_ANTHROPIC,
+        is_int(c.in.wire.has_usage, m->api == LLM_API_ANTHROPIC,
                "%s nousage: usage only where the server sent it", what);
+        round_trip(&c, what);
         call_free(&c);
     }
     kevo__llm_http_free(h);
@@ -496,7 +510,8 @@ static void test_limits(void)
 
         ask(h, patient, "nostream", &c);
         is_int(c.outcome, LLM_OK, "%s: a whole reply to a stream request", api);
-        ok(!c.wire.streamed && c.wire.text && strcmp(c.wire.text, DEFAULT) == 0,
+        ok(!c.in.wire.streamed && c.in.wire.text &&
+               strcmp(c.in.wire.text, DEFAULT) == 0,
            "%s: read as whole", api);
         call_free(&c);
     }

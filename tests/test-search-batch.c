@@ -40,7 +40,7 @@ static char *dir;
 
 /* The result of one search. */
 typedef struct outcome {
-    llm_scorer sc;
+    llm_trace tr;
     kevo_search_stats st;
     kevo_status rc;
 } outcome;
@@ -51,7 +51,7 @@ static void run_once(const char *models, const char *run, long max_evals,
 {
     kevo_error e = KEVO__ERROR_INIT;
     kevo_search *s =
-        llm_search_new(task, &o->sc, models, run, 0, max_evals, depth);
+        llm_search_open(task, &o->tr, models, max_evals, depth, run, 0);
     o->rc = kevo_search_run(s, &e);
     if (o->rc != KEVO_OK)
         diag("%s: %s", run, e.text);
@@ -181,7 +181,7 @@ static void same_decisions(const char *api)
     run_once(batch, run_batch, 6, 1, &b);
     is_int(b.rc, KEVO_OK, "%s: the search through batches runs", api);
     is_int(b.st.stop, KEVO_STOP_EVALUATIONS, "%s: it stops on the budget", api);
-    is_str(b.sc.trace ? b.sc.trace : "", h.sc.trace ? h.sc.trace : "",
+    is_str(b.tr.text ? b.tr.text : "", h.tr.text ? h.tr.text : "",
            "%s: the same children, scored the same, in the same order", api);
     ok(b.st.best_fitness == h.st.best_fitness,
        "%s: the same best fitness (%g, %g)", api, b.st.best_fitness,
@@ -214,9 +214,8 @@ static void same_decisions(const char *api)
     unsigned waits = 0, runs = 0;
     for (;;) {
         kevo_error e = KEVO__ERROR_INIT;
-        kevo_search *s =
-            llm_search_new(task, &w.sc, waiting, run_wait,
-                           runs ? KEVO_SEARCH_RUN_RESUME : 0, 6, 1);
+        kevo_search *s = llm_search_open(task, &w.tr, waiting, 6, 1, run_wait,
+                                         runs ? KEVO_SEARCH_RUN_RESUME : 0);
         runs++;
         w.rc = kevo_search_run(s, &e);
         w.st = (kevo_search_stats){.size = sizeof w.st};
@@ -242,7 +241,7 @@ static void same_decisions(const char *api)
        waits, runs);
     is_int(w.st.stop, KEVO_STOP_EVALUATIONS,
            "%s: and, resumed, stopped on the budget", api);
-    is_str(w.sc.trace ? w.sc.trace : "", h.sc.trace ? h.sc.trace : "",
+    is_str(w.tr.text ? w.tr.text : "", h.tr.text ? h.tr.text : "",
            "%s: the same children, scored the same, in the same order", api);
     ok(llm_search_same_best(run_http, run_wait), "%s: the same champion", api);
     count_requests(0, &lines, &direct, &most);
@@ -250,9 +249,9 @@ static void same_decisions(const char *api)
        "%s: five requests sent, none twice (%zu, %zu)", api, lines, direct);
     is_uint(loopback_batches(srv) - batches, 5, "%s: in five batches", api);
 
-    free(h.sc.trace);
-    free(b.sc.trace);
-    free(w.sc.trace);
+    llm_trace_free(&h.tr);
+    llm_trace_free(&b.tr);
+    llm_trace_free(&w.tr);
     free(http);
     free(batch);
     free(waiting);
@@ -280,7 +279,7 @@ static void grouping(void)
     ok(most >= 2 && made < lines,
        "three in flight: %zu requests in %zu batches, up to %zu in one", lines,
        made, most);
-    free(o.sc.trace);
+    llm_trace_free(&o.tr);
     free(batch);
     free(run);
 }
@@ -330,17 +329,13 @@ static void failures(const char *api)
         like_str(f, "http: http_error: the batch batch_loopback",
                  "openai: a failed batch: an http failure naming the batch");
     free(f);
-    free(o.sc.trace);
+    llm_trace_free(&o.tr);
     free(batch);
     free(run);
 }
 
 int main(void)
 {
-    const char *b = getenv("KEVO_BUILDDIR");
-    char *libs = kevo__asprintf("%s/operators/.libs", b && *b ? b : ".");
-    setenv(KEVO_OPERATOR_PATH_ENV, libs, 1);
-    free(libs);
     setenv("KEVO_TEST_BATCH_KEY", KEY, 1);
     srv = loopback_start();
     if (!srv)

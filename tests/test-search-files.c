@@ -9,7 +9,8 @@
  * same order, the same scores, the same champion) as the same search over
  * HTTP with the same replies and seed, and writes no request twice. A done
  * file that is not JSON fails its request with an error naming the file;
- * a done file for a number never written is ignored; the search goes on.
+ * a done file for a number never written is ignored; a failure written by
+ * a relay fails its request as over HTTP; the search goes on.
  */
 #include "config.h"
 
@@ -122,10 +123,6 @@ static void set_script(void)
 
 int main(void)
 {
-    const char *b = getenv("KEVO_BUILDDIR");
-    char *libs = kevo__asprintf("%s/operators/.libs", b && *b ? b : ".");
-    setenv(KEVO_OPERATOR_PATH_ENV, libs, 1);
-    free(libs);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     srv = loopback_start();
     if (!srv)
@@ -145,8 +142,8 @@ int main(void)
         "\"%s/v1\", \"stream\": false}], \"max_retries\": 0}",
         loopback_url(srv));
     set_script();
-    llm_scorer sh = {0};
-    kevo_search *s = llm_search_new(task, &sh, http, run_http, 0, 6, 1);
+    llm_trace sh = {0};
+    kevo_search *s = llm_search_open(task, &sh, http, 6, 1, run_http, 0);
     is_int(kevo_search_run(s, &e), KEVO_OK, "the search over HTTP runs");
     kevo_search_stats st = {.size = sizeof st};
     kevo_search_get_stats(s, &st);
@@ -165,12 +162,12 @@ int main(void)
         "\"max_retries\": 0}",
         loopback_url(srv), fdir);
     set_script();
-    llm_scorer sf = {0};
+    llm_trace sf = {0};
     unsigned waits = 0, runs = 0;
     bool rewritten = false;
     for (;;) {
-        s = llm_search_new(task, &sf, files, run_files,
-                           runs ? KEVO_SEARCH_RUN_RESUME : 0, 6, 1);
+        s = llm_search_open(task, &sf, files, 6, 1, run_files,
+                            runs ? KEVO_SEARCH_RUN_RESUME : 0);
         runs++;
         e = (kevo_error)KEVO__ERROR_INIT;
         kevo_status rc = kevo_search_run(s, &e);
@@ -207,7 +204,7 @@ int main(void)
     is_uint(count_files(fdir, "pending", ".meta.json"), 5,
             "each with its sidecar");
     is_uint(loopback_count(srv), 5, "five requests were relayed");
-    is_str(sf.trace ? sf.trace : "", sh.trace ? sh.trace : "",
+    is_str(sf.text ? sf.text : "", sh.text ? sh.text : "",
            "the same children, scored the same, in the same order");
     ok(st.best_fitness == http_best, "the same best fitness (%g, %g)",
        st.best_fitness, http_best);
@@ -221,8 +218,8 @@ int main(void)
                        "\"transport\": \"files\", \"dir\": \"%s\"}]}",
                        bdir);
     set_script();
-    llm_scorer sb = {0};
-    s = llm_search_new(task, &sb, bad, run_bad, 0, 6, 1);
+    llm_trace sb = {0};
+    s = llm_search_open(task, &sb, bad, 6, 1, run_bad, 0);
     is_int(kevo_search_run(s, &e), KEVO_OK, "a search through files runs");
     st = (kevo_search_stats){.size = sizeof st};
     kevo_search_get_stats(s, &st);
@@ -248,7 +245,7 @@ int main(void)
     f = fopen(d9, "w");
     fputs("{}", f);
     fclose(f);
-    s = llm_search_new(task, &sb, bad, run_bad, KEVO_SEARCH_RUN_RESUME, 6, 1);
+    s = llm_search_open(task, &sb, bad, 6, 1, run_bad, KEVO_SEARCH_RUN_RESUME);
     is_int(kevo_search_run(s, &e), KEVO_OK, "resumed, it runs");
     st = (kevo_search_stats){.size = sizeof st};
     kevo_search_get_stats(s, &st);
@@ -263,12 +260,33 @@ int main(void)
        "the next request is 000100, after the largest number there");
     free(p100);
     free(fails);
+    /* A failure, as kevo relay writes it after its retries: the request
+     * fails as it would have over HTTP. */
+    char *d100 = kevo__asprintf("%s/done/000100.json", bdir);
+    f = fopen(d100, "w");
+    fputs("{\"type\": \"error\", \"error\": {\"type\": \"kevo_relay\", "
+          "\"message\": \"HTTP 429 after 3 attempts\"}, \"kevo_relay\": "
+          "{\"outcome\": \"http_error\", \"status\": 429, \"attempts\": 3, "
+          "\"body\": \"{\\\"error\\\": {\\\"type\\\": \\\"rate_limit\\\", "
+          "\\\"message\\\": \\\"slow down\\\"}}\"}}",
+          f);
+    fclose(f);
+    s = llm_search_open(task, &sb, bad, 6, 1, run_bad, KEVO_SEARCH_RUN_RESUME);
+    is_int(kevo_search_run(s, &e), KEVO_OK, "resumed again, it runs");
+    kevo_search_free(s);
+    fails = llm_search_failures(run_bad);
+    like_str(fails,
+             "http_error: HTTP 429: rate_limit: slow down (after 3 "
+             "attempts)",
+             "a relayed failure fails its request as over HTTP");
+    free(fails);
+    free(d100);
     free(d1);
     free(d9);
 
-    free(sh.trace);
-    free(sf.trace);
-    free(sb.trace);
+    llm_trace_free(&sh);
+    llm_trace_free(&sf);
+    llm_trace_free(&sb);
     free(run_http);
     free(run_files);
     free(run_bad);

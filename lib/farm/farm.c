@@ -63,6 +63,19 @@ const char *kevo__farm_ended(kevo_farm *f, int r, char *buf, size_t size)
     return f->transport->ended ? f->transport->ended(f, r, buf, size) : buf;
 }
 
+json_t *kevo__farm_stop_message(const kevo_farm *f)
+{
+    json_t *msg = json_pack("{s:s}", "op", KEVO__FARM_STOP);
+    if (msg && f->stop_reason[0])
+        json_object_set_new(msg, "reason", json_string(f->stop_reason));
+    return msg;
+}
+
+void kevo__farm_set_stop_reason(kevo_farm *f, const char *reason)
+{
+    snprintf(f->stop_reason, sizeof f->stop_reason, "%s", reason);
+}
+
 void kevo_farm_free(kevo_farm *farm)
 {
     if (!farm)

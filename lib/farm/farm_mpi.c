@@ -144,7 +144,7 @@ static void mpi_close(kevo_farm *f)
 {
     mpi_state *m = f->state;
     if (f->rank == 0) {
-        json_t *stop = json_pack("{s:s}", "op", KEVO__FARM_STOP);
+        json_t *stop = kevo__farm_stop_message(f);
         for (int r = 1; stop && r < f->size; r++)
             mpi_send(f, r, stop, NULL);
         json_decref(stop);

@@ -38,10 +38,22 @@ struct kevo_farm {
     int rank, size;
     const kevo__farm_transport *transport;
     void *state; /* the transport's */
+    /* Why rank 0's search stopped, when the members are to know (a
+     * kevo_stop_reason_name(), "" otherwise): the stop message says it. */
+    char stop_reason[32];
 };
 
-/* The stop message rank 0 sends every member at the end. */
+/* The stop message rank 0 sends every member at the end:
+ * {"op":"stop"}, with "reason" when the farm has one. */
 #define KEVO__FARM_STOP "stop"
+
+/* kevo__farm_stop_message: the stop message of f, a new reference (NULL
+ * when out of memory). */
+json_t *kevo__farm_stop_message(const kevo_farm *f);
+
+/* kevo__farm_set_stop_reason: the reason the stop message will give (a
+ * kevo_stop_reason_name()). */
+void kevo__farm_set_stop_reason(kevo_farm *f, const char *reason);
 
 /* kevo__farm_send: msg (borrowed) to rank to. Errors name the rank. */
 kevo_status kevo__farm_send(kevo_farm *f, int to, const json_t *msg,

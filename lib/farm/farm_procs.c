@@ -173,7 +173,7 @@ static void procs_close(kevo_farm *f)
 {
     procs *p = f->state;
     if (f->rank == 0) {
-        json_t *stop = json_pack("{s:s}", "op", KEVO__FARM_STOP);
+        json_t *stop = kevo__farm_stop_message(f);
         for (int r = 1; stop && r < f->size; r++) {
             if (p->fd[r] >= 0)
                 kevo__ipc_send(p->fd[r], stop, NULL, 0, 1000, NULL);

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "farm/farm_private.h"
 #include "fitness/fitness.h"
 #include "model/devprops.h"
 #include "operators/operator_private.h"
@@ -503,6 +504,9 @@ static kevo_status suspend(kevo_search *s, kevo_error *err)
     const char *where = NULL;
     size_t n = kevo__op_host_waiting(s->ops.host, &where);
     s->state.stop = KEVO_STOP_WAITING;
+    if (kevo__search_farming(s))
+        kevo__farm_set_stop_reason(s->farm.farm,
+                                   kevo_stop_reason_name(s->state.stop));
     free(s->state.stop_text);
     s->state.stop_text = kevo__asprintf(
         "%zu request%s wait%s for replies in %s", n, n == 1 ? "" : "s",

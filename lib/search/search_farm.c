@@ -15,7 +15,8 @@
  *                 "fail_kind":K,"fail_diagnostic":D}  (the last two may
  *                 be absent)
  *   member -> 0  {"op":"error","error":TEXT}: it cannot go on
- *   0 -> member  {"op":"stop"}
+ *   0 -> member  {"op":"stop","reason":R}  (R, a kevo_stop_reason_name,
+ *                 only when the members are to know: "waiting")
  */
 #include "config.h"
 

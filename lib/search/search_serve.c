@@ -204,6 +204,18 @@ static kevo_status answer(server *sv, int timeout_ms, kevo_error *err)
     }
 }
 
+/* Rank 0 says stop, and maybe why: a search that stopped to wait for
+ * replies stops its members as waiting too, so that every rank of the job
+ * ends alike (kevo search exits 4 on each). */
+static void on_stop(server *sv, const json_t *msg)
+{
+    const char *why = json_string_value(json_object_get(msg, "reason"));
+    sv->stop = true;
+    for (int r = KEVO_STOP_NONE + 1; why && r <= KEVO_STOP_WAITING; r++)
+        if (strcmp(why, kevo_stop_reason_name((kevo_stop_reason)r)) == 0)
+            sv->s->state.stop = (kevo_stop_reason)r;
+}
+
 static kevo_status serve_loop(server *sv, kevo_error *err)
 {
     kevo_status rc = hello(sv, err);
@@ -219,7 +231,7 @@ static kevo_status serve_loop(server *sv, kevo_error *err)
         if (rc == KEVO_OK && msg) {
             const char *op = json_string_value(json_object_get(msg, "op"));
             if (op && strcmp(op, KEVO__FARM_STOP) == 0)
-                sv->stop = true;
+                on_stop(sv, msg);
             else if (op && strcmp(op, "task") == 0)
                 rc = on_task(sv, msg, err);
             else if (op && strcmp(op, "eval") == 0)

@@ -178,12 +178,9 @@ llm_batch *kevo__llm_batch_new(const llm_batch_config *cfg, char *err,
     }
     if (!derive_urls(b, err, errlen))
         goto fail;
-    if (b->cfg.state_dir && mkdir(b->cfg.state_dir, 0777) != 0 &&
-        errno != EEXIST) {
-        kevo__llm_errf(err, errlen, "cannot create %s: %s", b->cfg.state_dir,
-                       strerror(errno));
+    if (b->cfg.state_dir &&
+        !kevo__llm_files_mkdir(b->cfg.state_dir, err, errlen))
         goto fail;
-    }
     size_t cap = cfg->max_reply_bytes;
     cap = cap > (SIZE_MAX / 2) / cfg->max_requests ? SIZE_MAX / 2
                                                    : cap * cfg->max_requests;

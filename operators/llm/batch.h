@@ -104,6 +104,7 @@ typedef struct llm_batch_request {
     llm_batch_sent_fn sent;        /* may be NULL */
     llm_batch_waiting_fn waiting;  /* may be NULL */
     void *ud;
+    void *reply_ud; /* the user data of validate; NULL: ud */
 } llm_batch_request;
 
 /* A new engine with a copy of cfg, creating the state directory as

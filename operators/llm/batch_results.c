@@ -179,7 +179,8 @@ static bool take_line(llm_batch *b, job *j, size_t lineno, const char *line,
     if (q && out.o == LLM_OK &&
         (!json_is_object(out.reply) ||
          (q->cb.validate &&
-          !q->cb.validate(q->cb.ud, out.reply, vwhy, sizeof(vwhy))))) {
+          !q->cb.validate(q->cb.reply_ud ? q->cb.reply_ud : q->cb.ud, out.reply,
+                          vwhy, sizeof(vwhy))))) {
         out.o = LLM_MALFORMED;
         kevo__llm_buf_printf(&out.why, "%s",
                              json_is_object(out.reply)

@@ -78,9 +78,8 @@ void kevo__llm_batch_save_state(llm_batch *b, job *j)
     bool ended = j->state == J_DONE;
     char *rpath = ended ? state_path(b, j->number, "results.jsonl") : NULL;
     if (ended && rpath &&
-        !kevo__llm_files_write_atomic(rpath,
-                                      j->results.data ? j->results.data : "",
-                                      j->results.len, err, sizeof(err)))
+        !kevo__llm_files_write(rpath, j->results.data ? j->results.data : "",
+                               j->results.len, err, sizeof(err)))
         kevo__llm_batch_say(b, true, "cannot keep the results of batch %s: %s",
                             j->id, err);
     free(rpath);
@@ -104,8 +103,7 @@ void kevo__llm_batch_save_state(llm_batch *b, job *j)
     char *text = m ? json_dumps(m, JSON_INDENT(1)) : NULL;
     char *path = state_path(b, j->number, "batch.json");
     if (!text || !path ||
-        !kevo__llm_files_write_atomic(path, text, strlen(text), err,
-                                      sizeof(err)))
+        !kevo__llm_files_write(path, text, strlen(text), err, sizeof(err)))
         kevo__llm_batch_say(b, true, "cannot record batch %s: %s", j->id,
                             text && path ? err : "out of memory");
     free(path);
@@ -168,9 +166,9 @@ static void load_job(llm_batch *b, const char *name, uint64_t number)
         char *rp = state_path(b, number, "results.jsonl");
         char why[600];
         size_t len = 0;
-        char *text = rp ? kevo__llm_files_read_whole(rp, SIZE_MAX / 2, &len,
-                                                     why, sizeof(why))
-                        : NULL;
+        char *text =
+            rp ? kevo__llm_files_read(rp, SIZE_MAX / 2, &len, why, sizeof(why))
+               : NULL;
         if (text) {
             kevo__llm_buf_append(&j->results, text, len);
             j->state = J_DONE;

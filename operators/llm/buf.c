@@ -159,6 +159,18 @@ char *kevo__llm_redact(const char *text, size_t len, const char *const *secrets,
     return kevo__llm_buf_take(&b);
 }
 
+char *kevo__llm_redact_vprintf(const char *const *secrets, size_t nsecrets,
+                               const char *fmt, va_list ap)
+{
+    llm_buf b = {0};
+    kevo__llm_buf_vprintf(&b, fmt, ap);
+    char *r = b.data && !b.failed
+                  ? kevo__llm_redact(b.data, b.len, secrets, nsecrets)
+                  : NULL;
+    kevo__llm_buf_free(&b);
+    return r;
+}
+
 void kevo__llm_redact_inplace(char *text, size_t size,
                               const char *const *secrets, size_t nsecrets)
 {

@@ -58,6 +58,11 @@ void kevo__llm_errf(char *err, size_t n, const char *fmt, ...) LLM_PRINTF(3, 4);
 char *kevo__llm_redact(const char *text, size_t len, const char *const *secrets,
                        size_t nsecrets);
 
+/* The text fmt and ap make, with every secret redacted, as a new string;
+ * NULL when out of memory. */
+char *kevo__llm_redact_vprintf(const char *const *secrets, size_t nsecrets,
+                               const char *fmt, va_list ap) LLM_PRINTF(3, 0);
+
 /* Redacts a NUL-terminated fixed-size buffer in place, truncating if the
  * redacted text does not fit. */
 void kevo__llm_redact_inplace(char *text, size_t size,

@@ -24,6 +24,7 @@ typedef struct files_req {
     llm_http_attempt_fn attempt;
     llm_http_done_fn done;
     void *ud;
+    void *reply_ud; /* validate's */
     double submitted;
 } files_req;
 
@@ -51,9 +52,7 @@ struct llm_files {
     bool old_read;
 };
 
-/* The number a file name NNNNNN.json starts with, or 0. With meta set,
- * NNNNNN.meta.json counts too. */
-static uint64_t name_number(const char *name, bool meta)
+uint64_t kevo__llm_files_number(const char *name, bool meta)
 {
     char *end;
     if (name[0] < '0' || name[0] > '9')
@@ -76,7 +75,7 @@ static uint64_t largest(const char *dir)
         return 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        uint64_t v = name_number(e->d_name, true);
+        uint64_t v = kevo__llm_files_number(e->d_name, true);
         if (v > max)
             max = v;
     }
@@ -84,7 +83,7 @@ static uint64_t largest(const char *dir)
     return max;
 }
 
-static bool make_dir(const char *path, char *err, size_t n)
+bool kevo__llm_files_mkdir(const char *path, char *err, size_t n)
 {
     if (mkdir(path, 0777) != 0 && errno != EEXIST) {
         kevo__llm_errf(err, n, "cannot create %s: %s", path, strerror(errno));
@@ -106,13 +105,13 @@ llm_files *kevo__llm_files_new(const char *dir, size_t max_reply_bytes,
     f->max_reply_bytes = max_reply_bytes;
     f->say = say;
     f->say_ud = say_ud;
-    if (!make_dir(dir, err, errlen))
+    if (!kevo__llm_files_mkdir(dir, err, errlen))
         goto fail;
     uint64_t max = 0;
     static const char *const subs[] = {"pending", "done"};
     for (size_t i = 0; i < LLM_ARRAY_SIZE(subs); i++) {
         snprintf(path, sizeof(path), "%s/%s", dir, subs[i]);
-        if (!make_dir(path, err, errlen))
+        if (!kevo__llm_files_mkdir(path, err, errlen))
             goto fail;
         uint64_t v = largest(path);
         if (v > max)
@@ -146,8 +145,8 @@ void kevo__llm_files_free(llm_files *f)
     free(f);
 }
 
-bool kevo__llm_files_write_atomic(const char *path, const char *data,
-                                  size_t len, char *err, size_t n)
+bool kevo__llm_files_write(const char *path, const char *data, size_t len,
+                           char *err, size_t n)
 {
     char tmp[4200];
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -180,7 +179,7 @@ static void read_old(llm_files *f)
         return;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        uint64_t v = name_number(e->d_name, true);
+        uint64_t v = kevo__llm_files_number(e->d_name, true);
         if (!v || !strstr(e->d_name, ".meta.json") || v >= f->first)
             continue;
         snprintf(path, sizeof(path), "%s/pending/%s", f->dir, e->d_name);
@@ -221,8 +220,8 @@ static uint64_t adopt(llm_files *f, const llm_files_request *req)
         size_t len = 0;
         snprintf(path, sizeof(path), "%s/pending/%06" PRIu64 ".json", f->dir,
                  o->number);
-        char *body = kevo__llm_files_read_whole(path, req->body_len + 1, &len,
-                                                why, sizeof(why));
+        char *body = kevo__llm_files_read(path, req->body_len + 1, &len, why,
+                                          sizeof(why));
         bool same =
             body && len == req->body_len && memcmp(body, req->body, len) == 0;
         free(body);
@@ -251,6 +250,18 @@ char *kevo__llm_files_url_path(const char *url)
     return kevo__llm_strdup(p ? p : "/");
 }
 
+/* Waits for request number num's reply from now on (room made already). */
+static void track(llm_files *f, uint64_t num, const llm_files_request *req)
+{
+    f->reqs[f->nreqs++] = (files_req){num,
+                                      req->validate,
+                                      req->attempt,
+                                      req->done,
+                                      req->ud,
+                                      req->reply_ud ? req->reply_ud : req->ud,
+                                      kevo__llm_now()};
+}
+
 bool kevo__llm_files_submit(llm_files *f, const llm_files_request *req,
                             uint64_t *number, char *err, size_t errlen)
 {
@@ -268,9 +279,7 @@ bool kevo__llm_files_submit(llm_files *f, const llm_files_request *req,
     }
     uint64_t num = adopt(f, req);
     if (num) {
-        f->reqs[f->nreqs++] =
-            (files_req){num,       req->validate, req->attempt,
-                        req->done, req->ud,       kevo__llm_now()};
+        track(f, num, req);
         *number = num;
         ok = true;
         goto done;
@@ -286,15 +295,13 @@ bool kevo__llm_files_submit(llm_files *f, const llm_files_request *req,
         goto nomem;
     snprintf(path, sizeof(path), "%s/pending/%06" PRIu64 ".meta.json", f->dir,
              num);
-    if (!kevo__llm_files_write_atomic(path, meta, strlen(meta), err, errlen))
+    if (!kevo__llm_files_write(path, meta, strlen(meta), err, errlen))
         goto done;
     snprintf(path, sizeof(path), "%s/pending/%06" PRIu64 ".json", f->dir, num);
-    if (!kevo__llm_files_write_atomic(path, req->body, req->body_len, err,
-                                      errlen))
+    if (!kevo__llm_files_write(path, req->body, req->body_len, err, errlen))
         goto done;
     f->next = num + 1;
-    f->reqs[f->nreqs++] = (files_req){
-        num, req->validate, req->attempt, req->done, req->ud, kevo__llm_now()};
+    track(f, num, req);
     *number = num;
     ok = true;
     goto done;
@@ -306,8 +313,8 @@ done:
     return ok;
 }
 
-char *kevo__llm_files_read_whole(const char *path, size_t max, size_t *len,
-                                 char *err, size_t n)
+char *kevo__llm_files_read(const char *path, size_t max, size_t *len, char *err,
+                           size_t n)
 {
     FILE *fp = fopen(path, "rb");
     if (!fp) {
@@ -341,53 +348,117 @@ char *kevo__llm_files_read_whole(const char *path, size_t max, size_t *len,
     return s;
 }
 
+char *kevo__llm_files_failure(const llm_http_result *r,
+                              const char *const *secrets, size_t nsecrets)
+{
+    llm_outcome o = r->outcome == LLM_CANCELLED ? LLM_TRANSPORT : r->outcome;
+    char *reason =
+        kevo__llm_redact(r->reason, strlen(r->reason), secrets, nsecrets);
+    char *body = kevo__llm_redact(r->body, r->body_len, secrets, nsecrets);
+    char *clean_reason =
+        reason ? kevo__llm_utf8_clean(reason, strlen(reason)) : NULL;
+    char *clean_body = body ? kevo__llm_utf8_clean(body, strlen(body)) : NULL;
+    json_t *j = clean_reason && clean_body
+                    ? json_pack("{s:s, s:{s:s, s:s}, s:{s:s, s:I, s:i, s:s}}",
+                                "type", "error", "error", "type", "kevo_relay",
+                                "message", clean_reason, "kevo_relay",
+                                "outcome", kevo__llm_outcome_name(o), "status",
+                                (json_int_t)r->status, "attempts", r->attempts,
+                                "body", clean_body)
+                    : NULL;
+    char *text = j ? json_dumps(j, JSON_INDENT(1)) : NULL;
+    json_decref(j);
+    free(reason);
+    free(body);
+    free(clean_reason);
+    free(clean_body);
+    return text;
+}
+
+/* A failure file's outcome (kevo__llm_files_failure): *res gets its
+ * outcome, status, attempts and body (borrowed from root), and why the
+ * reason. Returns false when root is no failure file. */
+static bool relayed_failure(json_t *root, const char *path,
+                            llm_http_result *res, char *why, size_t n)
+{
+    json_t *k = json_object_get(root, "kevo_relay");
+    if (!json_is_object(k))
+        return false;
+    const char *name = json_string_value(json_object_get(k, "outcome"));
+    const char *msg = json_string_value(
+        json_object_get(json_object_get(root, "error"), "message"));
+    json_t *body = json_object_get(k, "body");
+    llm_outcome o;
+    if (!kevo__llm_outcome_from_name(name, &o) || o == LLM_OK ||
+        o == LLM_CANCELLED) {
+        res->outcome = LLM_MALFORMED;
+        kevo__llm_errf(why, n,
+                       "%s: $.kevo_relay.outcome: \"%s\" is no failure "
+                       "outcome",
+                       path, name ? name : "(none)");
+        return true;
+    }
+    res->outcome = o;
+    res->status = (long)json_integer_value(json_object_get(k, "status"));
+    json_int_t a = json_integer_value(json_object_get(k, "attempts"));
+    res->attempts = a > 0 && a < 1000000 ? (int)a : 1;
+    res->body = json_is_string(body) ? json_string_value(body) : "";
+    res->body_len = json_is_string(body) ? json_string_length(body) : 0;
+    kevo__llm_errf(why, n, "%s (relayed in %s)", msg ? msg : "no reason given",
+                   path);
+    return true;
+}
+
 /* Ends request r with what path holds. */
 static void finish(llm_files *f, const files_req *r, const char *path)
 {
-    char why[600] = "";
+    char why[1200] = "";
     size_t len = 0;
-    llm_outcome o = LLM_OK;
     json_t *root = NULL;
-    char *body = kevo__llm_files_read_whole(path, f->max_reply_bytes, &len, why,
-                                            sizeof(why));
+    char *body =
+        kevo__llm_files_read(path, f->max_reply_bytes, &len, why, sizeof(why));
+    llm_http_result res = {.outcome = LLM_OK,
+                           .attempts = 1,
+                           .body = body ? body : "",
+                           .body_len = body ? len : 0,
+                           .reason = why};
     if (!body) {
-        o = strstr(why, " bytes") ? LLM_TOO_LARGE : LLM_TRANSPORT;
+        res.outcome = strstr(why, " bytes") ? LLM_TOO_LARGE : LLM_TRANSPORT;
     } else {
         json_error_t je;
         root = json_loadb(body, len, 0, &je);
         if (!root) {
-            o = LLM_MALFORMED;
+            res.outcome = LLM_MALFORMED;
             kevo__llm_errf(why, sizeof(why),
                            "%s is not JSON: %s (line %d, column %d)", path,
                            je.text, je.line, je.column);
+        } else if (relayed_failure(root, path, &res, why, sizeof(why))) {
+            /* as the relay saw it */
         } else if (r->validate) {
             char vwhy[400] = "";
-            if (!r->validate(r->ud, root, vwhy, sizeof(vwhy))) {
-                o = LLM_MALFORMED;
+            if (!r->validate(r->reply_ud, root, vwhy, sizeof(vwhy))) {
+                res.outcome = LLM_MALFORMED;
                 kevo__llm_errf(why, sizeof(why), "%s: %s", path, vwhy);
             }
         }
     }
-    double elapsed = kevo__llm_now() - r->submitted;
+    res.elapsed_s = kevo__llm_now() - r->submitted;
+    if (res.outcome == LLM_OK) {
+        res.status = 200;
+        res.json = root;
+    }
     if (r->attempt) {
         llm_http_attempt a = {.number = 1,
-                              .outcome = o,
-                              .body = body ? body : "",
-                              .body_len = body ? len : 0,
+                              .outcome = res.outcome,
+                              .status = res.status,
+                              .body = res.body,
+                              .body_len = res.body_len,
                               .reason = why,
-                              .elapsed_s = elapsed,
+                              .elapsed_s = res.elapsed_s,
                               .retry_after_s = -1,
                               .retry_in_s = -1};
         r->attempt(r->ud, &a);
     }
-    llm_http_result res = {.outcome = o,
-                           .status = o == LLM_OK ? 200 : 0,
-                           .attempts = 1,
-                           .json = o == LLM_OK ? root : NULL,
-                           .body = body ? body : "",
-                           .body_len = body ? len : 0,
-                           .reason = why,
-                           .elapsed_s = elapsed};
     r->done(r->ud, &res);
     json_decref(root);
     free(body);
@@ -424,7 +495,7 @@ size_t kevo__llm_files_poll(llm_files *f)
         return 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        uint64_t v = name_number(e->d_name, false);
+        uint64_t v = kevo__llm_files_number(e->d_name, false);
         if (v >= f->next)
             tell_unknown(f, v);
     }

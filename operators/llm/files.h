@@ -15,6 +15,16 @@
  * The engine reads it in kevo__llm_files_poll() and ends the request as the
  * HTTP engine would (http.h): LLM_OK with the parsed JSON when it
  * validates, LLM_MALFORMED with a reason naming the file when it does not.
+ * A program that could not get a reply (kevo relay, after its retries)
+ * writes a failure instead (kevo__llm_files_failure()): an error object
+ * with a "kevo_relay" member,
+ *
+ *   {"type": "error", "error": {"type": "kevo_relay", "message": TEXT},
+ *    "kevo_relay": {"outcome": "http_error", "status": 429,
+ *                   "attempts": 5, "body": "the last reply's body"}}
+ *
+ * and the request ends with that outcome, status and body, as it would
+ * have over HTTP.
  * Numbers never repeat in one directory: a new engine starts after the
  * largest number found in pending/ and done/. Files are never removed.
  *
@@ -44,6 +54,7 @@ typedef struct llm_files_request {
     llm_http_attempt_fn attempt;   /* may be NULL */
     llm_http_done_fn done;         /* required */
     void *ud;
+    void *reply_ud; /* the user data of validate; NULL: ud */
 } llm_files_request;
 
 /* Called for what the engine has to say that is no request's outcome
@@ -77,18 +88,35 @@ size_t kevo__llm_files_pending(const llm_files *f);
 /* The directory, borrowed for the engine's life. */
 const char *kevo__llm_files_dir(const llm_files *f);
 
+/* The failure file of a request that ended as r says (r->outcome is not
+ * LLM_OK), with secrets redacted from its texts, as a new string; NULL
+ * when out of memory. LLM_CANCELLED is written as LLM_TRANSPORT: the
+ * request is over for the program that waits. */
+char *kevo__llm_files_failure(const llm_http_result *r,
+                              const char *const *secrets, size_t nsecrets);
+
+/* The number a file name NNNNNN.json starts with, or 0; with meta set,
+ * NNNNNN.meta.json counts too. */
+uint64_t kevo__llm_files_number(const char *name, bool meta);
+
+/* Makes the directory path unless it is there. Returns false with a
+ * reason in err. */
+bool kevo__llm_files_mkdir(const char *path, char *err, size_t errlen);
+
+/* Writes len bytes as path, through path.tmp (flushed to disk) and a
+ * rename, so that a reader sees all of it or nothing. Returns false with a
+ * reason in err. */
+bool kevo__llm_files_write(const char *path, const char *data, size_t len,
+                           char *err, size_t errlen);
+
+/* Reads path whole, up to max bytes, as a new string (NUL-terminated;
+ * *len its length). Returns NULL with a reason in err; the reason says
+ * "over N bytes" for a file over max. */
+char *kevo__llm_files_read(const char *path, size_t max, size_t *len, char *err,
+                           size_t errlen);
+
 /* The URL's path, from the first '/' after "scheme://host" ("/" when
  * none), as a new string; NULL when out of memory. */
 char *kevo__llm_files_url_path(const char *url);
-
-/* Writes len bytes as path, through path.tmp, an fsync and a rename.
- * Returns false with a reason in err. */
-bool kevo__llm_files_write_atomic(const char *path, const char *data,
-                                  size_t len, char *err, size_t n);
-
-/* Reads path whole, up to max bytes, into a new string (*len its length).
- * Returns NULL with a reason in err ("... is over N bytes" past max). */
-char *kevo__llm_files_read_whole(const char *path, size_t max, size_t *len,
-                                 char *err, size_t n);
 
 #endif

@@ -77,6 +77,16 @@ const char *kevo__llm_outcome_name(llm_outcome o)
     return (unsigned)o < LLM_OUTCOME_COUNT ? outcome_names[o] : "unknown";
 }
 
+bool kevo__llm_outcome_from_name(const char *name, llm_outcome *o)
+{
+    for (int i = 0; name && i < LLM_OUTCOME_COUNT; i++)
+        if (strcmp(name, outcome_names[i]) == 0) {
+            *o = (llm_outcome)i;
+            return true;
+        }
+    return false;
+}
+
 double kevo__llm_http_backoff(const llm_http_config *cfg, int k, double u)
 {
     double d = cfg->backoff_base_s;
@@ -260,7 +270,7 @@ bool kevo__llm_http_submit(llm_http *h, const llm_http_request *req, char *err,
     j->rx.sink = req->sink;
     j->rx.validate = req->validate;
     j->rx.raw = req->raw;
-    j->rx.ud = req->ud;
+    j->rx.ud = req->reply_ud ? req->reply_ud : req->ud;
     j->rx.max_reply_bytes = h->cfg.max_reply_bytes;
     j->attempt_cb = req->attempt;
     j->done = req->done;

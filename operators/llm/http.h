@@ -49,6 +49,10 @@ typedef enum llm_outcome {
  * "transport", "budget", "cancelled", "stream_error". Static. */
 const char *kevo__llm_outcome_name(llm_outcome o);
 
+/* The outcome of a name kevo__llm_outcome_name() gives; false when name is
+ * none of them. */
+bool kevo__llm_outcome_from_name(const char *name, llm_outcome *o);
+
 /* One attempt, as the attempt callback sees it. Pointers are borrowed for
  * the duration of the call. */
 typedef struct llm_http_attempt {
@@ -174,6 +178,7 @@ typedef struct llm_http_request {
     llm_http_attempt_fn attempt;   /* may be NULL */
     llm_http_done_fn done;         /* required */
     void *ud;
+    void *reply_ud; /* the user data of validate and the sink; NULL: ud */
 } llm_http_request;
 
 /* Queues a request; the engine copies url, headers and body (the sink is

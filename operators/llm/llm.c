@@ -64,12 +64,9 @@ typedef struct llm_req {
 typedef struct llm_call {
     llm_req *req;
     size_t model;
-    uint64_t seq;                 /* the number in its log file names */
-    json_t *log;                  /* what goes to the reply file */
-    llm_wire_reply wire;          /* set by validate, or by the stream's end */
-    llm_stream stream;            /* a streamed reply being assembled */
-    size_t body_len;              /* the request body's size */
-    uint64_t spent_in, spent_out; /* tokens of attempts that failed */
+    uint64_t seq;  /* the number in its log file names */
+    json_t *log;   /* what goes to the reply file */
+    llm_intake in; /* the reply, whole or streamed */
 } llm_call;
 
 struct llm_state {
@@ -85,12 +82,8 @@ struct llm_state {
     /* The batch transport's engines, one per model that uses it (NULL
      * until its first request). */
     llm_batch **batches;
-    /* Every model's key, as it is and as JSON escapes it where that
-     * differs (the escaped copies are owned, in escaped[]). */
-    const char **secrets;
-    char **escaped;
-    size_t nsecrets, nescaped;
-    llm_runlog log; /* the files in RUN/llm */
+    llm_secrets secrets; /* every model's key, also as JSON escapes it */
+    llm_runlog log;      /* the files in RUN/llm */
     /* The run directory the files follow (the host's, as last seen), or
      * NULL before the host knows one; and the instance's configuration,
      * for its file there. */
@@ -118,7 +111,8 @@ struct llm_state {
 
 static char *redact(const llm_state *st, const char *text)
 {
-    return kevo__llm_redact(text, strlen(text), st->secrets, st->nsecrets);
+    return kevo__llm_redact(text, strlen(text), st->secrets.list,
+                            st->secrets.n);
 }
 
 /* Logs a line through the host after redacting it. */
@@ -127,16 +121,14 @@ static void say(llm_state *st, kevo_log_level level, const char *fmt, ...)
 
 static void say(llm_state *st, kevo_log_level level, const char *fmt, ...)
 {
-    llm_buf b = {0};
     va_list ap;
     va_start(ap, fmt);
-    kevo__llm_buf_vprintf(&b, fmt, ap);
+    char *r =
+        kevo__llm_redact_vprintf(st->secrets.list, st->secrets.n, fmt, ap);
     va_end(ap);
-    char *r = b.data && !b.failed ? redact(st, b.data) : NULL;
     st->api->log(st->ctx, level, "%s",
                  r ? r : "(a log line was lost: out of memory)");
     free(r);
-    kevo__llm_buf_free(&b);
 }
 
 /* Writes value to the run directory's file NNNNNN-SUFFIX.json of a number
@@ -188,8 +180,8 @@ static int follow_run_dir(llm_state *st, char *err, size_t n)
     free(st->log_run_dir);
     st->log_run_dir = NULL;
     int rc = kevo__llm_runlog_open(&st->log, rd, err, n);
-    st->log.secrets = st->secrets;
-    st->log.nsecrets = st->nsecrets;
+    st->log.secrets = st->secrets.list;
+    st->log.nsecrets = st->secrets.n;
     if (rc != 0) {
         free(copy);
         return rc;
@@ -247,22 +239,8 @@ static void host_fail(llm_state *st, uint64_t id, const char *kind,
 /* Whether a new request may be sent; the reason in why when not. */
 static bool budget_left(llm_state *st, char *why, size_t n)
 {
-    uint64_t tokens = st->input_tokens + st->output_tokens;
-    if (st->cfg.token_budget && tokens >= st->cfg.token_budget) {
-        kevo__llm_errf(why, n,
-                       "the token budget is spent: %" PRIu64 " of %" PRIu64
-                       " tokens used; no new requests are sent",
-                       tokens, st->cfg.token_budget);
-        return false;
-    }
-    if (st->cfg.cost_budget > 0 && st->cost >= st->cfg.cost_budget) {
-        kevo__llm_errf(why, n,
-                       "the cost budget is spent: %.6g of %.6g used; no new "
-                       "requests are sent",
-                       st->cost, st->cfg.cost_budget);
-        return false;
-    }
-    return true;
+    return kevo__llm_budget_left(&st->cfg, st->input_tokens + st->output_tokens,
+                                 st->cost, why, n);
 }
 
 static bool admit(void *ud, char *why, size_t n)
@@ -327,8 +305,7 @@ static void call_finished(llm_call *c)
     llm_state *st = r->st;
     save_json(st, "reply", c->seq, c->log);
     json_decref(c->log);
-    kevo__llm_wire_reply_free(&c->wire);
-    kevo__llm_stream_free(&c->stream);
+    kevo__llm_intake_free(&c->in);
     free(c);
     if (--r->calls_left == 0) {
         st->api->done(st->ctx, r->id);
@@ -384,46 +361,6 @@ static const char *outcome_fail_kind(llm_outcome o)
     default: return KEVO_FAIL_INTERNAL;
     }
 }
-
-static bool validate(void *ud, json_t *root, char *why, size_t n)
-{
-    llm_call *c = ud;
-    llm_state *st = c->req->st;
-    kevo__llm_wire_reply_free(&c->wire);
-    return kevo__llm_wire_parse(st->cfg.models[c->model].api, root, &c->wire,
-                                why, n);
-}
-
-/* The sink of a streamed reply: the call's stream assembler. */
-static void sink_begin(void *ud)
-{
-    llm_call *c = ud;
-    /* A stream that began and failed was generated, and is paid for: its
-     * tokens count (estimated where the stream stopped before saying). */
-    if (c->stream.meta.events > 0) {
-        uint64_t in, out;
-        kevo__llm_stream_spent(&c->stream, c->body_len, &in, &out);
-        c->spent_in += in;
-        c->spent_out += out;
-    }
-    kevo__llm_stream_reset(&c->stream);
-}
-
-static llm_outcome sink_event(void *ud, const char *type, const char *data,
-                              size_t len, char *why, size_t n)
-{
-    llm_call *c = ud;
-    return kevo__llm_stream_event(&c->stream, type, data, len, why, n);
-}
-
-static llm_outcome sink_end(void *ud, char *why, size_t n)
-{
-    llm_call *c = ud;
-    kevo__llm_wire_reply_free(&c->wire);
-    return kevo__llm_stream_finish(&c->stream, &c->wire, why, n);
-}
-
-static const llm_http_sink stream_sink = {sink_begin, sink_event, sink_end};
 
 static void on_attempt(void *ud, const llm_http_attempt *a)
 {
@@ -497,10 +434,10 @@ static void parse_outcome(llm_call *c, bool ok, const char *kind,
     llm_buf b = {0};
     kevo__llm_buf_printf(&b, "the reply gave no %s: %s: %s%s", what, kind,
                          reason ? reason : "out of memory",
-                         c->wire.cut_off && strcmp(kind, "truncated") != 0
+                         c->in.wire.cut_off && strcmp(kind, "truncated") != 0
                              ? " (the reply stopped at max_tokens)"
                              : "");
-    first_line(&b, c->wire.text, c->wire.text_len);
+    first_line(&b, c->in.wire.text, c->in.wire.text_len);
     call_fail(c, fail_kind, b.data ? b.data : "out of memory");
     kevo__llm_buf_free(&b);
 }
@@ -512,8 +449,8 @@ static void take_reply(llm_call *c)
     const llm_model *m = &st->cfg.models[c->model];
     kevo_reply_result res = {0};
     kevo_reply_kind k = kevo__reply_parse(
-        c->wire.text, c->wire.text_len, c->req->parent_source, 0,
-        c->wire.cut_off ? KEVO_REPLY_CUT_OFF : 0, &st->reply_host, &res);
+        c->in.wire.text, c->in.wire.text_len, c->req->parent_source, 0,
+        c->in.wire.cut_off ? KEVO_REPLY_CUT_OFF : 0, &st->reply_host, &res);
     parse_outcome(c, k == KEVO_REPLY_OK, kevo__reply_kind_name(k), res.reason,
                   "child", reply_fail_kind(k));
     if (k != KEVO_REPLY_OK)
@@ -531,7 +468,7 @@ static void take_reply(llm_call *c)
         kevo_status rc = st->api->emit_child(st->ctx, c->req->id, clean_child,
                                              NULL, clean_note);
         kevo__llm_convos_put(&st->convos, c->req->id, attempt, &c->req->convo,
-                             c->wire.text);
+                             c->in.wire.text);
         if (rc == KEVO_OK) {
             st->children++;
             st->repair_children += c->req->repair;
@@ -582,7 +519,7 @@ static void take_revision(llm_call *c)
     const llm_model *m = &st->cfg.models[c->model];
     llm_revision_result res = {0};
     llm_revision_kind k =
-        kevo__llm_revision_parse(c->wire.text, c->wire.text_len,
+        kevo__llm_revision_parse(c->in.wire.text, c->in.wire.text_len,
                                  c->req->sections, c->req->n_sections, &res);
     parse_outcome(c, k == LLM_REVISION_OK, kevo__llm_revision_kind_name(k),
                   res.reason, "revised prompt", revision_fail_kind(k));
@@ -644,22 +581,18 @@ static void count_usage(llm_call *c, uint64_t in, uint64_t out, bool estimated)
     const llm_model *m = &st->cfg.models[c->model];
     st->input_tokens += in;
     st->output_tokens += out;
-    /* A batch is billed at its own price (half, unless set). */
-    double price = m->batch ? m->batch_cost_factor : 1.0;
-    double cost = ((double)in * m->input_cost_per_mtok / 1e6 +
-                   (double)out * m->output_cost_per_mtok / 1e6) *
-                  price;
+    double cost = kevo__llm_model_cost(m, in, out);
     st->cost += cost;
     st->api->report_usage(st->ctx, in, out, cost);
     json_t *u = json_pack("{s:I, s:I, s:f}", "input_tokens", (json_int_t)in,
                           "output_tokens", (json_int_t)out, "cost", cost);
     if (u && estimated)
         json_object_set_new(u, "estimated", json_true());
-    if (u && (c->spent_in || c->spent_out))
-        json_object_set_new(u, "failed_attempts",
-                            json_pack("{s:I, s:I}", "input_tokens",
-                                      (json_int_t)c->spent_in, "output_tokens",
-                                      (json_int_t)c->spent_out));
+    if (u && (c->in.spent_in || c->in.spent_out))
+        json_object_set_new(
+            u, "failed_attempts",
+            json_pack("{s:I, s:I}", "input_tokens", (json_int_t)c->in.spent_in,
+                      "output_tokens", (json_int_t)c->in.spent_out));
     json_object_set_new(c->log, "usage", u);
 }
 
@@ -672,8 +605,7 @@ static void on_done(void *ud, const llm_http_result *r)
         json_object_set_new(c->log, "outcome", json_string("cancelled"));
         save_json(st, "reply", c->seq, c->log);
         json_decref(c->log);
-        kevo__llm_wire_reply_free(&c->wire);
-        kevo__llm_stream_free(&c->stream);
+        kevo__llm_intake_free(&c->in);
         free(c);
         return;
     }
@@ -682,9 +614,9 @@ static void on_done(void *ud, const llm_http_result *r)
     json_object_set_new(c->log, "elapsed_s", json_real(r->elapsed_s));
     if (r->outcome != LLM_OK) {
         /* The last attempt's stream, if it began, is paid for too. */
-        sink_begin(c);
-        if (c->spent_in || c->spent_out)
-            count_usage(c, c->spent_in, c->spent_out, true);
+        kevo__llm_intake_spend(&c->in);
+        if (c->in.spent_in || c->in.spent_out)
+            count_usage(c, c->in.spent_in, c->in.spent_out, true);
         llm_buf b = {0};
         const char *kind = outcome_fail_kind(r->outcome);
         if (r->outcome == LLM_BUDGET) {
@@ -714,15 +646,10 @@ static void on_done(void *ud, const llm_http_result *r)
         return;
     }
     st->replies++;
-    llm_wire_reply *w = &c->wire;
-    uint64_t in = w->input_tokens, out = w->output_tokens;
-    if (!w->has_usage) {
-        /* A server that reports no usage is counted at 4 bytes a token,
-         * so that budgets still hold. */
-        in = c->body_len / 4 + 1;
-        out = (w->text_len + w->reasoning_len) / 4 + 1;
-    }
-    count_usage(c, in + c->spent_in, out + c->spent_out, !w->has_usage);
+    llm_wire_reply *w = &c->in.wire;
+    uint64_t in, out;
+    kevo__llm_wire_tokens(w, c->in.request_bytes, &in, &out);
+    count_usage(c, in + c->in.spent_in, out + c->in.spent_out, !w->has_usage);
     json_object_set_new(c->log, "text", json_stringn(w->text, w->text_len));
     if (w->reasoning_len)
         json_object_set_new(c->log, "reasoning",
@@ -800,10 +727,11 @@ static bool submit_files(llm_state *st, llm_call *c, const llm_model *m,
         .request = c->req->id,
         .body = w->body,
         .body_len = w->body_len,
-        .validate = validate,
+        .validate = kevo__llm_intake_validate,
         .attempt = on_attempt,
         .done = on_done,
         .ud = c,
+        .reply_ud = &c->in,
     };
     bool ok = kevo__llm_files_submit(files_for(st, m), &fr, &number, err,
                                      sizeof(err));
@@ -907,12 +835,13 @@ static bool submit_batch(llm_state *st, llm_call *c, const llm_wire_request *w)
         .request = c->req->id,
         .body = w->body,
         .body_len = w->body_len,
-        .validate = validate,
+        .validate = kevo__llm_intake_validate,
         .attempt = on_attempt,
         .done = on_done,
         .sent = batch_sent,
         .waiting = batch_waiting,
         .ud = c,
+        .reply_ud = &c->in,
     };
     bool ok = kevo__llm_batch_submit(b, &br, err, sizeof(err));
     free(run);
@@ -967,8 +896,7 @@ static bool start_call(llm_state *st, llm_req *r, const char *system,
         goto done;
     }
 
-    kevo__llm_stream_init(&c->stream, m->api, st->cfg.max_reply_bytes);
-    c->body_len = w.body_len;
+    kevo__llm_intake_init(&c->in, m->api, st->cfg.max_reply_bytes, w.body_len);
     if (m->files || m->batch) {
         if (m->files ? !submit_files(st, c, m, &w) : !submit_batch(st, c, &w))
             goto done;
@@ -977,8 +905,9 @@ static bool start_call(llm_state *st, llm_req *r, const char *system,
         goto done;
     }
     llm_http_request hr = kevo__llm_wire_http(m, &w);
-    hr.sink = w.stream ? &stream_sink : NULL;
-    hr.validate = validate;
+    hr.sink = w.stream ? &kevo__llm_intake_sink : NULL;
+    hr.validate = kevo__llm_intake_validate;
+    hr.reply_ud = &c->in;
     hr.attempt = on_attempt;
     hr.done = on_done;
     hr.ud = c;
@@ -1014,10 +943,7 @@ static void state_free(llm_state *st)
     free(st->batches);
     while (st->reqs)
         req_unlink_free(st->reqs);
-    for (size_t i = 0; i < st->nescaped; i++)
-        free(st->escaped[i]);
-    free(st->escaped);
-    free((void *)st->secrets);
+    kevo__llm_secrets_free(&st->secrets);
     kevo__llm_config_free(&st->cfg);
     kevo__llm_runlog_close(&st->log);
     free(st->log_run_dir);
@@ -1025,39 +951,6 @@ static void state_free(llm_state *st)
     free(st->config_text);
     kevo__llm_convos_free(&st->convos);
     free(st);
-}
-
-/* The keys, and their JSON-escaped forms where those differ. */
-static bool collect_secrets(llm_state *st)
-{
-    size_t max = kevo__llm_config_secrets(&st->cfg, NULL, 0);
-    st->secrets = calloc(2 * max + 1, sizeof(*st->secrets));
-    st->escaped = calloc(max + 1, sizeof(*st->escaped));
-    if (!st->secrets || !st->escaped)
-        return false;
-    size_t n = kevo__llm_config_secrets(&st->cfg, st->secrets, max);
-    st->nsecrets = n;
-    for (size_t i = 0; i < n; i++) {
-        /* A key that is not UTF-8 never reaches JSON text escaped. */
-        json_t *s = json_string(st->secrets[i]);
-        if (!s)
-            continue;
-        char *d = json_dumps(s, JSON_ENCODE_ANY);
-        json_decref(s);
-        if (!d)
-            return false;
-        size_t len = strlen(d);
-        if (len >= 2 && (len - 2 != strlen(st->secrets[i]) ||
-                         memcmp(d + 1, st->secrets[i], len - 2) != 0)) {
-            memmove(d, d + 1, len - 2);
-            d[len - 2] = '\0';
-            st->escaped[st->nescaped++] = d;
-            st->secrets[st->nsecrets++] = d;
-        } else {
-            free(d);
-        }
-    }
-    return true;
 }
 
 static const char *host_getenv(const char *name)
@@ -1111,7 +1004,7 @@ static kevo_status llm_init(const kevo_host_api *api, kevo_host_ctx *ctx,
         api->error(ctx, "%s", err);
         goto fail;
     }
-    if (!collect_secrets(st)) {
+    if (!kevo__llm_secrets_collect(&st->cfg, &st->secrets)) {
         rc = KEVO_ENOMEM;
         api->error(ctx, "out of memory");
         goto fail;

@@ -276,3 +276,132 @@ void kevo__llm_stream_spent(const llm_stream *s, size_t request_bytes,
     *input = s->meta.input_tokens ? s->meta.input_tokens : in_est;
     *output = s->meta.output_tokens > out_est ? s->meta.output_tokens : out_est;
 }
+
+void kevo__llm_intake_init(llm_intake *t, llm_api api, size_t max_bytes,
+                           size_t request_bytes)
+{
+    memset(t, 0, sizeof(*t));
+    t->api = api;
+    t->request_bytes = request_bytes;
+    kevo__llm_stream_init(&t->stream, api, max_bytes);
+}
+
+void kevo__llm_intake_free(llm_intake *t)
+{
+    kevo__llm_stream_free(&t->stream);
+    kevo__llm_wire_reply_free(&t->wire);
+}
+
+bool kevo__llm_intake_validate(void *intake, json_t *root, char *why, size_t n)
+{
+    llm_intake *t = intake;
+    kevo__llm_wire_reply_free(&t->wire);
+    return kevo__llm_wire_parse(t->api, root, &t->wire, why, n);
+}
+
+void kevo__llm_intake_spend(llm_intake *t)
+{
+    /* Estimated where the stream stopped before saying. */
+    if (t->stream.meta.events > 0) {
+        uint64_t in, out;
+        kevo__llm_stream_spent(&t->stream, t->request_bytes, &in, &out);
+        t->spent_in += in;
+        t->spent_out += out;
+    }
+    kevo__llm_stream_reset(&t->stream);
+}
+
+static void intake_begin(void *ud)
+{
+    kevo__llm_intake_spend(ud);
+}
+
+static llm_outcome intake_event(void *ud, const char *type, const char *data,
+                                size_t len, char *why, size_t n)
+{
+    llm_intake *t = ud;
+    return kevo__llm_stream_event(&t->stream, type, data, len, why, n);
+}
+
+static llm_outcome intake_end(void *ud, char *why, size_t n)
+{
+    llm_intake *t = ud;
+    kevo__llm_wire_reply_free(&t->wire);
+    return kevo__llm_stream_finish(&t->stream, &t->wire, why, n);
+}
+
+const llm_http_sink kevo__llm_intake_sink = {intake_begin, intake_event,
+                                             intake_end};
+
+/* OpenAI's whole reply: one choice. */
+static json_t *whole_openai(const llm_wire_reply *r)
+{
+    json_t *msg = json_pack("{s:s, s:o}", "role", "assistant", "content",
+                            r->has_text ? json_stringn(r->text, r->text_len)
+                                        : json_null());
+    if (msg && r->reasoning_len)
+        json_object_set_new(msg, "reasoning_content",
+                            json_stringn(r->reasoning, r->reasoning_len));
+    if (msg && r->refusal)
+        json_object_set_new(msg, "refusal", json_string(r->refusal));
+    json_t *root =
+        json_pack("{s:s, s:[{s:i, s:o, s:o}]}", "object", "chat.completion",
+                  "choices", "index", 0, "message", msg, "finish_reason",
+                  r->finish[0] ? json_string(r->finish) : json_null());
+    if (root && r->has_usage)
+        json_object_set_new(
+            root, "usage",
+            json_pack("{s:I, s:I, s:I, s:{s:I}}", "prompt_tokens",
+                      (json_int_t)r->input_tokens, "completion_tokens",
+                      (json_int_t)r->output_tokens, "total_tokens",
+                      (json_int_t)(r->input_tokens + r->output_tokens),
+                      "completion_tokens_details", "reasoning_tokens",
+                      (json_int_t)r->reasoning_tokens));
+    return root;
+}
+
+/* Anthropic's whole message: thinking, redacted thinking, then text. */
+static json_t *whole_anthropic(const llm_wire_reply *r)
+{
+    json_t *content = json_array();
+    if (content && r->reasoning_len)
+        json_array_append_new(content,
+                              json_pack("{s:s, s:s%, s:s}", "type", "thinking",
+                                        "thinking", r->reasoning,
+                                        r->reasoning_len, "signature", ""));
+    for (size_t i = 0; content && i < r->redacted_thinking; i++)
+        json_array_append_new(
+            content,
+            json_pack("{s:s, s:s}", "type", "redacted_thinking", "data", ""));
+    if (content && r->has_text)
+        json_array_append_new(content, json_pack("{s:s, s:s%}", "type", "text",
+                                                 "text", r->text, r->text_len));
+    json_t *root =
+        json_pack("{s:s, s:s, s:o, s:o}", "type", "message", "role",
+                  "assistant", "content", content, "stop_reason",
+                  r->finish[0] ? json_string(r->finish) : json_null());
+    if (root && r->refusal)
+        json_object_set_new(root, "stop_details",
+                            json_pack("{s:s, s:s}", "type", "refusal",
+                                      "explanation", r->refusal));
+    if (root && r->has_usage) {
+        json_t *u =
+            json_pack("{s:I, s:I}", "input_tokens", (json_int_t)r->input_tokens,
+                      "output_tokens", (json_int_t)r->output_tokens);
+        if (u && r->reasoning_tokens)
+            json_object_set_new(u, "output_tokens_details",
+                                json_pack("{s:I}", "thinking_tokens",
+                                          (json_int_t)r->reasoning_tokens));
+        json_object_set_new(root, "usage", u);
+    }
+    return root;
+}
+
+json_t *kevo__llm_stream_whole(llm_api api, const char *model,
+                               const llm_wire_reply *r)
+{
+    json_t *root = api == LLM_API_OPENAI ? whole_openai(r) : whole_anthropic(r);
+    if (root && model)
+        json_object_set_new(root, "model", json_string(model));
+    return root;
+}

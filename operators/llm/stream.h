@@ -68,6 +68,48 @@ llm_outcome kevo__llm_stream_event(llm_stream *s, const char *type,
 llm_outcome kevo__llm_stream_finish(llm_stream *s, llm_wire_reply *out,
                                     char *why, size_t n);
 
+/*
+ * What comes back for one call, whole or streamed, read into one reply:
+ * the request engine's validate callback and sink (http.h, with the
+ * intake as their reply_ud) fill wire, and the tokens of attempts whose
+ * streams began and failed, which are paid for, add up in spent_in and
+ * spent_out.
+ */
+typedef struct llm_intake {
+    llm_api api;
+    size_t request_bytes; /* the request body's size, for estimates */
+    llm_stream stream;    /* a streamed reply being assembled */
+    llm_wire_reply wire;  /* the reply, once read */
+    uint64_t spent_in, spent_out;
+} llm_intake;
+
+void kevo__llm_intake_init(llm_intake *t, llm_api api, size_t max_bytes,
+                           size_t request_bytes);
+void kevo__llm_intake_free(llm_intake *t);
+
+/* The validate callback of http.h (ud: the intake): reads a whole reply
+ * into wire. */
+bool kevo__llm_intake_validate(void *intake, json_t *root, char *why, size_t n);
+
+/* The sink of http.h (ud: the intake): assembles a stream into wire. */
+extern const llm_http_sink kevo__llm_intake_sink;
+
+/* Counts the tokens of the stream an attempt began, if any, as spent (a
+ * stream that began and failed was generated, and is paid for), and
+ * forgets it. The sink does so at each new attempt; a caller does so for
+ * the last attempt of a call that failed. */
+void kevo__llm_intake_spend(llm_intake *t);
+
+/* The whole (not streamed) reply body of api's form that carries what r,
+ * a reply assembled from a stream, holds: read by kevo__llm_wire_parse(),
+ * it gives r back (its text, reasoning, refusal, usage, finish reason and
+ * redacted thinking blocks; not Anthropic's thinking signatures, which
+ * the stream's assembly does not keep). model is the reply's "model" (may
+ * be NULL). A new reference; NULL when out of memory. For a program that
+ * asks for a stream and hands on a whole reply (kevo relay). */
+json_t *kevo__llm_stream_whole(llm_api api, const char *model,
+                               const llm_wire_reply *r);
+
 /* The tokens that what s received so far stands for: the usage the
  * stream reported, else an estimate of the input from the request's size
  * and of the output from the text and reasoning received (4 bytes a

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -657,4 +658,77 @@ size_t kevo__llm_config_pick(const llm_config *cfg, double u)
             return i;
     }
     return last;
+}
+
+bool kevo__llm_secrets_collect(const llm_config *cfg, llm_secrets *s)
+{
+    memset(s, 0, sizeof(*s));
+    size_t max = kevo__llm_config_secrets(cfg, NULL, 0);
+    s->list = calloc(2 * max + 1, sizeof(*s->list));
+    s->escaped = calloc(max + 1, sizeof(*s->escaped));
+    if (!s->list || !s->escaped)
+        goto nomem;
+    s->n = kevo__llm_config_secrets(cfg, s->list, max);
+    for (size_t i = 0, n = s->n; i < n; i++) {
+        /* A key that is not UTF-8 never reaches JSON text escaped. */
+        json_t *j = json_string(s->list[i]);
+        if (!j)
+            continue;
+        char *d = json_dumps(j, JSON_ENCODE_ANY);
+        json_decref(j);
+        if (!d)
+            goto nomem;
+        size_t len = strlen(d);
+        if (len >= 2 && (len - 2 != strlen(s->list[i]) ||
+                         memcmp(d + 1, s->list[i], len - 2) != 0)) {
+            memmove(d, d + 1, len - 2);
+            d[len - 2] = '\0';
+            s->escaped[s->nescaped++] = d;
+            s->list[s->n++] = d;
+        } else {
+            free(d);
+        }
+    }
+    return true;
+nomem:
+    kevo__llm_secrets_free(s);
+    return false;
+}
+
+void kevo__llm_secrets_free(llm_secrets *s)
+{
+    for (size_t i = 0; i < s->nescaped; i++)
+        kevo__llm_wipe_free(s->escaped[i]);
+    free(s->escaped);
+    free((void *)s->list);
+    memset(s, 0, sizeof(*s));
+}
+
+double kevo__llm_model_cost(const llm_model *m, uint64_t in, uint64_t out)
+{
+    /* A batch is billed at its own price (half, unless set). */
+    double price = m->batch ? m->batch_cost_factor : 1.0;
+    return ((double)in * m->input_cost_per_mtok / 1e6 +
+            (double)out * m->output_cost_per_mtok / 1e6) *
+           price;
+}
+
+bool kevo__llm_budget_left(const llm_config *cfg, uint64_t tokens, double cost,
+                           char *why, size_t n)
+{
+    if (cfg->token_budget && tokens >= cfg->token_budget) {
+        kevo__llm_errf(why, n,
+                       "the token budget is spent: %" PRIu64 " of %" PRIu64
+                       " tokens used; no new requests are sent",
+                       tokens, cfg->token_budget);
+        return false;
+    }
+    if (cfg->cost_budget > 0 && cost >= cfg->cost_budget) {
+        kevo__llm_errf(why, n,
+                       "the cost budget is spent: %.6g of %.6g used; no new "
+                       "requests are sent",
+                       cost, cfg->cost_budget);
+        return false;
+    }
+    return true;
 }

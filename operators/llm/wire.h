@@ -141,6 +141,32 @@ void kevo__llm_config_free(llm_config *cfg);
 size_t kevo__llm_config_secrets(const llm_config *cfg, const char **secrets,
                                 size_t max);
 
+/* The strings never written anywhere: cfg's secrets
+ * (kevo__llm_config_secrets), each also as JSON escapes it where that
+ * differs (a reply file or a log that quotes JSON). list borrows the
+ * secrets from the configuration and owns the escaped copies. */
+typedef struct llm_secrets {
+    const char **list;
+    size_t n;
+    char **escaped; /* the copies list holds, owned */
+    size_t nescaped;
+} llm_secrets;
+
+/* Fills s from cfg (which must outlive it). Returns false when out of
+ * memory (s then holds nothing). */
+bool kevo__llm_secrets_collect(const llm_config *cfg, llm_secrets *s);
+void kevo__llm_secrets_free(llm_secrets *s);
+
+/* The cost of in input and out output tokens at model m's prices (its
+ * batch prices for the batch transport). */
+double kevo__llm_model_cost(const llm_model *m, uint64_t in, uint64_t out);
+
+/* Whether a new request may be sent with tokens and cost spent so far
+ * against cfg's token and cost budgets; when not, false with the reason
+ * in why. */
+bool kevo__llm_budget_left(const llm_config *cfg, uint64_t tokens, double cost,
+                           char *why, size_t n);
+
 /* The model for a uniform draw u in [0, 1), by weight. */
 size_t kevo__llm_config_pick(const llm_config *cfg, double u);
 

@@ -220,6 +220,19 @@ bool kevo__llm_wire_parse(llm_api api, json_t *root, llm_wire_reply *out,
     return ok;
 }
 
+bool kevo__llm_wire_tokens(const llm_wire_reply *r, size_t request_bytes,
+                           uint64_t *in, uint64_t *out)
+{
+    if (r->has_usage) {
+        *in = r->input_tokens;
+        *out = r->output_tokens;
+        return false;
+    }
+    *in = request_bytes / 4 + 1;
+    *out = (r->text_len + r->reasoning_len) / 4 + 1;
+    return true;
+}
+
 bool kevo__llm_wire_classify(llm_wire_reply *r)
 {
     const char *f = r->finish;

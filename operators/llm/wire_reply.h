@@ -77,6 +77,12 @@ void kevo__llm_wire_reply_free(llm_wire_reply *r);
  * has_usage when usage is an object. */
 void kevo__llm_wire_usage(llm_api api, json_t *usage, llm_wire_reply *r);
 
+/* The tokens of reply r to a request of request_bytes bytes: its usage,
+ * or, from a server that reports none, an estimate at 4 bytes a token (so
+ * that budgets still hold). Returns whether it is an estimate. */
+bool kevo__llm_wire_tokens(const llm_wire_reply *r, size_t request_bytes,
+                           uint64_t *in, uint64_t *out);
+
 /* Sets r->cut_off from r->finish, and r->fail_kind and r->fail_reason by
  * the rules above. Returns false when out of memory. */
 bool kevo__llm_wire_classify(llm_wire_reply *r);

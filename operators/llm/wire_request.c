@@ -230,6 +230,20 @@ bool kevo__llm_wire_build(const llm_model *m, const char *system,
     return kevo__llm_wire_build_turns(m, system, &turn, 1, out);
 }
 
+bool kevo__llm_wire_forward(const llm_model *m, const char *body,
+                            size_t body_len, bool stream, llm_wire_request *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->stream = stream;
+    out->body_len = body_len;
+    if (!(out->url = kevo__llm_wire_url(m)) || !make_headers(m, out) ||
+        !(out->body = kevo__llm_strndup(body, body_len))) {
+        kevo__llm_wire_request_free(out);
+        return false;
+    }
+    return true;
+}
+
 llm_http_request kevo__llm_wire_http(const llm_model *m,
                                      const llm_wire_request *w)
 {

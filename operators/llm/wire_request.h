@@ -66,6 +66,13 @@ bool kevo__llm_wire_build_turns(const llm_model *m, const char *system,
 bool kevo__llm_wire_build(const llm_model *m, const char *system,
                           const char *user, llm_wire_request *out);
 
+/* The request that sends model m a body built elsewhere (a request file
+ * of the files transport): m's URL and headers, a copy of body, and
+ * stream as the body asks. Returns false when out of memory. */
+bool kevo__llm_wire_forward(const llm_model *m, const char *body,
+                            size_t body_len, bool stream,
+                            llm_wire_request *out);
+
 /* Frees what r holds (wiping the headers that hold secrets). */
 void kevo__llm_wire_request_free(llm_wire_request *r);
 
