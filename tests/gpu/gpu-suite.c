@@ -5,7 +5,9 @@
  * scratch poisoned with 0xFF bytes (NaN for floats) unless a scratch is
  * declared zero, the reference run and read back, everything poisoned
  * again, the seed run at its default parameters, every element compared
- * with the task's tolerance, the inputs checked unchanged, and the worst
+ * with the task's tolerance (for an output under the baseline rule, the
+ * largest and the mean error against those of the task's baseline kernel
+ * run on the same inputs), the inputs checked unchanged, and the worst
  * error reported. Then the seed at the smallest and the largest value of
  * each parameter on the smallest training shape that allows it.
  *
@@ -150,6 +152,7 @@ typedef struct shape_data {
     void **host_in;   /* in/inout: the drawn values */
     void **host_ref;  /* out/inout: the reference's result */
     void **host_out;  /* out/inout: the candidate's result */
+    void **host_base; /* out/inout: the task's baseline kernel's result */
     CUdeviceptr *dev; /* buffers on the device */
     scalar *value;    /* scalars */
 } shape_data;
@@ -313,12 +316,15 @@ static void shape_free(shape_data *d)
             free(d->host_ref[i]);
         if (d->host_out)
             free(d->host_out[i]);
+        if (d->host_base)
+            free(d->host_base[i]);
     }
     free(d->info);
     free(d->bytes);
     free(d->host_in);
     free(d->host_ref);
     free(d->host_out);
+    free(d->host_base);
     free(d->dev);
     free(d->value);
     kevo_vars_free(d->env);
@@ -347,10 +353,11 @@ static bool shape_setup(shape_data *d, const kevo_task *task,
     d->host_in = calloc(d->nargs, sizeof(*d->host_in));
     d->host_ref = calloc(d->nargs, sizeof(*d->host_ref));
     d->host_out = calloc(d->nargs, sizeof(*d->host_out));
+    d->host_base = calloc(d->nargs, sizeof(*d->host_base));
     d->dev = calloc(d->nargs, sizeof(*d->dev));
     d->value = calloc(d->nargs, sizeof(*d->value));
     if (!d->env || !d->info || !d->bytes || !d->host_in || !d->host_ref ||
-        !d->host_out || !d->dev || !d->value)
+        !d->host_out || !d->host_base || !d->dev || !d->value)
         bail_out("out of memory");
 
     char stream[320];
@@ -416,7 +423,8 @@ static bool shape_setup(shape_data *d, const kevo_task *task,
         }
         if (is_output(in)) {
             if (!(d->host_ref[a] = malloc(d->bytes[a])) ||
-                !(d->host_out[a] = malloc(d->bytes[a])))
+                !(d->host_out[a] = malloc(d->bytes[a])) ||
+                !(d->host_base[a] = malloc(d->bytes[a])))
                 bail_out("out of memory");
         }
     }
@@ -639,11 +647,47 @@ static void compare_output(const kevo_arg_info *a, const void *ref,
     }
 }
 
+/* The baseline rule (kevo_task_set_tolerance_baseline()): got passes when
+ * its largest and its mean error against ref are at most factor times the
+ * baseline's plus atol; a NaN or an infinity the reference lacks fails.
+ * Writes what it found to text. */
+static bool compare_baseline(const kevo_arg_info *a, const void *ref,
+                             const void *got, const void *base, size_t n,
+                             char *text, size_t size)
+{
+    double gmax = 0, gsum = 0, bmax = 0, bsum = 0;
+    size_t nonfinite = 0;
+    for (size_t i = 0; i < n; i++) {
+        double r = elem_get(a->type, ref, i), g = elem_get(a->type, got, i);
+        double b = elem_get(a->type, base, i);
+        double dg = fabs(g - r), db = fabs(b - r);
+        if (!isfinite(dg)) {
+            nonfinite++;
+            continue;
+        }
+        gmax = dg > gmax ? dg : gmax;
+        gsum += dg;
+        if (isfinite(db)) {
+            bmax = db > bmax ? db : bmax;
+            bsum += db;
+        }
+    }
+    double gmean = n ? gsum / (double)n : 0, bmean = n ? bsum / (double)n : 0;
+    double maxtol = a->factor * bmax + a->atol;
+    double meantol = a->factor * bmean + a->atol;
+    snprintf(text, size,
+             "%s: largest error %.3g against %.3g allowed (%g x the "
+             "baseline's %.3g + %g), mean %.3g against %.3g%s",
+             a->name, gmax, maxtol, a->factor, bmax, a->atol, gmean, meantol,
+             nonfinite ? "; NaN or infinity where the reference has none" : "");
+    return nonfinite == 0 && gmax <= maxtol && gmean <= meantol;
+}
+
 /* Runs the reference and p on fresh inputs for one shape and compares:
  * three TAP lines (reference ran, candidate matches, inputs unchanged). */
 static void check_shape(const kevo_task *task, kevo_shape_set set, size_t i,
-                        const program *ref, const program *p, const char *label,
-                        uint64_t run)
+                        const program *ref, const program *base,
+                        const program *p, const char *label, uint64_t run)
 {
     shape_data d;
     char why[1024] = "";
@@ -663,6 +707,12 @@ static void check_shape(const kevo_task *task, kevo_shape_set set, size_t i,
 
     bool ran = run_program(&d, p, d.host_out, why, sizeof(why));
     bool match = ran;
+    if (ran && base && !run_program(&d, base, d.host_base, why, sizeof(why))) {
+        ok(0, "%s: the baseline runs", d.text);
+        diag("%s", why);
+        shape_free(&d);
+        return;
+    }
     char result[2048] = "";
     size_t rlen = 0;
     for (size_t a = 0; ran && a < d.nargs; a++) {
@@ -671,6 +721,17 @@ static void check_shape(const kevo_task *task, kevo_shape_set set, size_t i,
             continue;
         compare c;
         size_t n = d.bytes[a] / kevo_dtype_size(in->type);
+        if (in->factor > 0 && base) {
+            char line[512];
+            match = match &&
+                    compare_baseline(in, d.host_ref[a], d.host_out[a],
+                                     d.host_base[a], n, line, sizeof(line));
+            int w = snprintf(result + rlen, sizeof(result) - rlen, "%s%s",
+                             rlen ? "\n" : "", line);
+            if (w > 0 && (size_t)w < sizeof(result) - rlen)
+                rlen += (size_t)w;
+            continue;
+        }
         compare_output(in, d.host_ref[a], d.host_out[a], n, &c);
         match = match && c.bad == 0 && !c.ref_nan;
         int w = snprintf(
@@ -715,7 +776,7 @@ static void check_shape(const kevo_task *task, kevo_shape_set set, size_t i,
 /* The seed at each parameter's extreme values, on the smallest training
  * shape that its constraints allow. */
 static void check_variants(const kevo_task *task, const program *ref,
-                           uint64_t *run)
+                           const program *base, uint64_t *run)
 {
     const kevo_candidate *seed = kevo_task_seed(task);
     size_t nv = 0, ns = kevo_task_shape_count(task, KEVO_SHAPES_TRAIN);
@@ -752,12 +813,12 @@ static void check_variants(const kevo_task *task, const program *ref,
                  label, why.text);
         } else if (program_build(&p, c, label)) {
             if (!full_sweep)
-                check_shape(task, KEVO_SHAPES_TRAIN, shape, ref, &p, vt,
+                check_shape(task, KEVO_SHAPES_TRAIN, shape, ref, base, &p, vt,
                             (*run)++);
             for (int set = 0; full_sweep && set < 2; set++) {
                 for (size_t s = 0; s < kevo_task_shape_count(task, set); s++) {
                     if (suite_allowed(c, task, set, s, devprops, NULL))
-                        check_shape(task, set, s, ref, &p, vt, (*run)++);
+                        check_shape(task, set, s, ref, base, &p, vt, (*run)++);
                 }
             }
             program_free(&p);
@@ -780,22 +841,36 @@ static void check_task(const char *path, uint64_t *run)
     }
     const char *name = kevo_task_name(task);
     char label[192];
-    program ref, seed;
+    program ref, seed, baseline;
+    bool has_base = false;
     snprintf(label, sizeof(label), "%s: the reference", name);
     if (!program_build(&ref, kevo_task_reference(task), label))
         goto done;
+    if (kevo_task_baseline(task)) {
+        snprintf(label, sizeof(label), "%s: the baseline", name);
+        if (!program_build(&baseline, kevo_task_baseline(task), label)) {
+            program_free(&ref);
+            goto done;
+        }
+        has_base = true;
+    }
     snprintf(label, sizeof(label), "%s: the seed", name);
     if (!program_build(&seed, kevo_task_seed(task), label)) {
         program_free(&ref);
+        if (has_base)
+            program_free(&baseline);
         goto done;
     }
     for (int set = 0; set < 2; set++) {
         for (size_t i = 0; i < kevo_task_shape_count(task, set); i++)
-            check_shape(task, set, i, &ref, &seed, "the seed", (*run)++);
+            check_shape(task, set, i, &ref, has_base ? &baseline : NULL, &seed,
+                        "the seed", (*run)++);
     }
     program_free(&seed);
-    check_variants(task, &ref, run);
+    check_variants(task, &ref, has_base ? &baseline : NULL, run);
     program_free(&ref);
+    if (has_base)
+        program_free(&baseline);
     diag("%s: %.1f s", name, suite_now_seconds() - t0);
 done:
     kevo_task_free(task);
