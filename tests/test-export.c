@@ -761,6 +761,34 @@ static void test_candidate(const char *task_name, const char *file,
     kevo_task_free(task);
 }
 
+/* What the packages cannot carry yet is refused, naming the line: tensor
+ * maps, cluster launches and conditional launches. */
+static void test_refused(void)
+{
+    kevo_task *task = load_task("gemm_bf16");
+    char *path =
+        kevo__asprintf("%s/tests/data/hopper/gemm_bf16_tma.cu", tap_srcdir());
+    char *src = slurp(path);
+    kevo_candidate *c = NULL;
+    kevo_error e = KEVO__ERROR_INIT;
+    if (kevo_candidate_new_for_task(task, src, "gemm_bf16_tma.cu", &c, &e) !=
+        KEVO_OK)
+        bail_out("%s: %s", path, e.text);
+    char *out = kevo__path_join(tmp, "refused");
+    is_int(kevo_export_candidate(task, c, NULL, out, NULL, "sm_90a",
+                                 KEVO_EXPORT_C, &e),
+           KEVO_EINVALID, "a kernel with tensor maps is refused");
+    ok(strstr(e.text, "gemm_bf16_tma.cu:24:") &&
+           strstr(e.text, "tensormap 'tmA'"),
+       "... naming its first map and the map's line");
+    diag("%s", e.text);
+    kevo_candidate_free(c);
+    free(out);
+    free(src);
+    free(path);
+    kevo_task_free(task);
+}
+
 int main(void)
 {
     const char *b = getenv("KEVO_BUILDDIR");
@@ -771,6 +799,7 @@ int main(void)
     if (!(tmp = mkdtemp(tmpl)))
         bail_out("mkdtemp failed");
     test_run();
+    test_refused();
     test_candidate(
         "reduce_sum", NULL,
         "{\"rule\": \"nearest_training_shape\", \"dims\": [\"n\"], "
