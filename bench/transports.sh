@@ -13,6 +13,8 @@
 #   relay            the files transport answered by `kevo relay` over
 #                    HTTP; the relay is stopped (SIGTERM) and started again
 #                    while the search waits
+#   relay-batch      the same, the relay answering through OpenAI's batch
+#                    API
 #
 # Every run uses the same search options (--no-params, one request in
 # flight, the run seed) and prices (2 and 8 per million input and output
@@ -98,45 +100,50 @@ while [ $rc -eq 4 ] && [ $n -lt 200 ]; do
 done
 waits files $n
 
-# relay: kevo relay answers over HTTP; stopped and started again while the
-# search waits
-start_server relay
-printf '{"models": [{"model": "loopback", "api": "openai", "base_url": "%s/v1", %s}], "concurrency": 1}\n' \
-  "$url" "$prices" > "$out/relay.http.json"
-config relay "\"api\": \"openai\", \"transport\": \"files\", \"dir\": \"$out/relay.exchange\""
-search relay "$task" -o "$out/relay"
-rc=$?
-$kevo relay "$out/relay.exchange" --llm "$out/relay.http.json" >> "$out/relay.relay.log" 2>&1 &
-relay=$!
-n=0
-while [ $rc -eq 4 ] && [ $n -lt 200 ]; do
-  n=$((n + 1))
-  if [ $n -eq 2 ]; then # stop the relay while the search waits, then start it again
-    kill -TERM $relay 2>/dev/null
-    wait $relay
-    echo "relay stopped (exit $?) at suspension 2; started again" >> "$out/relay.relay.log"
-    $kevo relay "$out/relay.exchange" --llm "$out/relay.http.json" >> "$out/relay.relay.log" 2>&1 &
-    relay=$!
-  fi
-  i=0 # until every request has its reply
-  while [ $i -lt 300 ] && [ "$(ls "$out/relay.exchange/done" 2>/dev/null | grep -c '^[0-9]*\.json$')" -lt \
-         "$(ls "$out/relay.exchange/pending" | grep -c '^[0-9]*\.json$')" ]; do
-    sleep 0.1
-    i=$((i + 1))
-  done
-  resume relay
+# relay, relay-batch: kevo relay answers over HTTP, or through OpenAI's
+# batch API; it is stopped and started again while the search waits
+relayed() { # $1: run name, $2: the relay's model fields (@URL@: the server)
+  run=$1
+  start_server $run
+  printf '{"models": [{"model": "loopback", %s, %s}], "concurrency": 1}\n' \
+    "$(echo "$2" | sed "s|@URL@|$url|")" "$prices" > "$out/$run.relay.json"
+  config $run "\"api\": \"openai\", \"transport\": \"files\", \"dir\": \"$out/$run.exchange\""
+  search $run "$task" -o "$out/$run"
   rc=$?
-done
-kill -TERM $relay 2>/dev/null
-wait $relay
-stop_server
-waits relay $n
+  $kevo relay "$out/$run.exchange" --llm "$out/$run.relay.json" >> "$out/$run.relay.log" 2>&1 &
+  relay=$!
+  n=0
+  while [ $rc -eq 4 ] && [ $n -lt 200 ]; do
+    n=$((n + 1))
+    if [ $n -eq 2 ]; then # stop the relay while the search waits; start it again
+      kill -TERM $relay 2>/dev/null
+      wait $relay
+      echo "relay stopped (exit $?) at suspension 2; started again" >> "$out/$run.relay.log"
+      $kevo relay "$out/$run.exchange" --llm "$out/$run.relay.json" >> "$out/$run.relay.log" 2>&1 &
+      relay=$!
+    fi
+    i=0 # until every request has its reply
+    while [ $i -lt 300 ] && [ "$(ls "$out/$run.exchange/done" 2>/dev/null | grep -c '^[0-9]*\.json$')" -lt \
+           "$(ls "$out/$run.exchange/pending" | grep -c '^[0-9]*\.json$')" ]; do
+      sleep 0.1
+      i=$((i + 1))
+    done
+    resume $run
+    rc=$?
+  done
+  kill -TERM $relay 2>/dev/null
+  wait $relay
+  stop_server
+  waits $run $n
+}
+relayed relay '"api": "openai", "base_url": "@URL@/v1"'
+relayed relay-batch '"api": "openai", "transport": "batch", "poll_interval_s": 1, "base_url": "@URL@/v1"'
 
 python3 - "$out" <<'PY'
 import hashlib, json, os, re, sys
 
 out = sys.argv[1]
-runs = ["http", "batch-openai", "batch-anthropic", "files", "relay"]
+runs = ["http", "batch-openai", "batch-anthropic", "files", "relay", "relay-batch"]
 
 
 def evals(run):
@@ -210,7 +217,7 @@ for r in runs:
         r, st, len(rows), champ, tokens, cost, half,
         "decides as http" if same else "DIFFERS"))
     ok_all = ok_all and same
-for r in ("files", "relay"):
+for r in ("files", "relay", "relay-batch"):
     d = os.path.join(out, r + ".exchange")
     if os.path.isdir(d):
         pend = [n for n in os.listdir(os.path.join(d, "pending"))
