@@ -210,9 +210,11 @@ for r in runs:
         cost0 = cost
     half = ""
     if r.startswith("batch") and cost is not None and cost0:
-        ratio = cost / cost0
-        half = ", cost / http %.3f" % ratio
-        same = same and abs(ratio - 0.5) < 1e-6
+        # half of what its own tokens cost at the interactive prices
+        full = (tokens[0] * 2 + tokens[1] * 8) / 1e6
+        half = ", cost / http %.4f, cost / its tokens at full price %.4f" % (
+            cost / cost0, cost / full if full else 0)
+        same = same and full > 0 and abs(cost / full - 0.5) < 1e-6
     print("%-16s %s; %d evaluations, champion %s, tokens %s, cost %s%s: %s" % (
         r, st, len(rows), champ, tokens, cost, half,
         "decides as http" if same else "DIFFERS"))
