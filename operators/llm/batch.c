@@ -409,6 +409,15 @@ nomem:
     return false;
 }
 
+bool kevo__llm_batch_recorded(llm_batch *b, const llm_batch_request *req)
+{
+    if (!b->state_read)
+        kevo__llm_batch_read_state(b);
+    job *j = NULL;
+    uint64_t dg = digest(req->body ? req->body : "", req->body_len);
+    return kevo__llm_batch_find_entry(b, req, dg, &j) != NULL;
+}
+
 /* ---- calls ------------------------------------------------------------------
  */
 

@@ -125,6 +125,11 @@ void kevo__llm_batch_free(llm_batch *b);
 bool kevo__llm_batch_submit(llm_batch *b, const llm_batch_request *req,
                             char *err, size_t errlen);
 
+/* Whether an earlier engine's batch recorded in the state directory
+ * holds req (the same run, request id and body), not yet taken back: a
+ * submit of req then takes it back rather than sending it. */
+bool kevo__llm_batch_recorded(llm_batch *b, const llm_batch_request *req);
+
 /* Sends the batches due, looks at those whose poll interval has passed,
  * reads the results of those that ended and ends their requests, waiting
  * at most timeout_ms for a call of the batch API (0: none). Returns how
