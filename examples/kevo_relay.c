@@ -2,8 +2,9 @@
  * kevo_relay.c: `kevo relay DIR --llm CONFIG`, for a machine that reaches
  * the models when the search's cannot (a cluster's login node): it answers
  * the request files of the llm operator's files transport in DIR through
- * HTTP (operators/llm/relay.h) until it is stopped, or with --once until
- * none is left (kevo-relay(1)).
+ * HTTP, or a vendor's batch API for a model with "transport": "batch"
+ * (operators/llm/relay.h), until it is stopped, or with --once until none
+ * is left (kevo-relay(1)).
  *
  * It is built from the llm operator's own sources: the same request
  * engine, configuration, budgets and redaction.

@@ -83,6 +83,15 @@ stop_relay() { # SIGNAL: its exit status in $rc
   relay=
 }
 evals=8
+search_once() { # CONFIG RUN TRACE: one run of the search (resumed after
+  # the first, counted in $runs), its trace added to TRACE, its status in $rc
+  resume=
+  [ $runs -gt 0 ] && resume=resume
+  "$search" "$1" $evals "$2" $resume > "$tmp/files.out" 2>> "$tmp/files.err"
+  rc=$?
+  runs=$((runs + 1))
+  tail -n +2 "$tmp/files.out" >> "$3"
+}
 
 # ---- 1. over HTTP -----------------------------------------------------------
 start_server http
@@ -108,12 +117,7 @@ one_each=yes
 relays_ok=yes
 : > "$tmp/files.trace"
 while [ $runs -lt 30 ]; do
-  resume=
-  [ $runs -gt 0 ] && resume=resume
-  "$search" "$tmp/files.json" $evals "$tmp/run-files" $resume > "$tmp/files.out" 2>> "$tmp/files.err"
-  rc=$?
-  runs=$((runs + 1))
-  tail -n +2 "$tmp/files.out" >> "$tmp/files.trace"
+  search_once "$tmp/files.json" "$tmp/run-files" "$tmp/files.trace"
   [ $rc -eq 4 ] || break
   waits=$((waits + 1))
   pending=$(count "$dir/pending" '^[0-9]*\.json$')
@@ -276,12 +280,7 @@ for api in openai anthropic; do
   : > "$tmp/batch-$api.trace"
   : > "$tmp/relay-$api.err"
   while [ $runs -lt 30 ]; do
-    resume=
-    [ $runs -gt 0 ] && resume=resume
-    "$search" "$tmp/files-$api.json" $evals "$tmp/run-batch-$api" $resume > "$tmp/files.out" 2>> "$tmp/files.err"
-    rc=$?
-    runs=$((runs + 1))
-    tail -n +2 "$tmp/files.out" >> "$tmp/batch-$api.trace"
+    search_once "$tmp/files-$api.json" "$tmp/run-batch-$api" "$tmp/batch-$api.trace"
     [ $rc -eq 4 ] || break
     "$kevo" relay "$bdir" --llm "$tmp/relay-$api.json" --once >> "$tmp/relay.out" 2>> "$tmp/relay-$api.err" ||
       relays_ok=no

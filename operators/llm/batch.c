@@ -159,6 +159,31 @@ static bool copy_config(llm_batch *b, const llm_batch_config *cfg)
     return true;
 }
 
+llm_batch_config kevo__llm_batch_config_of(const llm_config *cfg,
+                                           const llm_model *m, const char *url,
+                                           const char *const *headers,
+                                           size_t nheaders)
+{
+    llm_batch_config bc = {
+        .api = m->api,
+        .url = url,
+        .headers = headers,
+        .nheaders = nheaders,
+        .model = m->name,
+        .max_requests = m->batch_max_requests,
+        .gather_s = m->batch_gather_s,
+        .poll_interval_s = m->poll_interval_s,
+        .wait_s = m->batch_wait_s,
+        .timeout_s = m->timeout_s,
+        .max_reply_bytes = cfg->max_reply_bytes,
+        .max_retries = cfg->max_retries,
+        .backoff_base_s = cfg->backoff_base_s,
+        .backoff_max_s = cfg->backoff_max_s,
+        .retry_after_max_s = cfg->retry_after_max_s,
+    };
+    return bc;
+}
+
 llm_batch *kevo__llm_batch_new(const llm_batch_config *cfg, char *err,
                                size_t errlen)
 {

@@ -82,6 +82,14 @@ typedef struct llm_batch_config {
     void *say_ud;
 } llm_batch_config;
 
+/* The configuration of the engine of model m of cfg, whose requests go to
+ * url with headers (all borrowed): the model's batch keys and time limit,
+ * cfg's reply cap and retries; no state directory and no say callback. */
+llm_batch_config kevo__llm_batch_config_of(const llm_config *cfg,
+                                           const llm_model *m, const char *url,
+                                           const char *const *headers,
+                                           size_t nheaders);
+
 /* The request's batch was created (or taken back): its id, and the
  * request's custom_id in it. Borrowed for the call. */
 typedef void (*llm_batch_sent_fn)(void *ud, const char *batch_id,

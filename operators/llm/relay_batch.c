@@ -45,27 +45,11 @@ static llm_batch *engine_for(relay_batches *rb, const llm_model *m,
     size_t mi = (size_t)(m - rb->s.cfg->models);
     if (rb->engines[mi])
         return rb->engines[mi];
-    const llm_config *cfg = rb->s.cfg;
-    llm_batch_config bc = {
-        .api = m->api,
-        .url = req->url,
-        .headers = req->headers,
-        .nheaders = req->nheaders,
-        .model = m->name,
-        .max_requests = m->batch_max_requests,
-        .gather_s = m->batch_gather_s,
-        .poll_interval_s = m->poll_interval_s,
-        .wait_s = m->batch_wait_s,
-        .timeout_s = m->timeout_s,
-        .max_reply_bytes = cfg->max_reply_bytes,
-        .max_retries = cfg->max_retries,
-        .backoff_base_s = cfg->backoff_base_s,
-        .backoff_max_s = cfg->backoff_max_s,
-        .retry_after_max_s = cfg->retry_after_max_s,
-        .state_dir = m->dir ? m->dir : rb->s.state_dir,
-        .say = batch_say,
-        .say_ud = rb,
-    };
+    llm_batch_config bc = kevo__llm_batch_config_of(
+        rb->s.cfg, m, req->url, req->headers, req->nheaders);
+    bc.state_dir = m->dir ? m->dir : rb->s.state_dir;
+    bc.say = batch_say;
+    bc.say_ud = rb;
     rb->engines[mi] = kevo__llm_batch_new(&bc, err, n);
     return rb->engines[mi];
 }
@@ -117,22 +101,24 @@ static size_t batches_poll(void *e, int timeout_ms)
     return ended;
 }
 
-static size_t batches_pending(const void *e)
+/* count over the engines, added up. */
+static size_t total(const relay_batches *rb,
+                    size_t (*count)(const llm_batch *b))
 {
-    const relay_batches *rb = e;
     size_t n = 0;
     for (size_t i = 0; i < rb->s.cfg->nmodels; i++)
-        n += rb->engines[i] ? kevo__llm_batch_pending(rb->engines[i]) : 0;
+        n += rb->engines[i] ? count(rb->engines[i]) : 0;
     return n;
+}
+
+static size_t batches_pending(const void *e)
+{
+    return total(e, kevo__llm_batch_pending);
 }
 
 static size_t batches_busy(const void *e)
 {
-    const relay_batches *rb = e;
-    size_t n = 0;
-    for (size_t i = 0; i < rb->s.cfg->nmodels; i++)
-        n += rb->engines[i] ? kevo__llm_batch_busy(rb->engines[i]) : 0;
-    return n;
+    return total(e, kevo__llm_batch_busy);
 }
 
 static void batches_close(void *e)
