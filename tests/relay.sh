@@ -23,7 +23,8 @@
 #    progress exits at once, leaving the batch to the next relay, which
 #    takes the requests back without sending them again; an expired batch
 #    gives a timeout failure; a budget spent keeps a request out of its
-#    batch.
+#    batch; a request still gathered when the relay stops is sent by the
+#    next.
 . "${KEVO_SRCDIR:-.}/tests/tap.sh"
 kevo="$builddir/examples/kevo"
 search="$builddir/tests/relay-search"
@@ -353,8 +354,25 @@ request 4 'over the budget'
 "$kevo" relay "$hand" --llm "$tmp/budget.json" --once > /dev/null 2> "$tmp/relay.err"
 grep -q '"outcome": "budget"' "$(reply 4)" 2>/dev/null
 check "a budget spent keeps a request out of its batch: a budget failure" [ $? -eq 0 ]
+# Stopped while its request is still gathered: it was never sent, and the
+# next relay sends it.
+printf '{"models": [{"api": "openai", "model": "m", "base_url": "%s/v1", "transport": "batch", "batch_gather_s": 600, %s}], "max_retries": 0}\n' \
+  "$url" "$prices" > "$tmp/gather.json"
+request 5 'gathered, never sent'
+: > "$tmp/relay.err"
+"$kevo" relay "$hand" --llm "$tmp/gather.json" --interval 0.1 >> "$tmp/relay.out" 2>> "$tmp/relay.err" &
+relay=$!
+wait_for "$(mark 5)"
+sleep 0.3
+stop_relay TERM
+grep -q '000005: not sent yet: left for the next relay' "$tmp/relay.err" && [ ! -e "$(mark 5)" ]
+check "SIGTERM while a request is gathered: exit 0 ($rc), its mark removed" [ $? -eq 0 -a $rc -eq 0 ]
+"$kevo" relay "$hand" --llm "$tmp/relay.json" --once > /dev/null 2> "$tmp/relay.err"
+grep -q '"choices"' "$(reply 5)" 2>/dev/null
+check "... and the next relay sends it" [ $? -eq 0 ]
 stop_server stop
-check "the server got 2 batches (one taken back, one that expired): $batches" [ "$batches" -eq 2 ]
+check "the server got 3 batches (one taken back, one that expired, one sent after a stop): $batches" \
+  [ "$batches" -eq 3 ]
 
 # ---- the command line -------------------------------------------------------
 "$kevo" relay "$hand" > "$tmp/out" 2>&1; rc=$?
