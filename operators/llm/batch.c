@@ -288,6 +288,19 @@ static void end_all(llm_batch *b, job *j, llm_outcome o, long status,
                                 NULL, body, reason);
 }
 
+/* Tells the requests of j, once it has an id, their batch (the sent
+ * callback), once. */
+static void tell_sent(job *j)
+{
+    for (size_t i = 0; j->id && i < j->nreqs; i++) {
+        breq *q = j->reqs[i];
+        if (!q->told_sent && q->cb.sent) {
+            q->told_sent = true;
+            q->cb.sent(q->cb.ud, j->id, q->custom_id);
+        }
+    }
+}
+
 void kevo__llm_batch_free(llm_batch *b)
 {
     if (!b)
@@ -295,6 +308,9 @@ void kevo__llm_batch_free(llm_batch *b)
     b->closing = true;
     kevo__llm_http_free(b->http);
     for (size_t i = 0; i < b->njobs; i++) {
+        /* A batch created since the last poll: its requests know it
+         * before they end. */
+        tell_sent(b->jobs[i]);
         end_all(b, b->jobs[i], LLM_CANCELLED, 0, NULL, "cancelled");
         job_free(b->jobs[i]);
     }
@@ -826,14 +842,11 @@ static void tell(llm_batch *b, job *j)
 {
     if (!j->id)
         return;
+    tell_sent(j);
     double age = wall_now() - j->created;
     bool waits = j->running && j->state == J_POLL && age >= b->cfg.wait_s;
     for (size_t i = 0; i < j->nreqs; i++) {
         breq *q = j->reqs[i];
-        if (!q->told_sent && q->cb.sent) {
-            q->told_sent = true;
-            q->cb.sent(q->cb.ud, j->id, q->custom_id);
-        }
         if (!q->told_waiting && waits && q->cb.waiting) {
             q->told_waiting = true;
             char *w = where(b, j);

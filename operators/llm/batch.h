@@ -121,8 +121,8 @@ llm_batch *kevo__llm_batch_new(const llm_batch_config *cfg, char *err,
                                size_t errlen);
 
 /* Ends every request still open with LLM_CANCELLED (batches sent go on at
- * the vendor, and stay recorded) and frees the engine. NULL is
- * accepted. */
+ * the vendor, and stay recorded; their requests are told their batch
+ * first, if not yet) and frees the engine. NULL is accepted. */
 void kevo__llm_batch_free(llm_batch *b);
 
 /* Adds a request to the batch being gathered, or takes it back into the

@@ -601,6 +601,7 @@ static void send_request(llm_relay *r, uint64_t number, request_files *q,
     relay_job *j = calloc(1, sizeof(*j));
     const char *rm = json_string_value(json_object_get(q->body_json, "model"));
     if (!j || (rm && !(j->reply_model = kevo__llm_strdup(rm))) ||
+        (lost && !(j->batch_id = kevo__llm_strdup(lost->batch))) ||
         (q->stream && batch && !unstreamed(q, &body, &body_len)) ||
         !kevo__llm_wire_forward(q->model, body, body_len, stream, &w)) {
         kevo__llm_errf(err, sizeof(err), "out of memory");
@@ -651,6 +652,7 @@ static void send_request(llm_relay *r, uint64_t number, request_files *q,
 fail:
     if (j) {
         kevo__llm_intake_free(&j->in);
+        free(j->batch_id);
         free(j->reply_model);
         free(j);
     }
@@ -680,12 +682,10 @@ static void answer_lost(llm_relay *r, uint64_t number, const llm_claim *c,
     char why[1500];
     kevo__llm_errf(why, sizeof(why),
                    "relay %ld on %s sent the request at %s and stopped "
-                   "before its reply came; it is not sent again%s%s%s%s",
+                   "before its reply came; it is not sent again%s%s%s%s%s",
                    c->owner.pid, c->owner.host, c->claimed,
                    more ? " (its batch " : "", more ? c->batch : "",
-                   more ? ": " : "", more ? more : "");
-    if (more)
-        kevo__llm_errf(why + strlen(why), sizeof(why) - strlen(why), ")");
+                   more ? ": " : "", more ? more : "", more ? ")" : "");
     llm_http_result res = {
         .outcome = LLM_TRANSPORT, .attempts = 1, .body = "", .reason = why};
     char *text = kevo__llm_files_failure(&res, r->secrets.list, r->secrets.n);
