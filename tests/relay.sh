@@ -22,9 +22,10 @@
 # 5. Requests in batches: a relay stopped by SIGTERM while its batch is in
 #    progress exits at once, leaving the batch to the next relay, which
 #    takes the requests back without sending them again; an expired batch
-#    gives a timeout failure; a budget spent keeps a request out of its
-#    batch; a request still gathered when the relay stops is sent by the
-#    next.
+#    gives a timeout failure, a cancelled one a transport failure, an
+#    error of one request an http_error failure; a budget spent keeps a
+#    request out of its batch; a request still gathered when the relay
+#    stops is sent by the next.
 . "${KEVO_SRCDIR:-.}/tests/tap.sh"
 kevo="$builddir/examples/kevo"
 search="$builddir/tests/relay-search"
@@ -370,9 +371,18 @@ check "SIGTERM while a request is gathered: exit 0 ($rc), its mark removed" [ $?
 "$kevo" relay "$hand" --llm "$tmp/relay.json" --once > /dev/null 2> "$tmp/relay.err"
 grep -q '"choices"' "$(reply 5)" 2>/dev/null
 check "... and the next relay sends it" [ $? -eq 0 ]
+# A batch cancelled after its first request, which the vendor answered
+# with an error.
+request 6 '[[kevo-batch:cancel:1]] [[kevo-loopback:e6:400]] answered with an error'
+request 7 'cancelled before it ran'
+"$kevo" relay "$hand" --llm "$tmp/relay.json" --once > /dev/null 2> "$tmp/relay.err"
+grep -q '"outcome": "http_error"' "$(reply 6)" 2>/dev/null && grep -q '"status": 400' "$(reply 6)"
+check "a request the vendor answered with an error: an http_error failure, with its status" [ $? -eq 0 ]
+grep -q '"outcome": "transport"' "$(reply 7)" 2>/dev/null
+check "a request of a batch cancelled: a transport failure (a network failure to the search)" [ $? -eq 0 ]
 stop_server stop
-check "the server got 3 batches (one taken back, one that expired, one sent after a stop): $batches" \
-  [ "$batches" -eq 3 ]
+check "the server got 4 batches (one taken back, one that expired, one sent after a stop, one cancelled): $batches" \
+  [ "$batches" -eq 4 ]
 
 # ---- the command line -------------------------------------------------------
 "$kevo" relay "$hand" > "$tmp/out" 2>&1; rc=$?
