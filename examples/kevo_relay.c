@@ -2,8 +2,9 @@
  * kevo_relay.c: `kevo relay DIR --llm CONFIG`, for a machine that reaches
  * the models when the search's cannot (a cluster's login node): it answers
  * the request files of the llm operator's files transport in DIR through
- * HTTP (operators/llm/relay.h) until it is stopped, or with --once until
- * none is left (kevo-relay(1)).
+ * HTTP, or a vendor's batch API for a model with "transport": "batch"
+ * (operators/llm/relay.h), until it is stopped, or with --once until none
+ * is left (kevo-relay(1)).
  *
  * It is built from the llm operator's own sources: the same request
  * engine, configuration, budgets and redaction.
@@ -68,7 +69,11 @@ static void usage(FILE *out)
             "requests in flight have their replies; a second signal ends it "
             "at once,\n"
             "each request in flight answered with a failure (never sent "
-            "again).\n"
+            "again). A model\n"
+            "with \"transport\": \"batch\" goes through its vendor's batch "
+            "API: a batch in\n"
+            "progress is not waited for; the next relay takes its requests "
+            "back.\n"
             "\n"
             "Exit status: 0 stopped or done; 1 a bad CONFIG or DIR, or with "
             "--once a\n"
@@ -137,16 +142,21 @@ static bool relay_loop(llm_relay *r, bool once, double interval)
             next_scan = now_s() + interval;
         }
         kevo__llm_relay_stats_get(r, &st);
+        size_t http = st.in_flight - st.in_batches;
         if (signals_caught >= 2)
             break;
-        if (signals_caught && !told_stop && st.in_flight) {
+        if (signals_caught && !told_stop && http) {
             told_stop = true;
             fprintf(stderr,
                     "%s: relay: stopping once %zu request%s in flight %s "
                     "its reply (signal again to stop now)\n",
-                    program, st.in_flight, st.in_flight == 1 ? "" : "s",
-                    st.in_flight == 1 ? "has" : "have");
+                    program, http, http == 1 ? "" : "s",
+                    http == 1 ? "has" : "have");
         }
+        /* Batches are not waited for: they go on at the vendor, and the
+         * next relay takes their requests back. */
+        if (signals_caught && st.busy == 0)
+            break;
         if (st.in_flight > 0) {
             kevo__llm_relay_poll(r, 200);
             continue;
@@ -228,19 +238,22 @@ int cmd_relay(int argc, char **argv)
                 (unsigned long long)st.ledger_tokens, st.ledger_cost);
     bool problems = relay_loop(r, once, interval);
     kevo__llm_relay_stats_get(r, &st);
-    kevo__llm_relay_free(r); /* what is still in flight: failure files */
+    /* What is still in flight over HTTP: failure files; in batches: left
+     * for the next relay. */
+    kevo__llm_relay_free(r);
     if (!v.quiet || problems)
-        fprintf(stderr,
-                "%s: relay: %llu sent, %llu replied, %llu failed, %llu of "
-                "stopped relays answered with a failure; %llu tokens, cost "
-                "%.6g%s\n",
-                program, (unsigned long long)st.sent,
-                (unsigned long long)st.answered,
-                (unsigned long long)(st.failed + st.in_flight),
-                (unsigned long long)st.lost,
-                (unsigned long long)(st.input_tokens + st.output_tokens),
-                st.cost,
-                problems ? "; requests are left for problems said above" : "");
+        fprintf(
+            stderr,
+            "%s: relay: %llu sent, %llu taken back into their batch, "
+            "%llu replied, %llu failed, %llu in batches left for the next "
+            "relay, %llu of stopped relays answered with a failure; %llu "
+            "tokens, cost %.6g%s\n",
+            program, (unsigned long long)st.sent,
+            (unsigned long long)st.taken_back, (unsigned long long)st.answered,
+            (unsigned long long)(st.failed + st.in_flight - st.in_batches),
+            (unsigned long long)st.in_batches, (unsigned long long)st.lost,
+            (unsigned long long)(st.input_tokens + st.output_tokens), st.cost,
+            problems ? "; requests are left for problems said above" : "");
     kevo__llm_config_free(&cfg);
     return once && problems ? EXIT_INVALID : EXIT_OK;
 }

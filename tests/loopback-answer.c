@@ -105,11 +105,13 @@ static char *replace_all(const char *s, const char *pat, const char *with)
     return out;
 }
 
-/* A registered text with "@KEY@" and "@SEQ@" filled in, in a new string. */
+/* A registered text with "@KEY@" and "@SEQ@" filled in, in a new string.
+ * @SEQ@ counts the requests that came before but the calls of the batch
+ * APIs: a reply is numbered the same over HTTP and in a batch. */
 static char *fill(loopback *lb, const char *text, const char *key)
 {
     char seq[32];
-    snprintf(seq, sizeof(seq), "%zu", lb->nrecs);
+    snprintf(seq, sizeof(seq), "%zu", lb->nrecs - lb->batch_calls);
     char *a = replace_all(text, "@KEY@", key);
     char *b = replace_all(a, "@SEQ@", seq);
     free(a);

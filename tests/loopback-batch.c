@@ -909,5 +909,6 @@ bool lb_batch_answer(loopback *lb, loopback_request *q, lb_reply *r)
                        "method not allowed");
     }
     free(key);
+    lb->batch_calls++;
     return true;
 }

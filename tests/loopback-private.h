@@ -48,6 +48,7 @@ struct loopback {
 
     loopback_request **recs;
     size_t nrecs, crecs, base;
+    size_t batch_calls; /* of them, calls of the batch APIs */
     int active, max_active;
 
     /* The batch APIs (loopback-batch.c): files, batches, and the plans

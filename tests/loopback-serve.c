@@ -15,7 +15,8 @@
  * stdout as one line; an llm operator configuration points at it with
  * "base_url": "URL/v1" (OpenAI) or "URL" (Anthropic) and no key_env. It
  * serves until SIGTERM or SIGINT, then prints how many requests it
- * answered on stderr and exits 0. Exit status 1: DIR holds no *.cu or the
+ * answered, and how many batches of the vendors' batch APIs were created,
+ * on stderr and exits 0. Exit status 1: DIR holds no *.cu or the
  * server cannot start; 2: usage.
  *
  * The server keeps every request it answers in memory (a few tens of
@@ -226,6 +227,8 @@ int main(int argc, char **argv)
     }
     fprintf(stderr, "loopback-serve: %zu requests answered\n",
             loopback_count(lb));
+    fprintf(stderr, "loopback-serve: %zu batches created\n",
+            loopback_batches(lb));
     status = 0;
 done:
     loopback_stop(lb);

@@ -24,6 +24,7 @@
  *   NAME           200, the text registered as NAME (a whole kernel, edits,
  *                  no code, ...); "@KEY@" in it becomes the key received
  *                  and "@SEQ@" the request's number (counting from 0)
+ *                  (the calls of the batch APIs not counted)
  *   think[:NAME]   reasoning (the text "thinking", else a draft kernel
  *                  among thoughts), then the text: OpenAI's
  *                  reasoning_content field (DeepSeek, older vLLM),

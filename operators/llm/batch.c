@@ -159,6 +159,31 @@ static bool copy_config(llm_batch *b, const llm_batch_config *cfg)
     return true;
 }
 
+llm_batch_config kevo__llm_batch_config_of(const llm_config *cfg,
+                                           const llm_model *m, const char *url,
+                                           const char *const *headers,
+                                           size_t nheaders)
+{
+    llm_batch_config bc = {
+        .api = m->api,
+        .url = url,
+        .headers = headers,
+        .nheaders = nheaders,
+        .model = m->name,
+        .max_requests = m->batch_max_requests,
+        .gather_s = m->batch_gather_s,
+        .poll_interval_s = m->poll_interval_s,
+        .wait_s = m->batch_wait_s,
+        .timeout_s = m->timeout_s,
+        .max_reply_bytes = cfg->max_reply_bytes,
+        .max_retries = cfg->max_retries,
+        .backoff_base_s = cfg->backoff_base_s,
+        .backoff_max_s = cfg->backoff_max_s,
+        .retry_after_max_s = cfg->retry_after_max_s,
+    };
+    return bc;
+}
+
 llm_batch *kevo__llm_batch_new(const llm_batch_config *cfg, char *err,
                                size_t errlen)
 {
@@ -263,6 +288,19 @@ static void end_all(llm_batch *b, job *j, llm_outcome o, long status,
                                 NULL, body, reason);
 }
 
+/* Tells the requests of j, once it has an id, their batch (the sent
+ * callback), once. */
+static void tell_sent(job *j)
+{
+    for (size_t i = 0; j->id && i < j->nreqs; i++) {
+        breq *q = j->reqs[i];
+        if (!q->told_sent && q->cb.sent) {
+            q->told_sent = true;
+            q->cb.sent(q->cb.ud, j->id, q->custom_id);
+        }
+    }
+}
+
 void kevo__llm_batch_free(llm_batch *b)
 {
     if (!b)
@@ -270,6 +308,9 @@ void kevo__llm_batch_free(llm_batch *b)
     b->closing = true;
     kevo__llm_http_free(b->http);
     for (size_t i = 0; i < b->njobs; i++) {
+        /* A batch created since the last poll: its requests know it
+         * before they end. */
+        tell_sent(b->jobs[i]);
         end_all(b, b->jobs[i], LLM_CANCELLED, 0, NULL, "cancelled");
         job_free(b->jobs[i]);
     }
@@ -407,6 +448,15 @@ nomem:
     }
     kevo__llm_errf(err, errlen, "out of memory");
     return false;
+}
+
+bool kevo__llm_batch_recorded(llm_batch *b, const llm_batch_request *req)
+{
+    if (!b->state_read)
+        kevo__llm_batch_read_state(b);
+    job *j = NULL;
+    uint64_t dg = digest(req->body ? req->body : "", req->body_len);
+    return kevo__llm_batch_find_entry(b, req, dg, &j) != NULL;
 }
 
 /* ---- calls ------------------------------------------------------------------
@@ -792,14 +842,11 @@ static void tell(llm_batch *b, job *j)
 {
     if (!j->id)
         return;
+    tell_sent(j);
     double age = wall_now() - j->created;
     bool waits = j->running && j->state == J_POLL && age >= b->cfg.wait_s;
     for (size_t i = 0; i < j->nreqs; i++) {
         breq *q = j->reqs[i];
-        if (!q->told_sent && q->cb.sent) {
-            q->told_sent = true;
-            q->cb.sent(q->cb.ud, j->id, q->custom_id);
-        }
         if (!q->told_waiting && waits && q->cb.waiting) {
             q->told_waiting = true;
             char *w = where(b, j);

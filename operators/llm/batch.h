@@ -82,6 +82,14 @@ typedef struct llm_batch_config {
     void *say_ud;
 } llm_batch_config;
 
+/* The configuration of the engine of model m of cfg, whose requests go to
+ * url with headers (all borrowed): the model's batch keys and time limit,
+ * cfg's reply cap and retries; no state directory and no say callback. */
+llm_batch_config kevo__llm_batch_config_of(const llm_config *cfg,
+                                           const llm_model *m, const char *url,
+                                           const char *const *headers,
+                                           size_t nheaders);
+
 /* The request's batch was created (or taken back): its id, and the
  * request's custom_id in it. Borrowed for the call. */
 typedef void (*llm_batch_sent_fn)(void *ud, const char *batch_id,
@@ -113,8 +121,8 @@ llm_batch *kevo__llm_batch_new(const llm_batch_config *cfg, char *err,
                                size_t errlen);
 
 /* Ends every request still open with LLM_CANCELLED (batches sent go on at
- * the vendor, and stay recorded) and frees the engine. NULL is
- * accepted. */
+ * the vendor, and stay recorded; their requests are told their batch
+ * first, if not yet) and frees the engine. NULL is accepted. */
 void kevo__llm_batch_free(llm_batch *b);
 
 /* Adds a request to the batch being gathered, or takes it back into the
@@ -124,6 +132,11 @@ void kevo__llm_batch_free(llm_batch *b);
  * is ever called then). */
 bool kevo__llm_batch_submit(llm_batch *b, const llm_batch_request *req,
                             char *err, size_t errlen);
+
+/* Whether an earlier engine's batch recorded in the state directory
+ * holds req (the same run, request id and body), not yet taken back: a
+ * submit of req then takes it back rather than sending it. */
+bool kevo__llm_batch_recorded(llm_batch *b, const llm_batch_request *req);
 
 /* Sends the batches due, looks at those whose poll interval has passed,
  * reads the results of those that ended and ends their requests, waiting

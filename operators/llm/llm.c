@@ -790,26 +790,11 @@ static llm_batch *batch_for(llm_state *st, size_t mi, const llm_wire_request *w,
         kevo__llm_errf(err, n, "out of memory");
         return NULL;
     }
-    llm_batch_config bc = {
-        .api = m->api,
-        .url = w->url,
-        .headers = (const char *const *)w->headers,
-        .nheaders = w->nheaders,
-        .model = m->name,
-        .max_requests = m->batch_max_requests,
-        .gather_s = m->batch_gather_s,
-        .poll_interval_s = m->poll_interval_s,
-        .wait_s = m->batch_wait_s,
-        .timeout_s = m->timeout_s,
-        .max_reply_bytes = st->cfg.max_reply_bytes,
-        .max_retries = st->cfg.max_retries,
-        .backoff_base_s = st->cfg.backoff_base_s,
-        .backoff_max_s = st->cfg.backoff_max_s,
-        .retry_after_max_s = st->cfg.retry_after_max_s,
-        .state_dir = dir.data,
-        .say = batch_say,
-        .say_ud = st,
-    };
+    llm_batch_config bc = kevo__llm_batch_config_of(
+        &st->cfg, m, w->url, (const char *const *)w->headers, w->nheaders);
+    bc.state_dir = dir.data;
+    bc.say = batch_say;
+    bc.say_ud = st;
     st->batches[mi] = kevo__llm_batch_new(&bc, err, n);
     kevo__llm_buf_free(&dir);
     return st->batches[mi];

@@ -28,15 +28,14 @@
 
 /* ---- transports -------------------------------------------------------- */
 
-static void *http_open(const llm_http_config *cfg, char *err, size_t n)
+static void *http_open(const llm_relay_setup *s, char *err, size_t n)
 {
-    return kevo__llm_http_new(cfg, err, n);
+    return kevo__llm_http_new(s->http, err, n);
 }
 
-static bool http_submit(void *e, const llm_http_request *req, char *err,
-                        size_t n)
+static bool http_submit(void *e, const llm_relay_send *s, char *err, size_t n)
 {
-    return kevo__llm_http_submit(e, req, err, n);
+    return kevo__llm_http_submit(e, s->http, err, n);
 }
 
 static size_t http_poll(void *e, int timeout_ms)
@@ -55,16 +54,24 @@ static void http_close(void *e)
 }
 
 static const llm_relay_transport http_transport = {
-    "http", http_open, http_submit, http_poll, http_pending, http_close};
+    .name = "http",
+    .admits = true,
+    .open = http_open,
+    .submit = http_submit,
+    .poll = http_poll,
+    .pending = http_pending,
+    .busy = http_pending,
+    .close = http_close,
+};
 
-/* Every transport, and the one a model takes (the only one so far). */
-static const llm_relay_transport *const transports[] = {&http_transport};
+/* Every transport, and the one a model takes. */
+static const llm_relay_transport *const transports[] = {
+    &http_transport, &kevo__llm_relay_batch_transport};
 #define NTRANSPORTS LLM_ARRAY_SIZE(transports)
 
 static size_t transport_of(const llm_model *m)
 {
-    (void)m;
-    return 0;
+    return m->batch ? 1 : 0;
 }
 
 /* ---- the relay --------------------------------------------------------- */
@@ -81,6 +88,9 @@ typedef struct problem {
 
 struct llm_relay {
     char *dir;
+    char *run;       /* dir as an absolute path: the batches' run */
+    char *state_dir; /* DIR/batches */
+    bool closing;    /* freed: what ends now is cancelled */
     const llm_config *cfg;
     llm_secrets secrets;
     llm_relay_say_fn say;
@@ -102,6 +112,8 @@ struct relay_job {
     llm_relay *relay;
     uint64_t number;
     const llm_model *model;
+    size_t transport;
+    char *batch_id;    /* its batch's, once it has one */
     char *reply_model; /* the body's "model", for an assembled reply */
     llm_intake in;     /* the reply, whole or streamed */
     relay_job *next;
@@ -206,11 +218,21 @@ llm_relay *kevo__llm_relay_new(const char *dir, const llm_config *cfg,
                            i);
             goto fail;
         }
-    static const char *const subs[] = {"", "/pending", "/done", "/sent"};
+    static const char *const subs[] = {"", "/pending", "/done", "/sent",
+                                       "/batches"};
     for (size_t i = 0; i < LLM_ARRAY_SIZE(subs); i++) {
         snprintf(path, sizeof(path), "%s%s", dir, subs[i]);
         if (!kevo__llm_files_mkdir(path, err, errlen))
             goto fail;
+    }
+    if (!(r->run = realpath(dir, NULL))) {
+        kevo__llm_errf(err, errlen, "%s: %s", dir, strerror(errno));
+        goto fail;
+    }
+    snprintf(path, sizeof(path), "%s/batches", dir);
+    if (!(r->state_dir = kevo__llm_strdup(path))) {
+        kevo__llm_errf(err, errlen, "out of memory");
+        goto fail;
     }
     kevo__llm_claim_self(&r->me);
     r->rng = ((uint64_t)time(NULL) << 20) ^ (uint64_t)r->me.pid ^
@@ -227,8 +249,15 @@ llm_relay *kevo__llm_relay_new(const char *dir, const llm_config *cfg,
         .admit = admit,
         .admit_ud = r,
     };
+    llm_relay_setup setup = {
+        .http = &hc,
+        .cfg = cfg,
+        .state_dir = r->state_dir,
+        .say = r->say,
+        .say_ud = r->say_ud,
+    };
     for (size_t i = 0; i < NTRANSPORTS; i++)
-        if (!(r->engines[i] = transports[i]->open(&hc, err, errlen)))
+        if (!(r->engines[i] = transports[i]->open(&setup, err, errlen)))
             goto fail;
     kevo__llm_claim_ledger(dir, &r->ledger_tokens, &r->ledger_cost);
     return r;
@@ -247,6 +276,7 @@ static void job_free(relay_job *j)
         }
     r->stats.in_flight--;
     kevo__llm_intake_free(&j->in);
+    free(j->batch_id);
     free(j->reply_model);
     free(j);
 }
@@ -256,7 +286,8 @@ void kevo__llm_relay_free(llm_relay *r)
     if (!r)
         return;
     /* Closing an engine ends its requests as cancelled: each gets its
-     * failure file. */
+     * failure file, but for those of batches (on_done). */
+    r->closing = true;
     for (size_t i = 0; i < NTRANSPORTS; i++)
         if (r->engines[i])
             transports[i]->close(r->engines[i]);
@@ -266,6 +297,8 @@ void kevo__llm_relay_free(llm_relay *r)
         free(r->problems[i].text);
     free(r->problems);
     kevo__llm_secrets_free(&r->secrets);
+    free(r->state_dir);
+    free(r->run);
     free(r->dir);
     free(r);
 }
@@ -324,11 +357,50 @@ static char *reply_text(relay_job *j, const llm_http_result *res, size_t *len)
     return text;
 }
 
+/* Request j of a batch, cancelled as the relay is freed: its batch goes
+ * on at the vendor, and its mark stays for the next relay to take it
+ * back; one still gathering was never sent, and loses its mark. */
+static void leave_batch(relay_job *j)
+{
+    llm_relay *r = j->relay;
+    char err[600];
+    if (j->batch_id)
+        say(r, false,
+            "%06" PRIu64 ": left in batch %s at the vendor: a relay started "
+            "again takes it back",
+            j->number, j->batch_id);
+    else if (kevo__llm_claim_drop(r->dir, j->number, err, sizeof(err)))
+        say(r, false, "%06" PRIu64 ": not sent yet: left for the next relay",
+            j->number);
+    else
+        say(r, true, "%06" PRIu64 ": %s", j->number, err);
+    job_free(j);
+}
+
+static void on_sent(void *ud, const char *batch_id, const char *custom_id)
+{
+    relay_job *j = ud;
+    llm_relay *r = j->relay;
+    char err[600];
+    free(j->batch_id);
+    j->batch_id = kevo__llm_strdup(batch_id);
+    if (!kevo__llm_claim_batch(r->dir, j->number, batch_id, custom_id, err,
+                               sizeof(err)))
+        say(r, true, "%06" PRIu64 ": %s", j->number, err);
+    say(r, false, "%06" PRIu64 ": in batch %s as %s", j->number, batch_id,
+        custom_id);
+}
+
 static void on_done(void *ud, const llm_http_result *res)
 {
     relay_job *j = ud;
     llm_relay *r = j->relay;
     llm_http_result cancelled;
+    if (res->outcome == LLM_CANCELLED && r->closing &&
+        transports[j->transport] != &http_transport) {
+        leave_batch(j);
+        return;
+    }
     if (res->outcome == LLM_CANCELLED) {
         cancelled = *res;
         cancelled.reason = "the relay stopped while the request was in "
@@ -497,66 +569,123 @@ static bool read_request(llm_relay *r, uint64_t number, request_files *q,
     return true;
 }
 
-/* Sends request number, whose mark is made. */
-static void send_request(llm_relay *r, uint64_t number, request_files *q)
+static void answer_lost(llm_relay *r, uint64_t number, const llm_claim *c,
+                        const char *more);
+
+/* A batch takes no stream: the body of q without "stream" (and its
+ * options), in *body, a new string; false when out of memory. */
+static bool unstreamed(const request_files *q, char **body, size_t *len)
+{
+    json_t *copy = json_deep_copy(q->body_json);
+    json_object_del(copy, "stream");
+    json_object_del(copy, "stream_options");
+    *body = copy ? json_dumps(copy, JSON_COMPACT) : NULL;
+    json_decref(copy);
+    *len = *body ? strlen(*body) : 0;
+    return *body != NULL;
+}
+
+/* Sends request number, whose mark is made: lost is NULL, or the mark of
+ * the relay gone that sent it in a batch, to take it back from. */
+static void send_request(llm_relay *r, uint64_t number, request_files *q,
+                         const llm_claim *lost)
 {
     char err[600];
     llm_wire_request w = {0};
+    llm_outcome outcome = LLM_TRANSPORT;
+    size_t t = transport_of(q->model);
+    bool batch = transports[t] != &http_transport;
+    bool stream = q->stream && !batch;
+    char *body = q->body;
+    size_t body_len = q->body_len;
     relay_job *j = calloc(1, sizeof(*j));
     const char *rm = json_string_value(json_object_get(q->body_json, "model"));
     if (!j || (rm && !(j->reply_model = kevo__llm_strdup(rm))) ||
-        !kevo__llm_wire_forward(q->model, q->body, q->body_len, q->stream,
-                                &w)) {
+        (lost && !(j->batch_id = kevo__llm_strdup(lost->batch))) ||
+        (q->stream && batch && !unstreamed(q, &body, &body_len)) ||
+        !kevo__llm_wire_forward(q->model, body, body_len, stream, &w)) {
         kevo__llm_errf(err, sizeof(err), "out of memory");
         goto fail;
     }
     j->relay = r;
     j->number = number;
     j->model = q->model;
+    j->transport = t;
     kevo__llm_intake_init(&j->in, q->model->api, r->cfg->max_reply_bytes,
-                          q->body_len);
+                          body_len);
     llm_http_request hr = kevo__llm_wire_http(q->model, &w);
-    hr.sink = q->stream ? &kevo__llm_intake_sink : NULL;
+    hr.sink = stream ? &kevo__llm_intake_sink : NULL;
     hr.validate = kevo__llm_intake_validate;
     hr.done = on_done;
     hr.ud = j;
     hr.reply_ud = &j->in;
-    size_t t = transport_of(q->model);
-    if (!transports[t]->submit(r->engines[t], &hr, err, sizeof(err)))
+    llm_relay_send rs = {.model = q->model,
+                         .run = r->run,
+                         .number = number,
+                         .http = &hr,
+                         .take_back = lost != NULL,
+                         .sent = on_sent};
+    /* The budgets, before a request joins a batch. */
+    if (!lost && !transports[t]->admits && !admit(r, err, sizeof(err))) {
+        outcome = LLM_BUDGET;
+        goto fail;
+    }
+    if (!transports[t]->submit(r->engines[t], &rs, err, sizeof(err)))
         goto fail;
     j->next = r->jobs;
     r->jobs = j;
     r->stats.in_flight++;
-    r->stats.sent++;
-    say(r, false, "%06" PRIu64 ": sent to %s (%s%s) at %s", number,
-        q->model->name, transports[t]->name, q->stream ? ", streamed" : "",
-        w.url);
-    kevo__llm_wire_request_free(&w);
-    return;
+    if (lost) {
+        r->stats.taken_back++;
+        say(r, false,
+            "%06" PRIu64 ": taken back into batch %s, sent by relay "
+            "%ld on %s",
+            number, lost->batch, lost->owner.pid, lost->owner.host);
+    } else {
+        r->stats.sent++;
+        say(r, false, "%06" PRIu64 ": sent to %s (%s%s) at %s", number,
+            q->model->name, transports[t]->name,
+            q->stream ? (batch ? ", without its stream" : ", streamed") : "",
+            w.url);
+    }
+    goto done;
 fail:
-    kevo__llm_wire_request_free(&w);
     if (j) {
         kevo__llm_intake_free(&j->in);
+        free(j->batch_id);
         free(j->reply_model);
         free(j);
     }
+    if (lost) {
+        answer_lost(r, number, lost, err);
+        goto done;
+    }
     /* Marked, and never sent: the search gets a failure, not a wait. */
-    llm_http_result res = {.outcome = LLM_TRANSPORT, .body = "", .reason = err};
+    llm_http_result res = {.outcome = outcome, .body = "", .reason = err};
     char *text = kevo__llm_files_failure(&res, r->secrets.list, r->secrets.n);
     if (text)
-        write_reply(r, number, text, strlen(text), "transport", 0, 0, 0);
+        write_reply(r, number, text, strlen(text),
+                    kevo__llm_outcome_name(outcome), 0, 0, 0);
     free(text);
     say(r, true, "%06" PRIu64 ": not sent: %s", number, err);
+done:
+    if (body != q->body)
+        free(body);
+    kevo__llm_wire_request_free(&w);
 }
 
-/* Answers a request that a relay now gone sent, with a failure. */
-static void answer_lost(llm_relay *r, uint64_t number, const llm_claim *c)
+/* Answers a request that a relay now gone sent, with a failure; more, if
+ * not NULL, says why it was not taken back into its batch. */
+static void answer_lost(llm_relay *r, uint64_t number, const llm_claim *c,
+                        const char *more)
 {
-    char why[800];
+    char why[1500];
     kevo__llm_errf(why, sizeof(why),
                    "relay %ld on %s sent the request at %s and stopped "
-                   "before its reply came; it is not sent again",
-                   c->owner.pid, c->owner.host, c->claimed);
+                   "before its reply came; it is not sent again%s%s%s%s%s",
+                   c->owner.pid, c->owner.host, c->claimed,
+                   more ? " (its batch " : "", more ? c->batch : "",
+                   more ? ": " : "", more ? more : "", more ? ")" : "");
     llm_http_result res = {
         .outcome = LLM_TRANSPORT, .attempts = 1, .body = "", .reason = why};
     char *text = kevo__llm_files_failure(&res, r->secrets.list, r->secrets.n);
@@ -614,6 +743,32 @@ static uint64_t *pending_numbers(const llm_relay *r, size_t *n)
     return v;
 }
 
+/* Takes request number, which a relay now gone sent in batch c->batch,
+ * back into that batch, to write its reply when the batch ends. Returns
+ * whether it was taken back. */
+static bool take_back(llm_relay *r, uint64_t number, const llm_claim *c)
+{
+    char why[1500];
+    request_files q;
+    bool taken = false;
+    if (!read_request(r, number, &q, why, sizeof(why))) {
+        problem_note(r, number, why, true);
+    } else if (!q.model->batch) {
+        answer_lost(r, number, c,
+                    "the relay's model of its name does not use \"transport\": "
+                    "\"batch\"");
+    } else if (!kevo__llm_claim_retake(r->dir, number, &r->me, why,
+                                       sizeof(why))) {
+        problem_note(r, number, why, true);
+    } else {
+        problem_clear(r, number);
+        send_request(r, number, &q, c);
+        taken = true;
+    }
+    request_files_free(&q);
+    return taken;
+}
+
 /* Looks at request number: sends it, or says why not. Returns whether it
  * was sent. */
 static bool consider(llm_relay *r, uint64_t number)
@@ -635,7 +790,11 @@ static bool consider(llm_relay *r, uint64_t number)
                        number, c.owner.pid, c.owner.host, c.claimed);
         problem_note(r, number, why, false);
         return false;
-    case LLM_CLAIM_STALE: answer_lost(r, number, &c); return false;
+    case LLM_CLAIM_STALE:
+        if (c.batch[0])
+            return take_back(r, number, &c);
+        answer_lost(r, number, &c, NULL);
+        return false;
     case LLM_CLAIM_ENDED:
         kevo__llm_errf(why, sizeof(why),
                        "%06" PRIu64 ": its mark says it ended (%s) but %s is "
@@ -660,7 +819,7 @@ static bool consider(llm_relay *r, uint64_t number)
         problem_note(r, number, why, true);
     } else if (taken) {
         problem_clear(r, number);
-        send_request(r, number, &q);
+        send_request(r, number, &q, NULL);
         sent = true;
     }
     request_files_free(&q);
@@ -692,6 +851,12 @@ size_t kevo__llm_relay_poll(llm_relay *r, int timeout_ms)
 void kevo__llm_relay_stats_get(const llm_relay *r, llm_relay_stats *out)
 {
     *out = r->stats;
+    out->in_batches = 0;
+    for (const relay_job *j = r->jobs; j; j = j->next)
+        out->in_batches += transports[j->transport] != &http_transport;
+    out->busy = 0;
+    for (size_t i = 0; i < NTRANSPORTS; i++)
+        out->busy += transports[i]->busy(r->engines[i]);
     out->problems = 0;
     out->elsewhere = 0;
     for (size_t i = 0; i < r->nproblems; i++) {

@@ -34,9 +34,18 @@
  * and the field, and the request is left for a later scan; the others go
  * on.
  *
- * How the relay reaches a model is a transport (llm_relay_transport):
- * the interactive HTTP engine (http.h); the vendors' batch APIs can be a
- * second, chosen per model.
+ * How the relay reaches a model is a transport (llm_relay_transport),
+ * chosen per model: the interactive HTTP engine (http.h), or, for a model
+ * with "transport": "batch", its vendor's batch API (batch.h). The
+ * requests of a scan are gathered into batches as the search's batch
+ * transport gathers them, each batch recorded under DIR/batches, and its
+ * id written into the marks of its requests. A body that asks for a
+ * stream goes into a batch without "stream". Freeing the relay leaves the
+ * batches sent to run at the vendor and their marks in flight: a relay
+ * started again on DIR takes each such request back from the batch
+ * record, without sending it again, and writes its reply once the batch
+ * ends. A request still gathering when the relay is freed loses its mark,
+ * and is sent by the next relay.
  */
 #ifndef KEVO_LLM_RELAY_H
 #define KEVO_LLM_RELAY_H
@@ -48,17 +57,48 @@
 #include "http.h"
 #include "wire.h"
 
+/* What a transport's engine is opened with. Borrowed: each outlives the
+ * engine. */
+typedef struct llm_relay_setup {
+    const llm_http_config *http; /* retries, back-off, admit hook */
+    const llm_config *cfg;       /* the relay's models */
+    const char *state_dir;       /* DIR/batches: the batches recorded */
+    void (*say)(void *ud, bool warning, const char *text);
+    void *say_ud;
+} llm_relay_setup;
+
+/* One request a transport sends: the HTTP request (its URL, headers and
+ * body, and the callbacks), and what a batch needs besides. */
+typedef struct llm_relay_send {
+    const llm_model *model;
+    const char *run; /* the relay's directory, as an absolute path */
+    uint64_t number; /* the request's */
+    const llm_http_request *http;
+    /* Only into the batch an earlier relay sent it in (recorded under the
+     * state directory): refused, and never sent, when none holds it. */
+    bool take_back;
+    /* Its batch was created (or taken back); ud is http->ud. */
+    void (*sent)(void *ud, const char *batch_id, const char *custom_id);
+} llm_relay_send;
+
 /* An engine that sends requests and calls their callbacks, with the calls
  * of http.h. */
 typedef struct llm_relay_transport {
-    const char *name; /* "http" */
-    void *(*open)(const llm_http_config *cfg, char *err, size_t errlen);
-    bool (*submit)(void *engine, const llm_http_request *req, char *err,
+    const char *name; /* "http", "batch" */
+    bool admits;      /* it calls the admit hook itself */
+    void *(*open)(const llm_relay_setup *s, char *err, size_t errlen);
+    bool (*submit)(void *engine, const llm_relay_send *s, char *err,
                    size_t errlen);
-    size_t (*poll)(void *engine, int timeout_ms);
+    size_t (*poll)(void *engine, int timeout_ms); /* requests ended */
     size_t (*pending)(const void *engine);
-    void (*close)(void *engine); /* ends what is in flight, cancelled */
+    size_t (*busy)(const void *engine); /* calls a stop waits for */
+    /* Ends what is in flight, cancelled (a batch sent goes on at the
+     * vendor). */
+    void (*close)(void *engine);
 } llm_relay_transport;
+
+/* The vendors' batch APIs (batch.h), one engine per model. */
+extern const llm_relay_transport kevo__llm_relay_batch_transport;
 
 typedef struct llm_relay llm_relay;
 
@@ -74,6 +114,10 @@ typedef struct llm_relay_stats {
     uint64_t input_tokens, output_tokens;
     double cost;            /* of this relay's requests */
     size_t in_flight;       /* requests sent and not yet ended */
+    size_t in_batches;      /* of them, in a batch (or gathering) */
+    size_t busy;            /* HTTP requests and batch API calls under
+                               way: a stop waits for them */
+    uint64_t taken_back;    /* requests taken back into their batch */
     size_t problems;        /* requests left for a problem of their own now */
     size_t elsewhere;       /* requests in flight at another relay now */
     uint64_t ledger_tokens; /* the directory's, this relay's included */
@@ -88,8 +132,9 @@ llm_relay *kevo__llm_relay_new(const char *dir, const llm_config *cfg,
                                llm_relay_say_fn say, void *say_ud, char *err,
                                size_t errlen);
 
-/* Ends what is in flight, each with a failure file, and frees the relay.
- * NULL is accepted. */
+/* Ends what is in flight over HTTP, each with a failure file, leaves what
+ * is in a batch to the next relay (above), and frees the relay. NULL is
+ * accepted. */
 void kevo__llm_relay_free(llm_relay *r);
 
 /* Looks through DIR/pending once: sends the requests without a reply and

@@ -93,6 +93,8 @@ void kevo__llm_claim_read(const char *dir, uint64_t number,
     c->owner.pid = (long)json_integer_value(pid);
     copy_str(c->claimed, sizeof(c->claimed), json_object_get(m, "claimed"));
     copy_str(c->outcome, sizeof(c->outcome), json_object_get(m, "outcome"));
+    copy_str(c->batch, sizeof(c->batch),
+             json_object_get(json_object_get(m, "batch"), "id"));
     json_t *u = json_object_get(m, "usage");
     json_int_t in = json_integer_value(json_object_get(u, "input_tokens"));
     json_int_t out = json_integer_value(json_object_get(u, "output_tokens"));
@@ -140,36 +142,85 @@ bool kevo__llm_claim_take(const char *dir, uint64_t number,
     return true;
 }
 
+/* Rewrites the mark of request number with the keys of fields (taken),
+ * and, with me, as made by me (the mark's claimed time kept as
+ * "first_claimed"). Returns false with a reason in err. */
+static bool rewrite(const char *dir, uint64_t number, json_t *fields,
+                    const llm_relay_owner *me, char *err, size_t errlen)
+{
+    char path[4096];
+    bool ok = false;
+    char *text = NULL;
+    mark_path(path, sizeof(path), dir, number);
+    json_error_t je;
+    json_t *m = json_load_file(path, 0, &je);
+    if (!json_is_object(m) || !fields) {
+        kevo__llm_errf(err, errlen, "%s: %s", path,
+                       !fields ? "out of memory"
+                       : m     ? "not a JSON object"
+                               : je.text);
+        goto done;
+    }
+    if (me) {
+        if (!json_object_get(m, "first_claimed"))
+            json_object_set(m, "first_claimed", json_object_get(m, "claimed"));
+        json_object_set_new(m, "host", json_string(me->host));
+        json_object_set_new(m, "boot", json_string(me->boot));
+        json_object_set_new(m, "pid", json_integer((json_int_t)me->pid));
+    }
+    json_object_update(m, fields);
+    if (!(text = json_dumps(m, JSON_INDENT(1)))) {
+        kevo__llm_errf(err, errlen, "out of memory");
+        goto done;
+    }
+    ok = kevo__llm_files_write(path, text, strlen(text), err, errlen);
+done:
+    free(text);
+    json_decref(m);
+    json_decref(fields);
+    return ok;
+}
+
 bool kevo__llm_claim_end(const char *dir, uint64_t number, const char *outcome,
                          uint64_t input_tokens, uint64_t output_tokens,
                          double cost, char *err, size_t errlen)
 {
-    char path[4096], now[32];
-    mark_path(path, sizeof(path), dir, number);
-    json_error_t je;
-    json_t *m = json_load_file(path, 0, &je);
-    if (!json_is_object(m)) {
-        kevo__llm_errf(err, errlen, "%s: %s", path,
-                       m ? "not a JSON object" : je.text);
-        json_decref(m);
-        return false;
-    }
+    char now[32];
     utc_now(now, sizeof(now));
-    json_object_set_new(m, "outcome", json_string(outcome));
-    json_object_set_new(m, "ended", json_string(now));
-    json_object_set_new(m, "usage",
-                        json_pack("{s:I, s:I, s:f}", "input_tokens",
-                                  (json_int_t)input_tokens, "output_tokens",
-                                  (json_int_t)output_tokens, "cost", cost));
-    char *text = json_dumps(m, JSON_INDENT(1));
-    json_decref(m);
-    if (!text) {
-        kevo__llm_errf(err, errlen, "out of memory");
-        return false;
-    }
-    bool ok = kevo__llm_files_write(path, text, strlen(text), err, errlen);
-    free(text);
-    return ok;
+    json_t *f =
+        json_pack("{s:s, s:s, s:{s:I, s:I, s:f}}", "outcome", outcome, "ended",
+                  now, "usage", "input_tokens", (json_int_t)input_tokens,
+                  "output_tokens", (json_int_t)output_tokens, "cost", cost);
+    return rewrite(dir, number, f, NULL, err, errlen);
+}
+
+bool kevo__llm_claim_batch(const char *dir, uint64_t number,
+                           const char *batch_id, const char *custom_id,
+                           char *err, size_t errlen)
+{
+    json_t *f = json_pack("{s:{s:s, s:s}}", "batch", "id", batch_id,
+                          "custom_id", custom_id);
+    return rewrite(dir, number, f, NULL, err, errlen);
+}
+
+bool kevo__llm_claim_retake(const char *dir, uint64_t number,
+                            const llm_relay_owner *me, char *err, size_t errlen)
+{
+    char now[32];
+    utc_now(now, sizeof(now));
+    return rewrite(dir, number, json_pack("{s:s}", "claimed", now), me, err,
+                   errlen);
+}
+
+bool kevo__llm_claim_drop(const char *dir, uint64_t number, char *err,
+                          size_t errlen)
+{
+    char path[4096];
+    mark_path(path, sizeof(path), dir, number);
+    if (unlink(path) == 0 || errno == ENOENT)
+        return true;
+    kevo__llm_errf(err, errlen, "cannot remove %s: %s", path, strerror(errno));
+    return false;
 }
 
 void kevo__llm_claim_ledger(const char *dir, uint64_t *tokens, double *cost)

@@ -14,12 +14,19 @@
  *   ..., "outcome": "ok", "ended": "2025-06-01T10:01:12Z",
  *   "usage": {"input_tokens": 1200, "output_tokens": 800, "cost": 0.02}
  *
+ * A request sent through a vendor's batch API has its batch in the mark
+ * once the batch is created:
+ *
+ *   ..., "batch": {"id": "batch_abc", "custom_id": "kevo-7-0"}
+ *
  * A mark without an outcome is a request in flight. Its relay is alive
  * when it runs on this host since the same boot and its process is there;
  * a mark of a relay that is gone (killed while the request was in flight)
  * is stale: the request may have been answered and paid for, and is not
- * sent again. The marks that ended are the directory's ledger: a relay
- * started on it counts their usage against its budgets.
+ * sent again (a request in a batch is taken back by the next relay, which
+ * makes the mark its own and waits for the batch). The marks that ended are the
+ * directory's ledger: a relay started on it counts their usage against its
+ * budgets.
  */
 #ifndef KEVO_LLM_RELAY_CLAIM_H
 #define KEVO_LLM_RELAY_CLAIM_H
@@ -53,6 +60,7 @@ typedef struct llm_claim {
     llm_relay_owner owner;
     char claimed[32]; /* when, as written */
     char outcome[32]; /* "" while in flight */
+    char batch[256];  /* the id of its batch, or "" */
     uint64_t input_tokens, output_tokens;
     double cost;
     char why[300]; /* for LLM_CLAIM_BAD: what is wrong with it */
@@ -75,6 +83,24 @@ bool kevo__llm_claim_take(const char *dir, uint64_t number,
 bool kevo__llm_claim_end(const char *dir, uint64_t number, const char *outcome,
                          uint64_t input_tokens, uint64_t output_tokens,
                          double cost, char *err, size_t errlen);
+
+/* Writes the batch (its id, and the request's custom_id in it) into the
+ * mark of request number. Returns false with a reason in err. */
+bool kevo__llm_claim_batch(const char *dir, uint64_t number,
+                           const char *batch_id, const char *custom_id,
+                           char *err, size_t errlen);
+
+/* Makes the mark of request number, in flight at a relay that is gone,
+ * me's (a request taken back into its batch). Returns false with a reason
+ * in err. */
+bool kevo__llm_claim_retake(const char *dir, uint64_t number,
+                            const llm_relay_owner *me, char *err,
+                            size_t errlen);
+
+/* Removes the mark of a request that was never sent, so that a relay may
+ * send it. Returns false with a reason in err. */
+bool kevo__llm_claim_drop(const char *dir, uint64_t number, char *err,
+                          size_t errlen);
 
 /* The usage the ended marks of dir record, added up. */
 void kevo__llm_claim_ledger(const char *dir, uint64_t *tokens, double *cost);
