@@ -10,7 +10,9 @@
  * HTTP with the same replies and seed, and writes no request twice. A done
  * file that is not JSON fails its request with an error naming the file;
  * a done file for a number never written is ignored; a failure written by
- * a relay fails its request as over HTTP; the search goes on.
+ * a relay fails its request as over HTTP; the search goes on. A request
+ * that a resumed search makes with another body than the one written (a
+ * figure measured again) is taken back, not written twice.
  */
 #include "config.h"
 
@@ -283,6 +285,53 @@ int main(void)
     free(d100);
     free(d1);
     free(d9);
+
+    /* A resumed process whose prompt differs from the one it wrote (a
+     * figure measured again, on a GPU): the request was sent, so it is
+     * taken back as it is, answered by its reply, and not written again. */
+    char *run_re = kevo__path_join(dir, "run-remeasured");
+    char *rdir = kevo__path_join(dir, "remeasured");
+    char *re = kevo__asprintf(
+        "{\"models\": [{\"api\": \"openai\", \"model\": \"m\", "
+        "\"base_url\": \"%s/v1\", \"transport\": \"files\", \"dir\": "
+        "\"%s\"}], \"max_retries\": 0}",
+        loopback_url(srv), rdir);
+    set_script();
+    llm_trace sr = {0};
+    s = llm_search_open(task, &sr, re, 6, 1, run_re, 0);
+    is_int(kevo_search_run(s, &e), KEVO_OK,
+           "another search through files runs");
+    kevo_search_free(s);
+    char *p1 = kevo__asprintf("%s/pending/000001.json", rdir);
+    char *body = NULL;
+    size_t blen = 0;
+    if (kevo__read_file(p1, false, &body, &blen, NULL) != KEVO_OK)
+        bail_out("%s: not written", p1);
+    f = fopen(p1, "w"); /* the same request, another body */
+    fprintf(f, " %s", body);
+    fclose(f);
+    free(body);
+    is_uint(relay(rdir), 1, "its request is answered");
+    s = llm_search_open(task, &sr, re, 6, 1, run_re, KEVO_SEARCH_RUN_RESUME);
+    is_int(kevo_search_run(s, &e), KEVO_OK, "resumed, it runs");
+    st = (kevo_search_stats){.size = sizeof st};
+    kevo_search_get_stats(s, &st);
+    kevo_search_free(s);
+    is_int(st.stop, KEVO_STOP_WAITING, "and waits for its next request");
+    is_uint(count_files(rdir, "pending", ".json"), 2,
+            "the request with another body was taken back, not written again");
+    char *m2 = kevo__asprintf("%s/pending/000002.meta.json", rdir);
+    json_t *mj = json_load_file(m2, 0, NULL);
+    is_int(json_integer_value(json_object_get(mj, "request")), 2,
+           "the file written next is the next request's");
+    json_decref(mj);
+    free(m2);
+    ok(sr.judged >= 1, "its reply made a child (%u judged)", sr.judged);
+    free(p1);
+    llm_trace_free(&sr);
+    free(run_re);
+    free(rdir);
+    free(re);
 
     llm_trace_free(&sh);
     llm_trace_free(&sf);

@@ -201,10 +201,14 @@ static void read_old(llm_files *f)
     closedir(d);
 }
 
-/* The number an earlier process of the same run wrote for the same request
- * with the same body, or 0. A search that stopped to wait resumes from
- * before the requests it waited for and sends them again with the same
- * ids: they are taken back rather than written twice. */
+/* The number an earlier process of the same run wrote for the same request,
+ * or 0. A search that stopped to wait resumes from before the requests it
+ * waited for and sends them again with the same ids: they are taken back
+ * rather than written twice. A request is taken back even when its body
+ * differs (a prompt that quotes a figure the resumed process measured
+ * again): it was sent, so its reply answers it, and writing it again would
+ * send it twice and, where every resumed process measures anew, wait for
+ * ever. The difference is said. */
 static uint64_t adopt(llm_files *f, const llm_files_request *req)
 {
     if (!req->run)
@@ -225,17 +229,14 @@ static uint64_t adopt(llm_files *f, const llm_files_request *req)
         bool same =
             body && len == req->body_len && memcmp(body, req->body, len) == 0;
         free(body);
-        if (!same) {
-            if (f->say) {
-                char text[4400];
-                snprintf(text, sizeof(text),
-                         "%s was written for request %" PRIu64
-                         " of this run with another body: a new file is "
-                         "written",
-                         path, o->request);
-                f->say(f->say_ud, text);
-            }
-            continue;
+        if (!same && f->say) {
+            char text[4400];
+            snprintf(text, sizeof(text),
+                     "%s was written for request %" PRIu64
+                     " of this run with another body: it was sent, so it is "
+                     "taken back as it is and its reply answers the request",
+                     path, o->request);
+            f->say(f->say_ud, text);
         }
         o->adopted = true;
         return o->number;
