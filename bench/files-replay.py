@@ -15,7 +15,9 @@ does: every NAME.cu is the kernel in a ```cuda block with a first line
 byte order of the file names, SEQ being the request's index from 0. So a
 search answered through files gets, request for request, the replies the
 same search gets from `loopback-serve REPLIES` over HTTP. It prints one
-line per reply written and exits 0; 1 when DIR or REPLIES cannot be read.
+line per reply written and exits 0; 1 when DIR or REPLIES cannot be read,
+or when a request or its sidecar cannot be read (that request is left
+unanswered, named on stderr, and the others are answered).
 """
 import json
 import os
@@ -71,16 +73,24 @@ def main():
         print("files-replay.py: %s holds no .cu or .md reply" % replies, file=sys.stderr)
         return 1
     os.makedirs(os.path.join(d, "done"), exist_ok=True)
+    status = 0
     for name in pending:
         done = os.path.join(d, "done", name)
         if os.path.exists(done):
             continue
         number = int(name[:-5])
         meta_path = os.path.join(d, "pending", name[:-5] + ".meta.json")
-        with open(meta_path) as f:
-            meta = json.load(f)
-        with open(os.path.join(d, "pending", name)) as f:
-            prompt_chars = len(f.read())
+        try:
+            with open(meta_path) as f:
+                meta = json.load(f)
+            with open(os.path.join(d, "pending", name)) as f:
+                prompt_chars = len(f.read())
+        except (OSError, ValueError) as e:
+            # one broken request is left unanswered; the others go on
+            print("files-replay.py: %s: %s: left unanswered" % (meta_path, e),
+                  file=sys.stderr)
+            status = 1
+            continue
         seq = number - 1
         text = pool[seq % len(pool)].replace("@SEQ@", str(seq))
         body = vendor_body(meta.get("api", "openai"), meta.get("model", "?"), text,
@@ -90,7 +100,7 @@ def main():
             json.dump(body, f)
         os.rename(tmp, done)
         print("done/%s: reply %d of %s" % (name, seq % len(pool) + 1, replies))
-    return 0
+    return status
 
 
 if __name__ == "__main__":
