@@ -156,6 +156,12 @@ def evals(run):
             e = json.loads(line)
         except ValueError:
             continue
+        if e.get("type") == "resume":
+            # a resumed run makes again what was logged after its
+            # checkpoint's evaluation n: the last of each counts
+            while rows and rows[-1]["n"] > e.get("n", 0):
+                rows.pop()
+            continue
         if e.get("type") != "eval":
             continue
         src = os.path.join(out, run, "candidates", "%s.cu" % e["id"])
@@ -166,7 +172,7 @@ def evals(run):
         text = open(src).read() if os.path.exists(src) else None
         digest = hashlib.sha256(re.sub(r"reply \d+", "reply #", text).encode()).hexdigest()[:12] \
             if text is not None else "-"
-        rows.append({"id": e["id"], "parents": e.get("parents"), "prompt": e.get("prompt"),
+        rows.append({"n": e.get("n", 0), "id": e["id"], "parents": e.get("parents"), "prompt": e.get("prompt"),
                      "operator": e.get("operator"), "verdict": e.get("verdict"),
                      "fitness": e.get("fitness") or 0.0, "source": digest})
     return rows

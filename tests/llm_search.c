@@ -24,15 +24,26 @@ static uint64_t fnv(const char *s)
     return h;
 }
 
-/* A fitness from the source alone: the same child scores the same. */
+/* A fitness from the source alone: the same child scores the same. A
+ * child that calls __ldg4, which is no CUDA function, fails as NVRTC fails
+ * it (tests/data/llm-variants-styles/1-compile-error.cu), so that the
+ * search hands it back to the operator for a repair turn. user: the
+ * search. */
 static kevo_status score(const kevo_task *task, const kevo_candidate *c,
                          double *fitness, double *desc, void *user,
                          kevo_error *err)
 {
     (void)task;
-    (void)user;
-    (void)err;
-    uint64_t h = fnv(kevo_candidate_source(c));
+    const char *src = kevo_candidate_source(c);
+    if (strstr(src, "__ldg4(")) {
+        *fitness = 0;
+        return kevo_search_fail_candidate(
+            user, "compile_error",
+            "compile error: llm#1(20): error: identifier \"__ldg4\" is "
+            "undefined",
+            err);
+    }
+    uint64_t h = fnv(src);
     *fitness = 0.1 + (double)(h % 800) / 1000.0;
     desc[0] = 0;
     desc[1] = 256;
@@ -66,7 +77,7 @@ kevo_search *llm_search_new(const kevo_task *task, llm_trace *tr,
     kevo_search *s = NULL;
     if (kevo_search_new(task, &s, err) != KEVO_OK)
         return NULL;
-    if (kevo_search_set_score_fn(s, score, NULL, err) != KEVO_OK ||
+    if (kevo_search_set_score_fn(s, score, s, err) != KEVO_OK ||
         kevo_search_set_int(s, KEVO_SEARCH_MAX_EVALS, evals, err) != KEVO_OK ||
         kevo_search_set_int(s, KEVO_SEARCH_DEPTH, depth, err) != KEVO_OK ||
         kevo_search_set_int(s, KEVO_SEARCH_SEED, 7, err) != KEVO_OK ||
@@ -123,6 +134,17 @@ void llm_search_texts(loopback *srv)
         free(k);
         free(t);
     }
+    char *path = kevo__asprintf(
+        "%s/tests/data/llm-variants-styles/1-compile-error.cu", tap_srcdir());
+    char *k = NULL;
+    size_t len;
+    if (kevo__read_file(path, true, &k, &len, NULL) != KEVO_OK)
+        bail_out("cannot read %s", path);
+    char *t = kevo__asprintf("Here it is.\n\n```cuda\n%s```\n", k);
+    loopback_set_text(srv, "kf", t);
+    free(path);
+    free(k);
+    free(t);
 }
 
 kevo_task *llm_search_task(void)
@@ -162,6 +184,60 @@ char *llm_search_failures(const char *run)
     if (f)
         fclose(f);
     free(path);
+    return all;
+}
+
+char *llm_search_evals(const char *run)
+{
+    char *path = kevo__path_join(run, "events.jsonl");
+    FILE *f = fopen(path, "r");
+    char line[65536];
+    char **rows = NULL;
+    size_t nrows = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        json_t *ev = json_loads(line, 0, NULL);
+        const char *t = json_string_value(json_object_get(ev, "type"));
+        json_int_t n = json_integer_value(json_object_get(ev, "n"));
+        if (t && strcmp(t, "resume") == 0) {
+            /* what was logged after the checkpoint is made again */
+            while (nrows > 0 && atoll(rows[nrows - 1]) > n)
+                free(rows[--nrows]);
+        } else if (t && strcmp(t, "eval") == 0) {
+            char *parents = json_dumps(json_object_get(ev, "parents"),
+                                       JSON_COMPACT | JSON_ENCODE_ANY);
+            const char *v = json_string_value(json_object_get(ev, "verdict"));
+            json_int_t id = json_integer_value(json_object_get(ev, "id"));
+            char *src = kevo__asprintf("%s/candidates/%lld.cu", run,
+                                       (long long)id);
+            char *text = NULL;
+            size_t len;
+            kevo__read_file(src, false, &text, &len, NULL);
+            char **r = realloc(rows, (nrows + 1) * sizeof *r);
+            if (!r)
+                abort();
+            rows = r;
+            rows[nrows++] = kevo__asprintf(
+                "%lld id %lld parents %s %s %.17g source %016llx\n",
+                (long long)n, (long long)id, parents ? parents : "-",
+                v ? v : "-", json_number_value(json_object_get(ev, "fitness")),
+                text ? (unsigned long long)fnv(text) : 0ull);
+            free(parents);
+            free(src);
+            free(text);
+        }
+        json_decref(ev);
+    }
+    if (f)
+        fclose(f);
+    free(path);
+    char *all = strdup("");
+    for (size_t i = 0; i < nrows; i++) {
+        char *more = kevo__asprintf("%s%s", all, rows[i]);
+        free(all);
+        free(rows[i]);
+        all = more;
+    }
+    free(rows);
     return all;
 }
 

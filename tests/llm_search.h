@@ -4,7 +4,8 @@
  * test-search-batch, and relay-search for tests/relay.sh and
  * tests/mpi-relay.sh): saxpy, seed 7, no inspirations, no prompt
  * revisions, a score that is a function of the child's source alone (so
- * that a child scores the same on any rank and in any run), and the trace
+ * that a child scores the same on any rank and in any run; a child that
+ * calls __ldg4 fails as a compile error), and the trace
  * of the children judged, in order; with what those tests share besides:
  * the five kernels the loopback server answers with, and what a run's
  * files say.
@@ -47,7 +48,9 @@ kevo_search *llm_search_open(const kevo_task *task, llm_trace *tr,
 void llm_trace_free(llm_trace *tr);
 
 /* Registers the texts k0 ... k4 with srv: the kernels of
- * tests/data/llm-variants in a reply's ```cuda fence. */
+ * tests/data/llm-variants in a reply's ```cuda fence; and kf, a kernel that
+ * calls __ldg4 (tests/data/llm-variants-styles/1-compile-error.cu), which
+ * the scoring fails as a compile error, to be repaired. */
 void llm_search_texts(loopback *srv);
 
 /* saxpy, with the build tree's plugins on the operator path
@@ -60,6 +63,12 @@ bool llm_search_exists(const char *path);
 /* The failure events of run's events.jsonl, a "kind: reason" line each, in
  * a new string. */
 char *llm_search_failures(const char *run);
+
+/* The evaluations of run's events.jsonl, "N id ID parents [..] VERDICT
+ * FITNESS source HASH" a line each (HASH: of candidates/ID.cu, 0 without
+ * it), in a new string; those a resumed run made again (logged before its
+ * "resume" event, after the evaluation it names) are left out. */
+char *llm_search_evals(const char *run);
 
 /* Removes from text, in place, the lines that name a run directory
  * ("/run-..."); returns text. */

@@ -4,8 +4,10 @@
  * operator the configuration CONFIG sets (the files transport, or HTTP),
  * run until it stops. Like kevo search, it exits 4 when it stopped to wait
  * for replies (every rank of an MPI job alike), 0 when it stopped
- * otherwise, 1 on an error. Rank 0 prints "stop REASON judged N" and then
- * the trace of the children judged, a line each.
+ * otherwise, 1 on an error. Rank 0 prints "stop REASON judged N" (N: the
+ * children this run judged) and then the run's evaluations so far, as its
+ * events.jsonl gives them (llm_search_evals(): those a resumed run made
+ * again counted once), a line each.
  *
  * usage: relay-search [--mpi] CONFIG EVALS RUN [resume]
  *
@@ -108,9 +110,12 @@ int main(int argc, char **argv)
         rc = kevo_search_get_stats(s, &st);
     if (rc != KEVO_OK)
         fprintf(stderr, "relay-search: rank %d: %s\n", rank, e.text);
-    else if (rank == 0)
+    else if (rank == 0) {
+        char *log = llm_search_evals(run);
         printf("stop %s judged %u\n%s", kevo_stop_reason_name(st.stop),
-               tr.judged, tr.text ? tr.text : "");
+               tr.judged, log ? log : "");
+        free(log);
+    }
     /* Before the members are told to stop: under mpirun, the job may end
      * as soon as one rank exits. */
     fflush(stdout);

@@ -84,15 +84,20 @@ stop_relay() { # SIGNAL: its exit status in $rc
   rc=$?
   relay=
 }
+same_with_repair() { # A B: the same evaluations, among them a compile
+  # error (1-compile-error.cu), whose repair turn a resumed run takes back
+  [ "$(grep -c ' compile_error ' "$1")" -ge 1 ] && cmp -s "$1" "$2"
+}
 evals=8
 search_once() { # CONFIG RUN TRACE: one run of the search (resumed after
-  # the first, counted in $runs), its trace added to TRACE, its status in $rc
+  # the first, counted in $runs), the run's evaluations so far in TRACE
+  # (those a resumed run made again counted once), its status in $rc
   resume=
   [ $runs -gt 0 ] && resume=resume
   "$search" "$1" $evals "$2" $resume > "$tmp/files.out" 2>> "$tmp/files.err"
   rc=$?
   runs=$((runs + 1))
-  tail -n +2 "$tmp/files.out" >> "$3"
+  tail -n +2 "$tmp/files.out" > "$3"
 }
 
 # ---- 1. over HTTP -----------------------------------------------------------
@@ -154,8 +159,8 @@ marks=$(count "$dir/sent" '^[0-9]*\.json$')
 check "... each sent once: $served reached the server, $marks marks" \
   [ "$served" -eq "$nreq" -a "$marks" -eq "$nreq" ]
 check "as many requests as over HTTP ($http_served)" [ "$served" -eq "$http_served" ]
-check "the same children, scored the same, in the same order as over HTTP" \
-  cmp -s "$tmp/http.trace" "$tmp/files.trace"
+check "the same $(grep -c ' id ' "$tmp/http.trace") evaluations, with a repair, scored the same, in the same order as over HTTP" \
+  same_with_repair "$tmp/http.trace" "$tmp/files.trace"
 grep -q 'answering .*/pending with 1 model' "$tmp/relay.err"
 check "the relay says what it answers" [ $? -eq 0 ]
 check "... and nothing failed" [ "$(grep -c 'failed:' "$tmp/relay.err")" -eq 0 ]

@@ -660,6 +660,26 @@ static void test_event_counts(void)
              "events with bad fields and a cut line are counted");
     free(html);
 
+    /* A run resumed from its checkpoint after evaluation 1 makes 2 and 3
+     * again: each is drawn and counted once, as the resumed run made it. */
+    html = events_report(3,
+                         "{\"type\":\"resume\",\"n\":1}\n"
+                         "{\"type\":\"eval\",\"n\":2,\"id\":3,"
+                         "\"verdict\":\"wrong\",\"fitness\":0,"
+                         "\"best\":0.5}\n"
+                         "{\"type\":\"eval\",\"n\":3,\"id\":4,"
+                         "\"verdict\":\"ok\",\"fitness\":0.95,"
+                         "\"best\":0.95}\n",
+                         NULL, NULL);
+    is_uint(count(html, "<circle cx="), 3,
+            "a resumed run: the evaluations made again are drawn once");
+    like_str(html, "3 evaluations (1 failed, 2 improvements)",
+             "a resumed run: the caption counts the resumed run's");
+    like_str(html, "evaluation 3: candidate 4, fitness 0.950",
+             "a resumed run: the evaluation made again is the one drawn");
+    ok(!strstr(html, "malformed"), "a resumed run: nothing malformed");
+    free(html);
+
     /* Parsing is far slower under valgrind: fewer there, still more than
      * the dots drawn. */
     const char *vg = getenv("KEVO_VALGRIND");

@@ -168,6 +168,7 @@ kevo_status kevo__op_start(kevo_operator *op, kevo_op_pending *p, uint64_t *id)
     pending_put(host, p);
     op->in_flight++;
     host->in_flight++;
+    host->unpolled = true;
     if (id)
         *id = p->id;
     op->error_msg[0] = '\0';
@@ -563,6 +564,7 @@ kevo_status kevo_operator_host_poll(kevo_operator_host *host, int timeout_ms,
                                !host ? "host is NULL" : "negative timeout");
     size_t busy = 0;
     kevo_operator *only = NULL;
+    host->unpolled = false;
     for (size_t i = 0; i < host->nops; i++) {
         if (host->ops[i]->in_flight > 0 && host->ops[i]->plugin->desc->poll) {
             busy++;

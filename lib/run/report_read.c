@@ -192,6 +192,27 @@ static kevo_status add_event(kevo_report_events *ev, const kevo_report_in *in,
     return KEVO_OK;
 }
 
+/* A resumed run goes on from its checkpoint, after evaluation n of the
+ * "resume" event o: the evaluations logged after it by the run that
+ * stopped (killed, or stopped to wait for replies) are made again, so
+ * those are dropped, and the gates judged after them. */
+static kevo_status resumed(kevo_report_events *ev, const kevo_report_in *in,
+                           const json_t *o, double *last_n)
+{
+    kevo_jpath path;
+    kevo__jpath_init(&path);
+    double n;
+    kevo_status rc = kevo__report_num(in, o, "n", &path, &n);
+    if (rc != KEVO_OK || isnan(n))
+        return rc == KEVO_OK ? KEVO_EINVALID : rc;
+    while (ev->nevals > 0 && ev->evals[ev->nevals - 1].n > n)
+        ev->nevals--;
+    while (ev->ngates > 0 && ev->gates[ev->ngates - 1].n > n)
+        ev->ngates--;
+    *last_n = n;
+    return KEVO_OK;
+}
+
 kevo_status kevo__report_read_events(const char *run_dir,
                                      kevo_report_events *ev, kevo_error *err)
 {
@@ -229,7 +250,8 @@ kevo_status kevo__report_read_events(const char *run_dir,
         }
         ev->lines++;
         const char *type = kevo_event_reader_type(r);
-        if (strcmp(type, "eval") != 0 && strcmp(type, "gate") != 0)
+        if (strcmp(type, "eval") != 0 && strcmp(type, "gate") != 0 &&
+            strcmp(type, "resume") != 0)
             continue;
         json_error_t je;
         json_t *o = json_loads(text, 0, &je);
@@ -242,7 +264,8 @@ kevo_status kevo__report_read_events(const char *run_dir,
             continue;
         }
         kevo_report_in in = {path, &le};
-        rc = add_event(ev, &in, type, o, &last_n);
+        rc = strcmp(type, "resume") == 0 ? resumed(ev, &in, o, &last_n)
+                                         : add_event(ev, &in, type, o, &last_n);
         json_decref(o);
         if (rc == KEVO_EINVALID) {
             bad++;

@@ -485,13 +485,16 @@ static kevo_status finish(kevo_search *s, kevo_error *err)
 }
 
 /* Whether the search can only wait: every operator request in flight
- * waits on an outside party and nothing is being evaluated. */
+ * waits on an outside party, the operators have been polled since the last
+ * request began (a request that a resumed search makes again may find its
+ * reply there: a repair turn begun while judging, say), and nothing is
+ * being evaluated. */
 static bool only_waiting(kevo_search *s)
 {
     size_t n = s->ops.host->in_flight;
     return (s->state.phase == KEVO__PHASE_SEARCHING ||
             s->state.phase == KEVO__PHASE_DRAINING) &&
-           s->pipe.njobs == 0 && n > 0 &&
+           s->pipe.njobs == 0 && n > 0 && !s->ops.host->unpolled &&
            kevo__op_host_waiting(s->ops.host, NULL) == n &&
            !s->ops.host->results_head && !s->state.interrupted;
 }
