@@ -207,8 +207,8 @@ char *llm_search_evals(const char *run)
                                        JSON_COMPACT | JSON_ENCODE_ANY);
             const char *v = json_string_value(json_object_get(ev, "verdict"));
             json_int_t id = json_integer_value(json_object_get(ev, "id"));
-            char *src = kevo__asprintf("%s/candidates/%lld.cu", run,
-                                       (long long)id);
+            char *src =
+                kevo__asprintf("%s/candidates/%lld.cu", run, (long long)id);
             char *text = NULL;
             size_t len;
             kevo__read_file(src, false, &text, &len, NULL);

@@ -193,12 +193,14 @@ static void files_vs_http(kevo_task *task, const char *dir, const char *tag,
         if (relay(fdir) != 1)
             rewritten = true;
     }
-    ok(waits >= 3, "%s: the search stopped to wait %u times (runs: %u)",
-       script, waits, runs);
+    ok(waits >= 3, "%s: the search stopped to wait %u times (runs: %u)", script,
+       waits, runs);
     is_int(st.stop, KEVO_STOP_EVALUATIONS,
            "%s: and, resumed, stopped on the budget", script);
-    ok(!rewritten, "%s: each stop left one request waiting, with its "
-       "checkpoint", script);
+    ok(!rewritten,
+       "%s: each stop left one request waiting, with its "
+       "checkpoint",
+       script);
     is_uint(count_files(fdir, "pending", ".json"), http_calls,
             "%s: as many request files as HTTP requests: none written twice",
             script);

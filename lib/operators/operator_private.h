@@ -206,11 +206,11 @@ struct kevo_operator_host {
     kevo_op_pending **pending;
     size_t npending_slots;
     size_t in_flight;
-    size_t waiting;         /* of them, waiting on an outside party (ABI 1.4) */
-    bool waited;            /* some request ever waited on an outside party */
-    bool unpolled; /* a request started since the last host poll: its reply
-                    * may be there already (one a resumed search takes
-                    * back), so it does not yet count as waiting */
+    size_t waiting; /* of them, waiting on an outside party (ABI 1.4) */
+    bool waited;    /* some request ever waited on an outside party */
+    bool unpolled;  /* a request started since the last host poll: its reply
+                     * may be there already (one a resumed search takes
+                     * back), so it does not yet count as waiting */
     kevo_op_pending *ended; /* ended during a plugin call, not yet freed */
     kevo_operator_result *results_head, *results_tail;
 };
