@@ -18,6 +18,7 @@
 
 #include <curl/curl.h>
 #include <dirent.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdbool.h>
@@ -125,16 +126,20 @@ static void set_script(void)
 
 /* The search over HTTP with the loopback's script, then through files
  * (DIR/requests-TAG), answered between runs and resumed until it ends: it
- * makes the same decisions as over HTTP and writes no request twice. */
+ * makes the same decisions as over HTTP, spends the same tokens and
+ * writes no request twice. budget: the operator's token_budget (0: none),
+ * which then stops both searches before their evaluation budget. */
 static void files_vs_http(kevo_task *task, const char *dir, const char *tag,
-                          const char *script)
+                          const char *script, long budget)
 {
     kevo_error e = KEVO__ERROR_INIT;
     char *run_http = kevo__asprintf("%s/run-http%s", dir, tag);
     char *http = kevo__asprintf(
         "{\"models\": [{\"api\": \"openai\", \"model\": \"m\", \"base_url\": "
-        "\"%s/v1\", \"stream\": false}], \"max_retries\": 0}",
-        loopback_url(srv));
+        "\"%s/v1\", \"stream\": false, \"input_cost_per_mtok\": 2, "
+        "\"output_cost_per_mtok\": 8}], \"max_retries\": 0, "
+        "\"token_budget\": %ld}",
+        loopback_url(srv), budget);
     loopback_reset(srv);
     loopback_script(srv, script);
     llm_trace sh = {0};
@@ -143,22 +148,30 @@ static void files_vs_http(kevo_task *task, const char *dir, const char *tag,
            script);
     kevo_search_stats st = {.size = sizeof st};
     kevo_search_get_stats(s, &st);
-    is_int(st.stop, KEVO_STOP_EVALUATIONS, "%s: it stops on the budget",
-           script);
+    if (budget)
+        ok(st.stop != KEVO_STOP_EVALUATIONS && st.evaluations < 6,
+           "%s: the token budget %ld stops it after %" PRIu64
+           " evaluations (%s)",
+           script, budget, st.evaluations, kevo_stop_reason_name(st.stop));
+    else
+        is_int(st.stop, KEVO_STOP_EVALUATIONS, "%s: it stops on the budget",
+               script);
+    kevo_search_stats sth = st;
     double http_best = st.best_fitness;
     kevo_search_free(s);
     size_t http_calls = loopback_count(srv);
-    ok(http_calls >= 5, "%s: %zu requests reached the server", script,
-       http_calls);
+    ok(http_calls >= (budget ? 3u : 5u), "%s: %zu requests reached the server",
+       script, http_calls);
 
     /* Through files, answered between runs. */
     char *run_files = kevo__asprintf("%s/run-files%s", dir, tag);
     char *fdir = kevo__asprintf("%s/requests%s", dir, tag);
     char *files = kevo__asprintf(
         "{\"models\": [{\"api\": \"openai\", \"model\": \"m\", \"base_url\": "
-        "\"%s/v1\", \"transport\": \"files\", \"dir\": \"%s\"}], "
-        "\"max_retries\": 0}",
-        loopback_url(srv), fdir);
+        "\"%s/v1\", \"transport\": \"files\", \"dir\": \"%s\", "
+        "\"input_cost_per_mtok\": 2, \"output_cost_per_mtok\": 8}], "
+        "\"max_retries\": 0, \"token_budget\": %ld}",
+        loopback_url(srv), fdir, budget);
     loopback_reset(srv);
     loopback_script(srv, script);
     llm_trace sf = {0};
@@ -195,8 +208,15 @@ static void files_vs_http(kevo_task *task, const char *dir, const char *tag,
     }
     ok(waits >= 3, "%s: the search stopped to wait %u times (runs: %u)", script,
        waits, runs);
-    is_int(st.stop, KEVO_STOP_EVALUATIONS,
-           "%s: and, resumed, stopped on the budget", script);
+    is_str(kevo_stop_reason_name(st.stop), kevo_stop_reason_name(sth.stop),
+           "%s: and, resumed, stopped as over HTTP", script);
+    ok(st.input_tokens == sth.input_tokens &&
+           st.output_tokens == sth.output_tokens && st.cost == sth.cost &&
+           st.input_tokens > 0,
+       "%s: the same tokens and cost as over HTTP, over all its runs: %" PRIu64
+       " and %" PRIu64 ", %g (%" PRIu64 " and %" PRIu64 ", %g)",
+       script, st.input_tokens, st.output_tokens, st.cost, sth.input_tokens,
+       sth.output_tokens, sth.cost);
     ok(!rewritten,
        "%s: each stop left one request waiting, with its "
        "checkpoint",
@@ -246,12 +266,15 @@ int main(void)
         bail_out("mkdtemp failed");
     kevo_error e = KEVO__ERROR_INIT;
 
-    files_vs_http(task, dir, "", "k0,k1,k2,k3,k4");
+    files_vs_http(task, dir, "", "k0,k1,k2,k3,k4", 0);
     /* The first child fails to compile: its repair turn begins while it is
      * judged, with no quiet moment before, so a resumed search goes back
      * to before the first request, takes both back and is answered by
      * both replies. */
-    files_vs_http(task, dir, "-repair", "kf,k1,k2,k3,k4");
+    files_vs_http(task, dir, "-repair", "kf,k1,k2,k3,k4", 0);
+    /* The operator's token budget counts what the runs before spent: it
+     * stops the search through files where it stops the one over HTTP. */
+    files_vs_http(task, dir, "-budget", "k0,k1,k2,k3,k4", 7000);
     kevo_search *s;
     kevo_search_stats st;
 

@@ -319,6 +319,26 @@ static void test_budget_and_rundir(void)
     kevo_task_free(other);
     kevo__buf_free(&tr2.ids);
 
+    /* What an operator spent is kept, and a bad figure names its field. */
+    json_t *good = load_json(run, "checkpoint.json");
+    json_t *op0 = json_array_get(json_object_get(good, "operators"), 0);
+    ok(json_is_integer(json_object_get(op0, "input_tokens")) &&
+           json_is_integer(json_object_get(op0, "output_tokens")) &&
+           json_is_number(json_object_get(op0, "cost")),
+       "the checkpoint keeps what each operator spent");
+    json_object_set_new(op0, "cost", json_real(-1));
+    char *gpath = kevo__path_join(run, "checkpoint.json");
+    json_dump_file(good, gpath, 0);
+    json_decref(good);
+    free(gpath);
+    s = make_search(task, &sc, &tr, 7, 40);
+    e = (kevo_error)KEVO__ERROR_INIT;
+    is_int(kevo_search_open_run(s, run, KEVO_SEARCH_RUN_RESUME, NULL, &e),
+           KEVO_EINVALID, "a negative cost spent is refused");
+    like_str(e.text, "$.operators[0].cost: must be a non-negative number",
+             "... naming the field");
+    kevo_search_free(s);
+
     /* A damaged checkpoint names its file. */
     char *cpath = kevo__path_join(run, "checkpoint.json");
     FILE *fp = fopen(cpath, "w");

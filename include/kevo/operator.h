@@ -93,9 +93,11 @@ extern "C" {
  *      *summary_json fields are NULL for it, and set as before for a
  *      plugin of an older minor.
  * 1.4: the host function waiting (a request that waits on an outside
- *      party). */
+ *      party).
+ * 1.5: the host function usage (what the instance has spent, a resumed
+ *      run's earlier runs included). */
 #define KEVO_OPERATOR_ABI_MAJOR 1
-#define KEVO_OPERATOR_ABI_MINOR 4
+#define KEVO_OPERATOR_ABI_MINOR 5
 
 /* The name of the one symbol a plugin exports. */
 #define KEVO_OPERATOR_ENTRY_SYMBOL "kevo_operator_entry"
@@ -606,7 +608,20 @@ typedef struct kevo_host_api {
     kevo_status (*waiting)(kevo_host_ctx *ctx, uint64_t req_id,
                            const char *where);
 
-    void (*reserved[8])(void);
+    /* -- ABI 1.5; a plugin of ABI 1.5 may call it without a test -- */
+
+    /*
+     * What this instance has spent, as the host counts it: what it gave
+     * report_usage() in this process and, in a resumed search, what it had
+     * spent when the checkpoint the search resumed from was written. A
+     * plugin with a budget of its own counts against these totals, so
+     * that the budget holds across a search that stops and is resumed.
+     * Any pointer may be NULL.
+     */
+    void (*usage)(kevo_host_ctx *ctx, uint64_t *input_tokens,
+                  uint64_t *output_tokens, double *cost);
+
+    void (*reserved[7])(void);
 } kevo_host_api;
 
 /* True when api has the function member (it may be newer or older than the

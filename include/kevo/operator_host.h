@@ -184,9 +184,10 @@ KEVO_API size_t kevo_operator_in_flight(const kevo_operator *op);
 
 /*
  * kevo_operator_usage: what the instance reported spending through
- * report_usage(): input and output tokens and their cost, stored in the
- * outputs that are not NULL. Returns KEVO_OK, or KEVO_EINVAL for a NULL op
- * (the outputs are then 0).
+ * report_usage() (in a search resumed from a checkpoint, what it had spent
+ * when the checkpoint was written included): input and output tokens and
+ * their cost, stored in the outputs that are not NULL. Returns KEVO_OK, or
+ * KEVO_EINVAL for a NULL op (the outputs are then 0).
  */
 KEVO_API kevo_status kevo_operator_usage(const kevo_operator *op,
                                          uint64_t *input_tokens,

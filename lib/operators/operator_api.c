@@ -388,6 +388,12 @@ static kevo_status api_waiting(kevo_host_ctx *ctx, uint64_t req_id,
     return KEVO_OK;
 }
 
+static void api_usage(kevo_host_ctx *ctx, uint64_t *input_tokens,
+                      uint64_t *output_tokens, double *cost)
+{
+    kevo_operator_usage(ctx->op, input_tokens, output_tokens, cost);
+}
+
 static kevo_status api_emit_prompt(kevo_host_ctx *ctx, uint64_t req_id,
                                    const char *sections_json, const char *note)
 {
@@ -540,4 +546,5 @@ const kevo_host_api kevo__host_api = {
     .include_rule = api_include_rule,
     .find_blocks = api_find_blocks,
     .waiting = api_waiting,
+    .usage = api_usage,
 };

@@ -404,6 +404,14 @@ kevo_status kevo_operator_usage(const kevo_operator *op, uint64_t *input_tokens,
     return op ? KEVO_OK : KEVO_EINVAL;
 }
 
+void kevo__op_restore_usage(kevo_operator *op, uint64_t input_tokens,
+                            uint64_t output_tokens, double cost)
+{
+    op->input_tokens = input_tokens;
+    op->output_tokens = output_tokens;
+    op->cost = cost;
+}
+
 kevo_status kevo_operator_host_usage(const kevo_operator_host *host,
                                      uint64_t *input_tokens,
                                      uint64_t *output_tokens, double *cost)

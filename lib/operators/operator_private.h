@@ -225,6 +225,11 @@ struct kevo_operator_host {
              sizeof((op)->plugin->desc->member) &&                             \
      (op)->plugin->desc->member != NULL)
 
+/* Sets op's totals of kevo_operator_usage() to what a checkpoint kept: a
+ * resumed search goes on from what its earlier runs spent. */
+void kevo__op_restore_usage(kevo_operator *op, uint64_t input_tokens,
+                            uint64_t output_tokens, double cost);
+
 /* How many requests in flight wait on an outside party (api->waiting(),
  * ABI 1.4) and, when any does, where the first of them waits in *where
  * (borrowed until the request ends; may be NULL). */

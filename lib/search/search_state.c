@@ -107,6 +107,13 @@ static json_t *checkpoint_json(kevo_search *s, kevo_error *err)
                            (json_int_t)o->failures, "revisions",
                            (json_int_t)o->revisions));
         kevo__search_validity_put(json_array_get(ops, i), &o->validity);
+        uint64_t in = 0, out = 0;
+        double cost = 0;
+        kevo_operator_usage(o->op, &in, &out, &cost);
+        json_t *e = json_array_get(ops, i);
+        json_object_set_new(e, "input_tokens", json_integer((json_int_t)in));
+        json_object_set_new(e, "output_tokens", json_integer((json_int_t)out));
+        json_object_set_new(e, "cost", json_real(cost));
         free(st);
     }
     json_object_set_new(root, "operators", ops);
@@ -351,13 +358,15 @@ static kevo_status restore_operators(kevo_search *s, reader *r, json_t *root)
     for (size_t i = 0; i < s->ops.n; i++) {
         kevo__search_op *o = &s->ops.list[i];
         json_t *e = NULL;
-        size_t j;
+        size_t j, at = 0;
         json_t *v;
         json_array_foreach (ops, j, v) {
             json_t *n = json_object_get(v, "name");
             if (json_is_string(n) &&
-                strcmp(json_string_value(n), kevo_operator_name(o->op)) == 0)
+                strcmp(json_string_value(n), kevo_operator_name(o->op)) == 0) {
                 e = v;
+                at = j;
+            }
         }
         if (!e)
             return kevo__json_fail(r->err, KEVO_EINVALID, r->origin, &r->path,
@@ -369,6 +378,8 @@ static kevo_status restore_operators(kevo_search *s, reader *r, json_t *root)
             kevo_rng_restore(kevo_operator_rng(o->op), json_string_value(st),
                              r->err) != KEVO_OK)
             return r->err->code;
+        size_t mark = kevo__jpath_key(&r->path, "operators");
+        kevo__jpath_index(&r->path, at);
         get_u64(r, e, "requests", &o->requests);
         get_u64(r, e, "children", &o->children);
         get_u64(r, e, "evaluated", &o->evaluated);
@@ -376,6 +387,26 @@ static kevo_status restore_operators(kevo_search *s, reader *r, json_t *root)
         get_u64(r, e, "improved", &o->improved);
         get_u64(r, e, "failures", &o->failures);
         get_u64(r, e, "revisions", &o->revisions);
+        /* What the operator spent (absent from the checkpoints of earlier
+         * versions: counted from 0 then). */
+        uint64_t in = 0, out = 0;
+        json_t *cost = json_object_get(e, "cost");
+        if (json_object_get(e, "input_tokens"))
+            get_u64(r, e, "input_tokens", &in);
+        if (json_object_get(e, "output_tokens"))
+            get_u64(r, e, "output_tokens", &out);
+        if (cost &&
+            (!json_is_number(cost) || !isfinite(json_number_value(cost)) ||
+             json_number_value(cost) < 0)) {
+            size_t at_cost = kevo__jpath_key(&r->path, "cost");
+            kevo__json_fail(r->err, KEVO_EINVALID, r->origin, &r->path,
+                            "must be a non-negative number");
+            kevo__jpath_pop(&r->path, at_cost);
+        }
+        if (!r->err->code)
+            kevo__op_restore_usage(o->op, in, out,
+                                   cost ? json_number_value(cost) : 0);
+        kevo__jpath_pop(&r->path, mark);
         kevo__search_validity_get(e, &o->validity);
         if (r->err->code)
             return r->err->code;

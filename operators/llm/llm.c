@@ -236,11 +236,17 @@ static void host_fail(llm_state *st, uint64_t id, const char *kind,
 
 /* ---- budgets ----------------------------------------------------------- */
 
-/* Whether a new request may be sent; the reason in why when not. */
+/* Whether a new request may be sent; the reason in why when not. The
+ * budget counts what the host says the instance spent (ABI 1.5), which in
+ * a resumed search includes the runs before it: a search answered through
+ * files stops and resumes at every request. */
 static bool budget_left(llm_state *st, char *why, size_t n)
 {
-    return kevo__llm_budget_left(&st->cfg, st->input_tokens + st->output_tokens,
-                                 st->cost, why, n);
+    uint64_t in = st->input_tokens, out = st->output_tokens;
+    double cost = st->cost;
+    if (KEVO_HOST_API_HAS(st->api, usage))
+        st->api->usage(st->ctx, &in, &out, &cost);
+    return kevo__llm_budget_left(&st->cfg, in + out, cost, why, n);
 }
 
 static bool admit(void *ud, char *why, size_t n)
