@@ -22,7 +22,10 @@
 # verdict and whether parents, prompt, verdict and source equal the HTTP
 # run's; per run the suspensions, tokens and cost; and it exits 1 when a
 # run decides otherwise than the HTTP run, when a batch run costs other
-# than half of it, or when a request file was answered twice.
+# than half of it, when a run through files counts other tokens or cost
+# than the HTTP run over all its resumed runs, or when a request file was
+# answered twice. A resumed run makes again what was logged after its
+# checkpoint (events.jsonl's "resume" event): the last of each counts.
 #
 #   bench/transports.sh [OUT] [TASK.json] [REPLIES] [EVALS]
 #
@@ -221,6 +224,12 @@ for r in runs:
         half = ", cost / http %.4f, cost / its tokens at full price %.4f" % (
             cost / cost0, cost / full if full else 0)
         same = same and full > 0 and abs(cost / full - 0.5) < 1e-6
+    if r in ("files", "relay", "relay-batch"):
+        # the search counts each reply once over all its runs, at its own
+        # (interactive) prices: the same tokens and cost as over HTTP
+        h = summary("http")
+        same = same and tokens == (h.get("input_tokens"), h.get("output_tokens")) \
+            and cost == cost0
     print("%-16s %s; %d evaluations, champion %s, tokens %s, cost %s%s: %s" % (
         r, st, len(rows), champ, tokens, cost, half,
         "decides as http" if same else "DIFFERS"))
