@@ -22,9 +22,9 @@
 # verdict and whether parents, prompt, verdict and source equal the HTTP
 # run's; per run the suspensions, tokens and cost; and it exits 1 when a
 # run decides otherwise than the HTTP run, when a batch run costs other
-# than half of it, when a run through files counts other tokens or cost
-# than the HTTP run over all its resumed runs, or when a request file was
-# answered twice. A resumed run makes again what was logged after its
+# than half of it, when a run through files counts, over all its resumed
+# runs, other tokens than its reply files report (each reply once) or
+# another cost than theirs, or when a request file was answered twice. A resumed run makes again what was logged after its
 # checkpoint (events.jsonl's "resume" event): the last of each counts.
 #
 #   bench/transports.sh [OUT] [TASK.json] [REPLIES] [EVALS]
@@ -181,6 +181,22 @@ def evals(run):
     return rows
 
 
+def replied(run):
+    """The input and output tokens the replies in DIR/done report."""
+    d = os.path.join(out, run + ".exchange", "done")
+    i = o = 0
+    for n in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        if not re.match(r"^[0-9]+\.json$", n):
+            continue
+        try:
+            u = json.load(open(os.path.join(d, n))).get("usage") or {}
+        except (OSError, ValueError):
+            continue
+        i += u.get("prompt_tokens", u.get("input_tokens", 0))
+        o += u.get("completion_tokens", u.get("output_tokens", 0))
+    return (i, o)
+
+
 def summary(run):
     try:
         return json.load(open(os.path.join(out, run, "summary.json")))
@@ -225,11 +241,14 @@ for r in runs:
             cost / cost0, cost / full if full else 0)
         same = same and full > 0 and abs(cost / full - 0.5) < 1e-6
     if r in ("files", "relay", "relay-batch"):
-        # the search counts each reply once over all its runs, at its own
-        # (interactive) prices: the same tokens and cost as over HTTP
-        h = summary("http")
-        same = same and tokens == (h.get("input_tokens"), h.get("output_tokens")) \
-            and cost == cost0
+        # the search counts each reply once over all its runs: its tokens
+        # are those the reply files report, summed, and its cost theirs at
+        # its own (interactive) prices
+        got = replied(r)
+        want = (got[0] * 2 + got[1] * 8) / 1e6
+        half += ", reply files' tokens %s" % (got,)
+        same = same and tokens == got and got[0] > 0 and cost is not None \
+            and abs(cost - want) <= 1e-6 * max(1.0, want)
     print("%-16s %s; %d evaluations, champion %s, tokens %s, cost %s%s: %s" % (
         r, st, len(rows), champ, tokens, cost, half,
         "decides as http" if same else "DIFFERS"))
