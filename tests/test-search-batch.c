@@ -8,7 +8,10 @@
  * half; no request reaches the interactive endpoint, and the key goes to
  * the batch API as it goes to the model's, and into no file. Suspended
  * (every request waiting on its batch) and resumed after each stop, it
- * still decides the same, and never sends a request twice. With three
+ * still decides the same, counts the same tokens at half the price over
+ * all its runs, and never sends a request twice; also when a child's
+ * repair turn sends a resumed search back past a batch that has ended,
+ * whose saved results answer again. With three
  * requests in flight, the requests of one round go in one batch. An
  * expired batch, a cancelled one, one that failed, an error of one
  * request and a result line cut short each fail their request with the
@@ -142,10 +145,10 @@ static char *models(const char *api, const char *extra)
         api, loopback_url(srv), an ? "" : "/v1", *extra ? ", " : "", extra);
 }
 
-static void set_script(const char *plans)
+static void set_script(const char *replies, const char *plans)
 {
     loopback_reset(srv);
-    loopback_script(srv, "k0,k1,k2,k3,k4");
+    loopback_script(srv, replies);
     loopback_batch_script(srv, plans);
 }
 
@@ -164,7 +167,7 @@ static void same_decisions(const char *api)
     char *run_wait = kevo__asprintf("%s/run-wait-%s", dir, api);
     size_t lines, direct, most;
 
-    set_script("");
+    set_script("k0,k1,k2,k3,k4", "");
     outcome h = {0};
     run_once(http, run_http, 6, 1, &h);
     is_int(h.rc, KEVO_OK, "%s: the search over HTTP runs", api);
@@ -175,7 +178,7 @@ static void same_decisions(const char *api)
     ok(h.st.cost > 0, "%s: their cost is counted (%g)", api, h.st.cost);
 
     /* In one process: each batch stays in progress for two looks. */
-    set_script("wait:2,wait:2,wait:2,wait:2,wait:2");
+    set_script("k0,k1,k2,k3,k4", "wait:2,wait:2,wait:2,wait:2,wait:2");
     size_t batches = loopback_batches(srv);
     outcome b = {0};
     run_once(batch, run_batch, 6, 1, &b);
@@ -208,7 +211,7 @@ static void same_decisions(const char *api)
     ok(!holds(run_batch, KEY), "%s: no file of the run holds the key", api);
 
     /* Suspended whenever every request waits on its batch, and resumed. */
-    set_script("wait:1,wait:1,wait:1,wait:1,wait:1");
+    set_script("k0,k1,k2,k3,k4", "wait:1,wait:1,wait:1,wait:1,wait:1");
     batches = loopback_batches(srv);
     outcome w = {0};
     unsigned waits = 0, runs = 0;
@@ -241,6 +244,11 @@ static void same_decisions(const char *api)
        waits, runs);
     is_int(w.st.stop, KEVO_STOP_EVALUATIONS,
            "%s: and, resumed, stopped on the budget", api);
+    ok(w.st.input_tokens == h.st.input_tokens &&
+           w.st.output_tokens == h.st.output_tokens &&
+           fabs(w.st.cost - h.st.cost / 2) <= 1e-12 * h.st.cost,
+       "%s: over all its runs, the same tokens at half the price (%g for %g)",
+       api, w.st.cost, h.st.cost);
     is_str(w.tr.text ? w.tr.text : "", h.tr.text ? h.tr.text : "",
            "%s: the same children, scored the same, in the same order", api);
     ok(llm_search_same_best(run_http, run_wait), "%s: the same champion", api);
@@ -260,6 +268,77 @@ static void same_decisions(const char *api)
     free(run_wait);
 }
 
+/* The first child fails to compile and its repair turn begins while it is
+ * judged: a resumed search goes back to before the first request, whose
+ * batch has ended, and takes both requests back from the results it saved,
+ * without asking the vendor again. */
+static void repair_across_stops(const char *api)
+{
+    char *http = models(api, "");
+    char *waiting = models(api, "\"transport\": \"batch\", "
+                                "\"poll_interval_s\": 0.01, "
+                                "\"batch_wait_s\": 0");
+    char *run_http = kevo__asprintf("%s/run-http-repair-%s", dir, api);
+    char *run_wait = kevo__asprintf("%s/run-wait-repair-%s", dir, api);
+    size_t lines, direct, most;
+
+    set_script("kf,k1,k2,k3,k4", "");
+    outcome h = {0};
+    run_once(http, run_http, 6, 1, &h);
+    is_int(h.st.stop, KEVO_STOP_EVALUATIONS,
+           "%s, a repair: the search over HTTP stops on the budget", api);
+    count_requests(0, &lines, &direct, &most);
+    size_t sent = direct;
+
+    set_script("kf,k1,k2,k3,k4", "wait:1,wait:1,wait:1,wait:1,wait:1,wait:1");
+    size_t batches = loopback_batches(srv);
+    outcome w = {0};
+    unsigned runs = 0;
+    for (;;) {
+        kevo_error e = KEVO__ERROR_INIT;
+        kevo_search *s = llm_search_open(task, &w.tr, waiting, 6, 1, run_wait,
+                                         runs ? KEVO_SEARCH_RUN_RESUME : 0);
+        runs++;
+        w.rc = kevo_search_run(s, &e);
+        w.st = (kevo_search_stats){.size = sizeof w.st};
+        kevo_search_get_stats(s, &w.st);
+        kevo_search_free(s);
+        if (w.rc != KEVO_OK)
+            diag("run %u: %s", runs, e.text);
+        if (w.rc != KEVO_OK || w.st.stop != KEVO_STOP_WAITING || runs > 20)
+            break;
+    }
+    is_int(w.st.stop, KEVO_STOP_EVALUATIONS,
+           "%s, a repair: suspended and resumed %u times, it stops on the "
+           "budget",
+           api, runs - 1);
+    char *eh = llm_search_evals(run_http), *ew = llm_search_evals(run_wait);
+    ok(strstr(eh, " compile_error ") && strcmp(eh, ew) == 0,
+       "%s, a repair: the same evaluations as over HTTP, a compile error "
+       "among them",
+       api);
+    free(eh);
+    free(ew);
+    count_requests(0, &lines, &direct, &most);
+    ok(lines == sent && direct == 0,
+       "%s, a repair: %zu requests sent through batches, none twice (%zu "
+       "over HTTP)",
+       api, lines, sent);
+    is_uint(loopback_batches(srv) - batches, sent,
+            "%s, a repair: in %zu batches", api, sent);
+    ok(w.st.input_tokens == h.st.input_tokens &&
+           w.st.output_tokens == h.st.output_tokens &&
+           fabs(w.st.cost - h.st.cost / 2) <= 1e-12 * h.st.cost,
+       "%s, a repair: the same tokens at half the price (%g for %g)", api,
+       w.st.cost, h.st.cost);
+    llm_trace_free(&h.tr);
+    llm_trace_free(&w.tr);
+    free(http);
+    free(waiting);
+    free(run_http);
+    free(run_wait);
+}
+
 /* Three requests in flight: a round's requests go in one batch. */
 static void grouping(void)
 {
@@ -267,7 +346,7 @@ static void grouping(void)
                                    "\"poll_interval_s\": 0.01, "
                                    "\"batch_wait_s\": 3600");
     char *run = kevo__asprintf("%s/run-group", dir);
-    set_script("");
+    set_script("k0,k1,k2,k3,k4", "");
     size_t batches = loopback_batches(srv);
     outcome o = {0};
     run_once(batch, run, 6, 3, &o);
@@ -350,6 +429,8 @@ int main(void)
 
     same_decisions("openai");
     same_decisions("anthropic");
+    repair_across_stops("openai");
+    repair_across_stops("anthropic");
     grouping();
     failures("openai");
     failures("anthropic");
