@@ -339,6 +339,60 @@ static void repair_across_stops(const char *api)
     free(run_wait);
 }
 
+/* A resumed search whose request differs from the one in its batch (the
+ * prompt quotes a figure measured again, on a GPU; here the recorded
+ * digest is changed): it was sent, so it is taken back into its batch and
+ * answered by its result, not sent again. */
+static void remeasured(void)
+{
+    char *waiting = models("openai", "\"transport\": \"batch\", "
+                                     "\"poll_interval_s\": 0.01, "
+                                     "\"batch_wait_s\": 0");
+    char *run = kevo__asprintf("%s/run-remeasured", dir);
+    set_script("k0,k1,k2,k3,k4", "wait:1,wait:1,wait:1,wait:1,wait:1");
+    size_t batches = loopback_batches(srv);
+    outcome w = {0};
+    kevo_error e = KEVO__ERROR_INIT;
+    kevo_search *s = llm_search_open(task, &w.tr, waiting, 6, 1, run, 0);
+    is_int(kevo_search_run(s, &e), KEVO_OK, "remeasured: a batch search runs");
+    w.st = (kevo_search_stats){.size = sizeof w.st};
+    kevo_search_get_stats(s, &w.st);
+    kevo_search_free(s);
+    is_int(w.st.stop, KEVO_STOP_WAITING, "remeasured: it stops to wait");
+    char *state = kevo__asprintf("%s/llm/batches/000001-batch.json", run);
+    json_t *m = json_load_file(state, 0, NULL);
+    json_t *r0 = json_array_get(json_object_get(m, "requests"), 0);
+    ok(json_is_string(json_object_get(r0, "digest")),
+       "remeasured: its batch records the request's digest");
+    json_object_set_new(r0, "digest", json_string("0123456789abcdef"));
+    json_dump_file(m, state, JSON_INDENT(1));
+    json_decref(m);
+    unsigned runs = 0;
+    do {
+        s = llm_search_open(task, &w.tr, waiting, 6, 1, run,
+                            KEVO_SEARCH_RUN_RESUME);
+        e = (kevo_error)KEVO__ERROR_INIT;
+        w.rc = kevo_search_run(s, &e);
+        w.st = (kevo_search_stats){.size = sizeof w.st};
+        kevo_search_get_stats(s, &w.st);
+        kevo_search_free(s);
+        if (w.rc != KEVO_OK)
+            diag("run %u: %s", runs, e.text);
+    } while (w.rc == KEVO_OK && w.st.stop == KEVO_STOP_WAITING && ++runs < 20);
+    is_int(w.st.stop, KEVO_STOP_EVALUATIONS,
+           "remeasured: resumed %u times, it stops on the budget", runs + 1);
+    size_t lines, direct, most;
+    count_requests(0, &lines, &direct, &most);
+    ok(lines == 5 && direct == 0,
+       "remeasured: the request was not sent again: 5 sent in all (%zu)",
+       lines);
+    is_uint(loopback_batches(srv) - batches, 5, "remeasured: in 5 batches");
+    llm_trace_free(&w.tr);
+    free(state);
+    free(waiting);
+    free(run);
+}
+
 /* Three requests in flight: a round's requests go in one batch. */
 static void grouping(void)
 {
@@ -431,6 +485,7 @@ int main(void)
     same_decisions("anthropic");
     repair_across_stops("openai");
     repair_across_stops("anthropic");
+    remeasured();
     grouping();
     failures("openai");
     failures("anthropic");

@@ -399,12 +399,23 @@ bool kevo__llm_batch_submit(llm_batch *b, const llm_batch_request *req,
     q->submitted = kevo__llm_now();
     uint64_t dg = digest(req->body ? req->body : "", req->body_len);
     job *j = NULL;
-    entry *en = kevo__llm_batch_find_entry(b, req, dg, &j);
+    bool changed = false;
+    entry *en = kevo__llm_batch_find_entry(b, req, dg, &j, &changed);
     if (en) {
         if (!(q->custom_id = kevo__llm_strdup(en->custom_id)) ||
             !(q->adopted = where(b, j)) || !job_push(j, q))
             goto nomem;
         en->adopted = true;
+        /* It was sent: its result answers it, and sending it again would
+         * pay twice and, where every resumed process measures anew, never
+         * end. */
+        if (changed)
+            kevo__llm_batch_say(b, true,
+                                "request %" PRIu64
+                                " of this run was sent as %s in %s with "
+                                "another body: it is taken back as it was "
+                                "sent and its result answers the request",
+                                req->request, en->custom_id, q->adopted);
         if (j->state == J_POLL && !j->busy)
             j->next_poll = 0;
         b->pending++;
@@ -456,7 +467,7 @@ bool kevo__llm_batch_recorded(llm_batch *b, const llm_batch_request *req)
         kevo__llm_batch_read_state(b);
     job *j = NULL;
     uint64_t dg = digest(req->body ? req->body : "", req->body_len);
-    return kevo__llm_batch_find_entry(b, req, dg, &j) != NULL;
+    return kevo__llm_batch_find_entry(b, req, dg, &j, NULL) != NULL;
 }
 
 /* ---- calls ------------------------------------------------------------------

@@ -119,9 +119,12 @@ void kevo__llm_batch_save_state(llm_batch *b, job *j);
 void kevo__llm_batch_read_state(llm_batch *b);
 
 /* The entry of an earlier batch recorded for the same run, request id and
- * body (digest dg) as req, not yet taken back; its job in *jp. */
+ * body (digest dg) as req, not yet taken back; its job in *jp. With
+ * changed not NULL, failing that, the entry for the same run and request
+ * id with another body (a prompt that quotes a figure the resumed process
+ * measured anew), *changed then set. */
 entry *kevo__llm_batch_find_entry(llm_batch *b, const llm_batch_request *req,
-                                  uint64_t dg, job **jp);
+                                  uint64_t dg, job **jp, bool *changed);
 
 /* Ends the requests of j that its results answer, then the others with
  * what the batch's end says of them. */

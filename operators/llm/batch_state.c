@@ -204,22 +204,32 @@ void kevo__llm_batch_read_state(llm_batch *b)
     free(list);
 }
 
-/* The entry of an earlier batch recorded for the same run, request id and
- * body as req, not yet taken back; its job in *jp. */
 entry *kevo__llm_batch_find_entry(llm_batch *b, const llm_batch_request *req,
-                                  uint64_t dg, job **jp)
+                                  uint64_t dg, job **jp, bool *changed)
 {
+    entry *other = NULL;
+    job *other_job = NULL;
     for (size_t k = 0; req->run && k < b->njobs; k++) {
         job *j = b->jobs[k];
         for (size_t i = 0; i < j->nentries; i++) {
             entry *en = &j->entries[i];
-            if (!en->adopted && en->run && en->request == req->request &&
-                en->digest == dg && en->bytes == req->body_len &&
-                strcmp(en->run, req->run) == 0) {
+            if (en->adopted || !en->run || en->request != req->request ||
+                strcmp(en->run, req->run) != 0)
+                continue;
+            if (en->digest == dg && en->bytes == req->body_len) {
                 *jp = j;
                 return en;
             }
+            if (!other) {
+                other = en;
+                other_job = j;
+            }
         }
+    }
+    if (other && changed) {
+        *changed = true;
+        *jp = other_job;
+        return other;
     }
     return NULL;
 }
