@@ -63,6 +63,28 @@ static void run_once(const char *models, const char *run, long max_evals,
     kevo_search_free(s);
 }
 
+/* Runs the search of models in run (resumed when resume), and again,
+ * resumed, while it stops to wait, 20 runs at most. Returns the runs. */
+static unsigned run_until_end(const char *models, const char *run, bool resume,
+                              outcome *o)
+{
+    unsigned runs = 0;
+    do {
+        kevo_error e = KEVO__ERROR_INIT;
+        kevo_search *s =
+            llm_search_open(task, &o->tr, models, 6, 1, run,
+                            resume || runs ? KEVO_SEARCH_RUN_RESUME : 0);
+        runs++;
+        o->rc = kevo_search_run(s, &e);
+        o->st = (kevo_search_stats){.size = sizeof o->st};
+        kevo_search_get_stats(s, &o->st);
+        kevo_search_free(s);
+        if (o->rc != KEVO_OK)
+            diag("%s, run %u: %s", run, runs, e.text);
+    } while (o->rc == KEVO_OK && o->st.stop == KEVO_STOP_WAITING && runs < 20);
+    return runs;
+}
+
 /* Requests the server got from base on: *lines of them in batches, the
  * others to the interactive endpoint in *direct; the most requests one
  * batch held in *most. */
@@ -293,21 +315,7 @@ static void repair_across_stops(const char *api)
     set_script("kf,k1,k2,k3,k4", "wait:1,wait:1,wait:1,wait:1,wait:1,wait:1");
     size_t batches = loopback_batches(srv);
     outcome w = {0};
-    unsigned runs = 0;
-    for (;;) {
-        kevo_error e = KEVO__ERROR_INIT;
-        kevo_search *s = llm_search_open(task, &w.tr, waiting, 6, 1, run_wait,
-                                         runs ? KEVO_SEARCH_RUN_RESUME : 0);
-        runs++;
-        w.rc = kevo_search_run(s, &e);
-        w.st = (kevo_search_stats){.size = sizeof w.st};
-        kevo_search_get_stats(s, &w.st);
-        kevo_search_free(s);
-        if (w.rc != KEVO_OK)
-            diag("run %u: %s", runs, e.text);
-        if (w.rc != KEVO_OK || w.st.stop != KEVO_STOP_WAITING || runs > 20)
-            break;
-    }
+    unsigned runs = run_until_end(waiting, run_wait, false, &w);
     is_int(w.st.stop, KEVO_STOP_EVALUATIONS,
            "%s, a repair: suspended and resumed %u times, it stops on the "
            "budget",
@@ -367,20 +375,9 @@ static void remeasured(void)
     json_object_set_new(r0, "digest", json_string("0123456789abcdef"));
     json_dump_file(m, state, JSON_INDENT(1));
     json_decref(m);
-    unsigned runs = 0;
-    do {
-        s = llm_search_open(task, &w.tr, waiting, 6, 1, run,
-                            KEVO_SEARCH_RUN_RESUME);
-        e = (kevo_error)KEVO__ERROR_INIT;
-        w.rc = kevo_search_run(s, &e);
-        w.st = (kevo_search_stats){.size = sizeof w.st};
-        kevo_search_get_stats(s, &w.st);
-        kevo_search_free(s);
-        if (w.rc != KEVO_OK)
-            diag("run %u: %s", runs, e.text);
-    } while (w.rc == KEVO_OK && w.st.stop == KEVO_STOP_WAITING && ++runs < 20);
+    unsigned runs = run_until_end(waiting, run, true, &w);
     is_int(w.st.stop, KEVO_STOP_EVALUATIONS,
-           "remeasured: resumed %u times, it stops on the budget", runs + 1);
+           "remeasured: resumed %u times, it stops on the budget", runs);
     size_t lines, direct, most;
     count_requests(0, &lines, &direct, &most);
     ok(lines == 5 && direct == 0,
