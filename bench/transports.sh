@@ -6,6 +6,10 @@
 #   http             the interactive endpoint (the baseline)
 #   batch-openai     OpenAI's batch API: files upload, batch, output file
 #   batch-anthropic  Anthropic's message batches
+#   batch-wait       OpenAI's batch API, each batch in progress at its first
+#                    look (loopback-serve --batch-looks 1) and batch_wait_s
+#                    0: the search stops whenever it waits on a batch (exit
+#                    4) and is resumed with --resume until it ends
 #   files            the files transport, answered between the runs by
 #                    bench/files-replay.py: the search stops whenever it
 #                    waits (exit 4) and is resumed with --resume until it
@@ -50,8 +54,8 @@ opts="--no-params --set depth=1 --seed 7 --evals $evals --quiet"
 prices='"input_cost_per_mtok": 2, "output_cost_per_mtok": 8'
 server=
 
-start_server() { # $1: run name; sets url
-  "$serve" "$replies" > "$out/$1.url" 2> "$out/$1.server.log" &
+start_server() { # $1: run name, $2: more options of loopback-serve; sets url
+  "$serve" $2 "$replies" > "$out/$1.url" 2> "$out/$1.server.log" &
   server=$!
   i=0
   while [ ! -s "$out/$1.url" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
@@ -89,6 +93,20 @@ for run in http batch-openai batch-anthropic; do
   stop_server
   waits $run 0
 done
+
+# batch-wait: stops while its batch is in progress, resumed until it ends
+start_server batch-wait "--batch-looks 1"
+config batch-wait "\"api\": \"openai\", \"transport\": \"batch\", \"poll_interval_s\": 0.05, \"batch_wait_s\": 0, \"base_url\": \"$url/v1\""
+search batch-wait "$task" -o "$out/batch-wait"
+rc=$?
+n=0
+while [ $rc -eq 4 ] && [ $n -lt 200 ]; do
+  n=$((n + 1))
+  resume batch-wait
+  rc=$?
+done
+stop_server
+waits batch-wait $n
 
 # files, answered between the runs by files-replay.py
 config files "\"api\": \"openai\", \"transport\": \"files\", \"dir\": \"$out/files.exchange\""
@@ -146,7 +164,8 @@ python3 - "$out" <<'PY'
 import hashlib, json, os, re, sys
 
 out = sys.argv[1]
-runs = ["http", "batch-openai", "batch-anthropic", "files", "relay", "relay-batch"]
+runs = ["http", "batch-openai", "batch-anthropic", "batch-wait", "files", "relay",
+        "relay-batch"]
 
 
 def evals(run):

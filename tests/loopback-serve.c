@@ -2,7 +2,7 @@
  * loopback-serve: the loopback LLM server (tests/loopback-server.c) as a
  * program of its own, for runs by hand and for bench/llm-search.sh.
  *
- *   loopback-serve DIR
+ *   loopback-serve [--batch-looks N] DIR
  *
  * Every DIR/NAME.cu becomes a reply text called NAME: the kernel in a
  * ```cuda block of an LLM reply, with a first line that numbers the reply
@@ -18,6 +18,11 @@
  * answered, and how many batches of the vendors' batch APIs were created,
  * on stderr and exits 0. Exit status 1: DIR holds no *.cu or the
  * server cannot start; 2: usage.
+ *
+ * With --batch-looks N (0 to 1000; default 0), each batch of the first
+ * BATCH_PLANS that the vendors' batch APIs create is still in progress at
+ * its first N looks (GETs) and ends at the next, as a batch that takes a
+ * while does: a search with batch_wait_s 0 then stops to wait for it.
  *
  * The server keeps every request it answers in memory (a few tens of
  * kilobytes each): enough for runs of thousands of requests.
@@ -40,6 +45,8 @@
  * fewer than LOW_ROUNDS are left. */
 #define ROUNDS 200
 #define LOW_ROUNDS 50
+/* Batches scripted by --batch-looks. */
+#define BATCH_PLANS 10000
 
 static int by_name(const void *a, const void *b)
 {
@@ -177,13 +184,44 @@ static int script_rounds(loopback *lb, char **names, size_t n, size_t first)
     return 1;
 }
 
+/* Scripts BATCH_PLANS batches that stay in progress for looks looks. */
+static int script_batches(loopback *lb, long looks)
+{
+    char plan[32];
+    int len = snprintf(plan, sizeof plan, "wait:%ld,", looks);
+    char *plans = malloc((size_t)len * BATCH_PLANS + 1), *p = plans;
+    if (!plans)
+        return 0;
+    for (int i = 0; i < BATCH_PLANS; i++, p += len)
+        memcpy(p, plan, (size_t)len);
+    p[-1] = '\0';
+    loopback_batch_script(lb, plans);
+    free(plans);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
+    long looks = 0;
+    char *end = NULL;
+    if (argc == 4 && strcmp(argv[1], "--batch-looks") == 0) {
+        errno = 0;
+        looks = strtol(argv[2], &end, 10);
+        if (errno || end == argv[2] || *end || looks < 0 || looks > 1000) {
+            fprintf(stderr, "loopback-serve: --batch-looks: '%s' is not a "
+                            "number of looks from 0 to 1000\n",
+                    argv[2]);
+            return 2;
+        }
+        argv += 2;
+        argc -= 2;
+    }
     if (argc != 2 || argv[1][0] == '-') {
-        fprintf(stderr, "usage: loopback-serve DIR\n"
+        fprintf(stderr, "usage: loopback-serve [--batch-looks N] DIR\n"
                         "serves DIR/*.cu (kernels) and DIR/*.md (whole "
                         "replies) round robin as LLM replies on 127.0.0.1 "
-                        "and prints the URL\n");
+                        "and prints the URL; with --batch-looks, each batch "
+                        "is in progress at its first N looks\n");
         return 2;
     }
     sigset_t stop;
@@ -205,7 +243,8 @@ int main(int argc, char **argv)
             goto done;
         names[i][strlen(names[i]) - 3] = '\0'; /* the reply's name */
     }
-    if (!script_rounds(lb, names, n, 0))
+    if (!script_rounds(lb, names, n, 0) ||
+        (looks > 0 && !script_batches(lb, looks)))
         goto done;
     scripted = n * ROUNDS;
     printf("%s\n", loopback_url(lb));

@@ -3,7 +3,8 @@
 # replies round robin, in the byte order of the file names: each NAME.cu as
 # a kernel wrapped in a reply, each NAME.md as the whole reply a model
 # wrote, with @SEQ@ replaced by the reply's number (from 0)
-# (tests/data/llm-variants-styles, which bench/llm-search.sh serves too).
+# (tests/data/llm-variants-styles, which bench/llm-search.sh serves too);
+# with --batch-looks N, a batch is in progress at its first N looks.
 # Skipped without python3.
 srcdir=${KEVO_SRCDIR:-.}
 builddir=${KEVO_BUILDDIR:-.}
@@ -47,5 +48,30 @@ for i, name in enumerate(files + files[:1]):
 proc.send_signal(signal.SIGTERM)
 proc.wait(timeout=10)
 ok(proc.returncode == 0, "loopback-serve exits 0 on SIGTERM")
+
+# --batch-looks N: a batch is in progress at its first N looks
+proc = subprocess.Popen([serve, "--batch-looks", "2", variants],
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+url = proc.stdout.readline().strip()
+def call(path, body=None):
+    req = urllib.request.Request(
+        url + path, data=json.dumps(body).encode() if body is not None else None,
+        headers={"Content-Type": "application/json", "anthropic-version": "2023-06-01"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.load(r)
+b = call("/v1/messages/batches", {"requests": [{"custom_id": "a", "params": {
+    "model": "loopback", "max_tokens": 100,
+    "messages": [{"role": "user", "content": "go"}]}}]})
+looks = [call("/v1/messages/batches/" + b["id"])["processing_status"] for _ in range(3)]
+ok(looks == ["in_progress", "in_progress", "ended"],
+   "--batch-looks 2: a batch is in progress at two looks, then ended (%s)" % looks)
+proc.send_signal(signal.SIGTERM)
+proc.wait(timeout=10)
+err = proc.stderr.read()
+ok(proc.returncode == 0 and "1 batches created" in err,
+   "... and the server counts it (%s)" % err.strip().replace("\n", "; "))
+bad = subprocess.run([serve, "--batch-looks", "x", variants], capture_output=True, text=True)
+ok(bad.returncode == 2 and "--batch-looks: 'x' is not a number of looks" in bad.stderr,
+   "--batch-looks x: refused with status 2, naming the value")
 print("1..%d" % n)
 PY
