@@ -208,8 +208,9 @@ int main(int argc, char **argv)
         errno = 0;
         looks = strtol(argv[2], &end, 10);
         if (errno || end == argv[2] || *end || looks < 0 || looks > 1000) {
-            fprintf(stderr, "loopback-serve: --batch-looks: '%s' is not a "
-                            "number of looks from 0 to 1000\n",
+            fprintf(stderr,
+                    "loopback-serve: --batch-looks: '%s' is not a "
+                    "number of looks from 0 to 1000\n",
                     argv[2]);
             return 2;
         }
