@@ -360,12 +360,8 @@ static void remeasured(void)
     set_script("k0,k1,k2,k3,k4", "wait:1,wait:1,wait:1,wait:1,wait:1");
     size_t batches = loopback_batches(srv);
     outcome w = {0};
-    kevo_error e = KEVO__ERROR_INIT;
-    kevo_search *s = llm_search_open(task, &w.tr, waiting, 6, 1, run, 0);
-    is_int(kevo_search_run(s, &e), KEVO_OK, "remeasured: a batch search runs");
-    w.st = (kevo_search_stats){.size = sizeof w.st};
-    kevo_search_get_stats(s, &w.st);
-    kevo_search_free(s);
+    run_once(waiting, run, 6, 1, &w);
+    is_int(w.rc, KEVO_OK, "remeasured: a batch search runs");
     is_int(w.st.stop, KEVO_STOP_WAITING, "remeasured: it stops to wait");
     char *state = kevo__asprintf("%s/llm/batches/000001-batch.json", run);
     json_t *m = json_load_file(state, 0, NULL);

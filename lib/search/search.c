@@ -457,6 +457,18 @@ static kevo_stop_reason stop_reason(kevo_search *s)
     return KEVO_STOP_NONE;
 }
 
+/* Ends the search: done, and the callback told it stopped and why. */
+static void stopped(kevo_search *s)
+{
+    s->state.phase = KEVO__PHASE_DONE;
+    kevo_search_event ev = {
+        .size = sizeof ev,
+        .type = KEVO_SEARCH_STOPPED,
+        .fitness = isfinite(s->progress.best) ? s->progress.best : NAN,
+        .text = s->state.stop_text};
+    kevo__search_emit(s, &ev);
+}
+
 static kevo_status finish(kevo_search *s, kevo_error *err)
 {
     const char *state =
@@ -474,13 +486,7 @@ static kevo_status finish(kevo_search *s, kevo_error *err)
         rc = kevo__search_write_best(s, err);
     if (rc == KEVO_OK)
         rc = kevo__search_write_summary(s, state, err);
-    s->state.phase = KEVO__PHASE_DONE;
-    kevo_search_event ev = {
-        .size = sizeof ev,
-        .type = KEVO_SEARCH_STOPPED,
-        .fitness = isfinite(s->progress.best) ? s->progress.best : NAN,
-        .text = s->state.stop_text};
-    kevo__search_emit(s, &ev);
+    stopped(s);
     return rc;
 }
 
@@ -527,13 +533,7 @@ static kevo_status suspend(kevo_search *s, kevo_error *err)
         rc = kevo__search_checkpoint_quiet(s, err);
     if (rc == KEVO_OK)
         rc = kevo__search_write_summary(s, "waiting", err);
-    s->state.phase = KEVO__PHASE_DONE;
-    kevo_search_event ev = {
-        .size = sizeof ev,
-        .type = KEVO_SEARCH_STOPPED,
-        .fitness = isfinite(s->progress.best) ? s->progress.best : NAN,
-        .text = s->state.stop_text};
-    kevo__search_emit(s, &ev);
+    stopped(s);
     return rc;
 }
 
